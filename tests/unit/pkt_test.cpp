@@ -1,0 +1,67 @@
+#include <gtest/gtest.h>
+
+#include "pkt/build.hpp"
+#include "pkt/checksum.hpp"
+#include "pkt/headers.hpp"
+
+using namespace linerate::pkt;
+
+TEST(Checksum, Rfc1071Example) {
+    // RFC 1071 section 3 example: words 0001 f203 f4f5 f6f7 sum to ddf2.
+    const uint8_t data[] = {0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7};
+    EXPECT_EQ(ones_complement_sum(data, sizeof data), 0xddf2);
+    EXPECT_EQ(internet_checksum(data, sizeof data), uint16_t(~0xddf2));
+}
+
+TEST(Checksum, OddLengthPadsWithZero) {
+    const uint8_t odd[] = {0x12, 0x34, 0x56};
+    EXPECT_EQ(ones_complement_sum(odd, 3), 0x1234 + 0x5600);
+}
+
+TEST(Build, UdpFrameHasValidIpChecksumAndLengths) {
+    UdpFrameSpec spec;
+    auto f = make_udp_frame(spec, 100);
+    ASSERT_EQ(f.size(), 100u);
+    EXPECT_EQ(load_be16(&f[12]), kEtherTypeIpv4);
+    Ipv4View ip{&f[14]};
+    EXPECT_EQ(ip.version(), 4);
+    EXPECT_EQ(ip.header_len(), 20u);
+    EXPECT_EQ(ip.total_len(), 86);
+    EXPECT_TRUE(checksum_ok(&f[14], 20));
+    UdpView udp{&f[34]};
+    EXPECT_EQ(udp.length(), 66);
+    EXPECT_EQ(udp.dst_port(), spec.dst_port);
+}
+
+TEST(Headers, SwapMacs) {
+    uint8_t f[14] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0x08, 0x00};
+    swap_macs(f);
+    const uint8_t want[14] = {7, 8, 9, 10, 11, 12, 1, 2, 3, 4, 5, 6, 0x08, 0x00};
+    EXPECT_EQ(0, memcmp(f, want, 14));
+}
+
+TEST(Headers, ParseL2SkipsUpToTwoTags) {
+    uint8_t f[26] = {};
+    store_be16(f + 12, kEtherTypeQinQ);
+    store_be16(f + 16, kEtherTypeVlan);
+    store_be16(f + 20, kEtherTypeIpv4);
+    auto h = parse_l2(f, sizeof f);
+    EXPECT_TRUE(h.complete);
+    EXPECT_EQ(h.vlan_tags, 2);
+    EXPECT_EQ(h.length, 22);
+    EXPECT_EQ(h.ethertype, kEtherTypeIpv4);
+    // Three tags: the third stays the ethertype.
+    store_be16(f + 20, kEtherTypeVlan);
+    store_be16(f + 24, kEtherTypeIpv4);
+    h = parse_l2(f, sizeof f);
+    EXPECT_EQ(h.ethertype, kEtherTypeVlan);
+    EXPECT_EQ(h.length, 22);
+}
+
+TEST(Headers, ParseL2Truncated) {
+    uint8_t f[18] = {};
+    EXPECT_FALSE(parse_l2(f, 13).complete);
+    store_be16(f + 12, kEtherTypeVlan);
+    EXPECT_FALSE(parse_l2(f, 16).complete);  // tag cut short before its inner ethertype
+    EXPECT_TRUE(parse_l2(f, 14 + 4).complete);
+}
