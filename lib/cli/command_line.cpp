@@ -1,0 +1,189 @@
+#include "cli/command_line.hpp"
+
+#include <fmt/core.h>
+
+#include <array>
+#include <cstdlib>
+#include <string_view>
+
+namespace linerate::cli {
+
+namespace {
+
+// EAL options (DPDK 22.11 `--help`), long ones matched with or without `=value`.
+constexpr std::array kEalShort = {"-l", "-c", "-n", "-m", "-a", "-b", "-d", "-v", "-r"};
+constexpr std::array kEalLong = {
+    "--lcores",
+    "--main-lcore",
+    "--service-lcores",
+    "--service-coremask",
+    "--vdev",
+    "--allow",
+    "--block",
+    "--no-huge",
+    "--no-pci",
+    "--in-memory",
+    "--file-prefix",
+    "--socket-mem",
+    "--socket-limit",
+    "--huge-dir",
+    "--huge-unlink",
+    "--proc-type",
+    "--log-level",
+    "--iova-mode",
+    "--no-shconf",
+    "--no-telemetry",
+    "--telemetry",
+    "--legacy-mem",
+    "--single-file-segments",
+    "--base-virtaddr",
+    "--syslog",
+    "--match-allocations",
+    "--mbuf-pool-ops-name",
+    "--no-hpet",
+    "--vfio-intr",
+    "--vfio-vf-token",
+    "--create-uio-dev",
+    "--force-max-simd-bitwidth",
+    "--trace",
+    "--trace-dir",
+    "--trace-bufsz",
+    "--trace-mode",
+    "--master-lcore",
+    "--pci-whitelist",
+    "--pci-blacklist",
+};
+
+bool is_eal_option(std::string_view arg) {
+    for (std::string_view s : kEalShort)
+        if (arg == s || (arg.size() > 2 && arg.substr(0, 2) == s && arg[1] != '-')) return true;
+    for (std::string_view l : kEalLong)
+        if (arg == l ||
+            (arg.size() > l.size() && arg.substr(0, l.size()) == l && arg[l.size()] == '='))
+            return true;
+    return false;
+}
+
+}  // namespace
+
+SplitArgs split_args(int argc, const char* const* argv) {
+    SplitArgs out;
+    out.program = argc > 0 ? argv[0] : "linerate";
+    int sep = -1;
+    for (int i = 1; i < argc; ++i)
+        if (std::string_view(argv[i]) == "--") {
+            sep = i;
+            break;
+        }
+    if (sep < 0) {
+        for (int i = 1; i < argc; ++i) out.app.emplace_back(argv[i]);
+        return out;
+    }
+    out.had_separator = true;
+    for (int i = 1; i < sep; ++i) out.eal.emplace_back(argv[i]);
+    for (int i = sep + 1; i < argc; ++i) out.app.emplace_back(argv[i]);
+    return out;
+}
+
+std::string find_eal_option(const std::vector<std::string>& app_args) {
+    for (const auto& a : app_args)
+        if (is_eal_option(a)) return a;
+    return {};
+}
+
+void add_common_options(CLI::App& app, CommonOptions& o) {
+    app.add_option("--burst", o.burst, "Packets per RX/TX burst")
+        ->check(CLI::Range(1, 512))
+        ->capture_default_str();
+    app.add_option("--stats-period", o.stats_period_s, "Seconds between stats lines, 0 = off")
+        ->check(CLI::Range(0.0, 3600.0))
+        ->capture_default_str();
+    app.add_option("--duration", o.duration_s, "Stop after this many seconds, 0 = until a signal")
+        ->check(CLI::Range(0.0, 1e9))
+        ->capture_default_str();
+    app.add_option("--json", o.json_path, "Write the final figures as one JSON object to FILE");
+    app.add_option("--netbuf", o.netbuf,
+                   "Memory region of the packet buffer pool: socket:N, pages:4k, pages:thp, "
+                   "file:PATH[,size=BYTES] or an alias (default: the port's NUMA node)");
+    app.add_option("--region", o.region_defs, "Define a region alias NAME=SPEC (repeatable)");
+    app.add_option("--regions", o.regions_file, "File of region aliases, lines `NAME = SPEC`")
+        ->check(CLI::ExistingFile);
+    app.add_option("--pcap", o.pcap,
+                   "Test mode: read frames from IN, write what is sent to OUT, stop at end of IN "
+                   "(adds a net_pcap vdev, and --no-huge --no-pci when no EAL args are given)");
+    auto* ports =
+        app.add_option("--ports", o.ports, "Comma-separated port ids to use (default all)");
+    app.add_option("-p,--portmask", o.port_mask, "Hex mask of ports to use")->excludes(ports);
+    app.add_flag("--promisc", o.promiscuous, "Put ports in promiscuous mode");
+    app.add_option("--rx-desc", o.rx_desc, "RX descriptors per queue")
+        ->check(CLI::Range(16, 32768))
+        ->capture_default_str();
+    app.add_option("--tx-desc", o.tx_desc, "TX descriptors per queue")
+        ->check(CLI::Range(16, 32768))
+        ->capture_default_str();
+    app.add_option("--tx-retries", o.tx_retries,
+                   "TX attempts for a burst's leftovers before they are dropped and counted")
+        ->check(CLI::Range(0, 1000000))
+        ->capture_default_str();
+    app.add_option("--mbufs", o.mbufs, "Mbufs in the pool (default: sized from the setup)")
+        ->check(CLI::Range(0, 1 << 26));
+    app.add_option("--mbuf-cache", o.mbuf_cache, "Per-lcore mempool cache")
+        ->check(CLI::Range(0, 512))
+        ->capture_default_str();
+    app.add_option("--link-wait", o.link_wait_s, "Seconds to wait for link up at start")
+        ->check(CLI::Range(0.0, 60.0))
+        ->capture_default_str();
+}
+
+void usage_error(const std::string& program, const std::string& message) {
+    fmt::print(stderr, "{}: {} (see --help)\n", program, message);
+    std::exit(2);
+}
+
+SplitArgs parse_or_exit(CLI::App& app, int argc, const char* const* argv) {
+    SplitArgs split = split_args(argc, argv);
+    std::string name = app.get_name();
+    if (!split.had_separator) {
+        if (auto eal = find_eal_option(split.app); !eal.empty())
+            usage_error(name, "'" + eal + "' is an EAL option: EAL args go before `--`, e.g. " +
+                                  name + " " + eal + " ... -- [app args]");
+    }
+    std::vector<std::string> reversed(split.app.rbegin(), split.app.rend());
+    try {
+        app.parse(reversed);
+    } catch (const CLI::CallForHelp&) {
+        fmt::print("Usage: {} [EAL args] -- [app args]\n\n{}", name, app.help());
+        std::exit(0);
+    } catch (const CLI::ParseError& e) {
+        usage_error(name, e.what());
+    }
+    return split;
+}
+
+std::vector<uint16_t> parse_port_list(const CommonOptions& o) {
+    std::vector<uint16_t> ports;
+    if (!o.port_mask.empty()) {
+        char* end = nullptr;
+        unsigned long long mask = std::strtoull(o.port_mask.c_str(), &end, 16);
+        if (*end != '\0' || mask == 0)
+            throw std::invalid_argument("bad port mask '" + o.port_mask + "'");
+        for (uint16_t p = 0; p < 64; ++p)
+            if (mask >> p & 1) ports.push_back(p);
+        return ports;
+    }
+    if (o.ports.empty()) return ports;
+    std::string_view s = o.ports;
+    while (!s.empty()) {
+        auto comma = s.find(',');
+        std::string tok(s.substr(0, comma));
+        char* end = nullptr;
+        unsigned long v = std::strtoul(tok.c_str(), &end, 10);
+        if (tok.empty() || *end != '\0' || v >= 1024)
+            throw std::invalid_argument("bad port id '" + tok + "' in --ports");
+        ports.push_back(uint16_t(v));
+        s = comma == std::string_view::npos ? std::string_view{} : s.substr(comma + 1);
+    }
+    return ports;
+}
+
+}  // namespace linerate::cli

@@ -1,0 +1,54 @@
+#pragma once
+// The command line every app shares: `APP [EAL args] -- [app args]`, the common options, and
+// the error convention (one line on stderr, exit status 2; --help exits 0).
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace linerate::cli {
+
+struct CommonOptions {
+    unsigned burst = 32;
+    double stats_period_s = 1.0;
+    double duration_s = 0.0;
+    std::string json_path;
+    std::string netbuf;                    // region spec or alias; empty: the port's NUMA node
+    std::vector<std::string> region_defs;  // NAME=SPEC
+    std::string regions_file;
+    std::string pcap;   // IN[:OUT]
+    std::string ports;  // "0,2" or empty for all
+    std::string port_mask;
+    bool promiscuous = false;
+    unsigned rx_desc = 1024;
+    unsigned tx_desc = 1024;
+    unsigned tx_retries = 16;
+    unsigned mbufs = 0;  // 0: sized from ports, queues, descriptors, burst and caches
+    unsigned mbuf_cache = 256;
+    double link_wait_s = 5.0;
+};
+
+struct SplitArgs {
+    std::string program;
+    std::vector<std::string> eal;  // what stood before `--`
+    std::vector<std::string> app;  // what stood after `--`, or everything when there was none
+    bool had_separator = false;
+};
+
+SplitArgs split_args(int argc, const char* const* argv);
+
+// An EAL option (e.g. `-l`, `--vdev=...`, `--no-huge`) found among app args, or "" if none.
+std::string find_eal_option(const std::vector<std::string>& app_args);
+
+void add_common_options(CLI::App& app, CommonOptions& opts);
+
+// Parses app args into `app`. Prints help and exits 0 on --help; prints one line and exits 2
+// on a bad option or value, or on an EAL option given without `--`.
+SplitArgs parse_or_exit(CLI::App& app, int argc, const char* const* argv);
+
+[[noreturn]] void usage_error(const std::string& program, const std::string& message);
+
+// Port list from --ports "0,1,3" or -p hex mask; empty means all ports.
+std::vector<uint16_t> parse_port_list(const CommonOptions& opts);
+
+}  // namespace linerate::cli

@@ -1,0 +1,30 @@
+#pragma once
+// EAL lifetime as an RAII object: rte_eal_init in the constructor, rte_eal_cleanup at the end.
+#include <string>
+#include <vector>
+
+namespace linerate::eal {
+
+class Eal {
+  public:
+    // args[0] is the program name. Throws std::runtime_error with rte_strerror on failure.
+    explicit Eal(const std::vector<std::string>& args);
+    ~Eal();
+    Eal(const Eal&) = delete;
+    Eal& operator=(const Eal&) = delete;
+};
+
+// EAL args for test mode `--pcap IN[:OUT]`: a net_pcap vdev, plus (when the user gave no EAL
+// args) one lcore, no hugepages, no PCI and no shared config so tests can run side by side.
+std::vector<std::string> pcap_mode_eal_args(const std::string& pcap_spec, bool user_gave_eal);
+
+// The vdev name test mode gives its port.
+inline constexpr const char* kPcapVdevName = "net_pcap_linerate";
+
+struct PcapSpec {
+    std::string in;
+    std::string out;  // empty: transmitted frames are discarded
+};
+PcapSpec parse_pcap_spec(const std::string& spec);  // throws std::invalid_argument
+
+}  // namespace linerate::eal

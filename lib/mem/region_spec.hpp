@@ -1,0 +1,48 @@
+#pragma once
+// Memory region specs (DESIGN.md "Memory regions"): socket:N, pages:4k, pages:thp,
+// file:PATH[,size=BYTES], or an alias defined with --region NAME=SPEC or a regions file.
+// Parsing is plain code, testable without EAL.
+#include <cstddef>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+namespace linerate::mem {
+
+enum class RegionKind { socket, pages_4k, pages_thp, file };
+
+struct RegionSpec {
+    RegionKind kind = RegionKind::socket;
+    int socket = -1;    // socket: NUMA node; -1 = the port's node
+    std::string path;   // file:
+    size_t size = 0;    // file: bytes to map, 0 = the file's size
+    std::string text;   // as written (after alias resolution)
+    std::string alias;  // the alias name it was reached through, if any
+};
+
+struct RegionError : std::invalid_argument {
+    using std::invalid_argument::invalid_argument;
+};
+
+// Parses one spec (not an alias). Throws RegionError naming what is wrong.
+RegionSpec parse_region_spec(const std::string& text);
+
+// Parses a byte count with an optional K/M/G suffix (powers of 1024). Throws RegionError.
+size_t parse_byte_size(const std::string& text);
+
+class RegionCatalog {
+  public:
+    // "NAME=SPEC"; throws RegionError.
+    void define(const std::string& definition);
+    // Lines "NAME = SPEC", '#' comments, blank lines. Throws RegionError with the line number.
+    void load_file(const std::string& path);
+    // A spec or an alias (aliases may not chain). Empty text means the port's socket.
+    RegionSpec resolve(const std::string& text) const;
+
+  private:
+    std::map<std::string, RegionSpec> aliases_;
+};
+
+std::string describe_kind(RegionKind kind);
+
+}  // namespace linerate::mem

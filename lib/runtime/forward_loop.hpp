@@ -1,0 +1,64 @@
+#pragma once
+// The run-to-completion loop shared by the apps that send packets back out: RX a burst on each
+// of the worker's queues, run the kernel on every frame (prefetching the next frames' data),
+// transmit the kept ones on the same port and queue, count the rest by reason.
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_prefetch.h>
+
+#include "runtime/runtime.hpp"
+#include "runtime/tx.hpp"
+#include "worker/stop.hpp"
+
+namespace linerate {
+
+inline constexpr unsigned kMaxBurst = 512;
+inline constexpr unsigned kPrefetchAhead = 3;
+
+// Drop reason 0 of every forwarding app: TX leftovers freed after the retries.
+inline constexpr unsigned kTxFullReason = 0;
+inline constexpr const char* kTxFullName = "tx full";
+// What a kernel returns to have the frame transmitted.
+inline constexpr unsigned kTransmit = 0;
+
+// Kernel: `unsigned operator()(rte_mbuf*)` returning kTransmit to send the (possibly modified)
+// frame back out, or the index (>0) of a drop reason of the app's board.
+template <class Kernel>
+void forward_loop(WorkerContext& ctx, Kernel& kernel) {
+    rte_mbuf* pkts[kMaxBurst];
+    rte_mbuf* drop[kMaxBurst];
+    const uint16_t burst = uint16_t(ctx.burst);
+    stats::WorkerCounters& c = ctx.counters;
+    while (!worker::stop_requested()) {
+        for (const worker::QueueRef& q : ctx.slot.queues) {
+            const uint16_t n = rte_eth_rx_burst(q.port, q.queue, pkts, burst);
+            if (n == 0) continue;
+            for (uint16_t i = 0; i < n && i < kPrefetchAhead; ++i)
+                rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
+            uint64_t rx_bytes = 0;
+            uint16_t keep = 0, dropped = 0;
+            for (uint16_t i = 0; i < n; ++i) {
+                if (i + kPrefetchAhead < n)
+                    rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kPrefetchAhead], void*));
+                rte_mbuf* m = pkts[i];
+                rx_bytes += rte_pktmbuf_pkt_len(m);
+                if (unsigned reason = kernel(m); reason == kTransmit) {
+                    pkts[keep++] = m;
+                } else {
+                    c.drops[reason].add(1);
+                    drop[dropped++] = m;
+                }
+            }
+            if (dropped) rte_pktmbuf_free_bulk(drop, dropped);
+            TxResult tx = tx_burst_all(q.port, q.queue, pkts, keep, ctx.tx_retries);
+            if (tx.dropped) c.drops[kTxFullReason].add(tx.dropped);
+            c.tx_packets.add(tx.sent);
+            c.tx_bytes.add(tx.sent_bytes);
+            // RX last: when a reader sees a packet received, its fate is already counted.
+            c.rx_bytes.add(rx_bytes);
+            c.rx_packets.add(n);
+        }
+    }
+}
+
+}  // namespace linerate

@@ -1,0 +1,226 @@
+#include "runtime/runtime.hpp"
+
+#include <fmt/core.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_pdump.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "pcapio/pcap_file.hpp"
+#include "stats/report.hpp"
+#include "stats/telemetry.hpp"
+#include "worker/stop.hpp"
+
+namespace linerate {
+
+namespace {
+
+[[noreturn]] void fatal(const std::string& app, const std::string& msg) {
+    fmt::print(stderr, "{}: {}\n", app, msg);
+    std::exit(1);
+}
+
+double now_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+}  // namespace
+
+Runtime::Runtime(AppInfo info, int argc, char** argv, CLI::App& cli, cli::CommonOptions& options)
+    : info_(std::move(info)), options_(options) {
+    cli::SplitArgs args = cli::parse_or_exit(cli, argc, argv);
+    const std::string& app = info_.name;
+
+    // Everything that can be judged without the EAL is judged first: a typo exits 2 at once.
+    std::vector<uint16_t> requested_ports;
+    try {
+        if (!options_.regions_file.empty()) regions_.load_file(options_.regions_file);
+        for (const auto& def : options_.region_defs) regions_.define(def);
+        netbuf_ = regions_.resolve(options_.netbuf);
+        requested_ports = cli::parse_port_list(options_);
+    } catch (const std::invalid_argument& e) {
+        cli::usage_error(app, e.what());
+    }
+    std::vector<std::string> eal_args = {args.program};
+    eal_args.insert(eal_args.end(), args.eal.begin(), args.eal.end());
+    if (pcap_mode()) {
+        try {
+            auto extra = eal::pcap_mode_eal_args(options_.pcap, args.had_separator);
+            eal_args.insert(eal_args.end(), extra.begin(), extra.end());
+            pcap_frames_ = pcapio::count_frames(eal::parse_pcap_spec(options_.pcap).in);
+        } catch (const std::exception& e) {
+            cli::usage_error(app, e.what());
+        }
+    }
+
+    try {
+        eal_ = std::make_unique<eal::Eal>(eal_args);
+    } catch (const std::exception& e) {
+        fatal(app, std::string(e.what()) +
+                       " (no hugepages? add --no-huge before `--`, or use --pcap for test mode)");
+    }
+    // dpdk-dumpcap attaches as a secondary process; without shared config there is none.
+    pdump_ = rte_eal_process_type() == RTE_PROC_PRIMARY && rte_pdump_init() == 0;
+
+    try {
+        if (pcap_mode()) {
+            uint16_t pcap_port;
+            if (rte_eth_dev_get_port_by_name(eal::kPcapVdevName, &pcap_port) != 0)
+                throw std::runtime_error("the net_pcap port of --pcap was not created");
+            requested_ports = {pcap_port};
+        }
+        setup_ports(requested_ports);
+    } catch (const mem::RegionError& e) {
+        cli::usage_error(app, e.what());
+    } catch (const std::exception& e) {
+        fatal(app, e.what());
+    }
+}
+
+void Runtime::setup_ports(const std::vector<uint16_t>& requested) {
+    std::vector<uint16_t> ids = eal::select_ports(requested);
+    std::vector<unsigned> lcores = worker::worker_lcores();
+
+    std::vector<worker::PortQueues> port_queues;
+    mem::PoolDemand demand;
+    demand.lcores = unsigned(lcores.size()) + 1;  // the main lcore frees mbufs too (drain)
+    demand.burst = options_.burst;
+    demand.cache = options_.mbuf_cache;
+    for (uint16_t id : ids) {
+        rte_eth_dev_info dev{};
+        rte_eth_dev_info_get(id, &dev);
+        eal::PortConfig pc;
+        pc.queues =
+            uint16_t(std::min<size_t>({lcores.size(), dev.max_rx_queues, dev.max_tx_queues}));
+        pc.rx_desc = uint16_t(options_.rx_desc);
+        pc.tx_desc = uint16_t(options_.tx_desc);
+        pc.promiscuous = options_.promiscuous;
+        auto port = std::make_unique<eal::Port>(id, pc);
+        demand.rx_descriptors += unsigned(port->rx_desc()) * port->queues();
+        demand.tx_descriptors += unsigned(port->tx_desc()) * port->queues();
+        port_queues.push_back({id, port->queues()});
+        ports_.push_back(std::move(port));
+    }
+
+    unsigned mbufs = options_.mbufs ? options_.mbufs : mem::pool_size(demand);
+    pool_ = std::make_unique<mem::PacketPool>(info_.name + "_netbuf", mbufs, options_.mbuf_cache,
+                                              netbuf_, ports_.front()->socket());
+    fmt::print("{}: netbuf {}\n", info_.name, pool_->describe());
+    for (auto& port : ports_) {
+        pool_->region().dma_map(port->device());
+        port->start(pool_->get());
+        if (!port->wait_for_link(options_.link_wait_s))
+            fmt::print(stderr, "{}: warning: port {} link is down\n", info_.name, port->id());
+        fmt::print("{}: {}\n", info_.name, port->describe());
+    }
+    workers_ = std::make_unique<worker::WorkerMap>(lcores, port_queues);
+    fmt::print("{}", workers_->describe());
+    stats_ = std::make_unique<stats::StatsBoard>(info_.name, workers_->size(), info_.drop_reasons,
+                                                 info_.counters);
+}
+
+Runtime::~Runtime() {
+    stats::clear_telemetry();
+    ports_.clear();
+    pool_.reset();
+    if (pdump_) rte_pdump_uninit();
+}
+
+bool Runtime::pcap_input_drained(uint64_t rx_packets) const {
+    // net_pcap returns 0 at end of file forever; knowing the frame count tells "done" from
+    // "slow". Frames the PMD itself rejected (e.g. larger than an mbuf chain) count as seen.
+    rte_eth_stats st{};
+    rte_eth_stats_get(ports_.front()->id(), &st);
+    return rx_packets + st.ierrors >= pcap_frames_;
+}
+
+void Runtime::monitor() {
+    const double start = now_s();
+    double last_print = start;
+    stats::Totals last = stats_->totals();
+    uint64_t last_rx = 0;
+    double last_progress = start;
+    while (!worker::stop_requested()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(pcap_mode() ? 1 : 10));
+        double now = now_s();
+        stats::Totals t = stats_->totals();
+        if (options_.duration_s > 0 && now - start >= options_.duration_s) worker::request_stop();
+        if (pcap_mode()) {
+            if (pcap_input_drained(t.rx_packets)) worker::request_stop();
+            if (t.rx_packets != last_rx) {
+                last_rx = t.rx_packets;
+                last_progress = now;
+            } else if (now - last_progress > 2.0) {
+                fmt::print(stderr, "{}: warning: net_pcap delivered {} of {} frames, stopping\n",
+                           info_.name, t.rx_packets, pcap_frames_);
+                worker::request_stop();
+            }
+        }
+        if (options_.stats_period_s > 0 && now - last_print >= options_.stats_period_s) {
+            fmt::print("{}\n", stats::interval_line(*stats_, t, last, now - last_print));
+            std::fflush(stdout);
+            last = t;
+            last_print = now;
+        }
+    }
+}
+
+int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
+    worker::install_signal_handlers();
+    stats::register_telemetry(
+        "/linerate/stats", "Totals and per-worker figures of this app",
+        [this](const std::string&) { return stats::final_json(*stats_, elapsed_s_, 0); });
+    stats::register_telemetry("/linerate/drops", "Drops by reason", [this](const std::string&) {
+        stats::Totals t = stats_->totals();
+        nlohmann::json j = nlohmann::json::object();
+        for (size_t i = 0; i < t.drops.size(); ++i) j[stats_->drop_reasons()[i]] = t.drops[i];
+        return j;
+    });
+
+    double start = now_s();
+    worker::run_workers(
+        *workers_,
+        [&](const worker::WorkerSlot& slot) {
+            WorkerContext ctx{slot, stats_->worker(slot.index), options_.burst,
+                              options_.tx_retries};
+            if (!slot.queues.empty()) worker(ctx);
+        },
+        [this] { monitor(); });
+    elapsed_s_ = now_s() - start;
+
+    for (auto& f : stopped_hooks_) f();
+    // Stopping and closing the ports hands back the mbufs the PMDs hold (and flushes net_pcap
+    // output), so what is still in use after that is a leak.
+    stats::clear_telemetry();
+    ports_.clear();
+    unsigned in_use = pool_->in_use();
+
+    if (int sig = worker::stop_signal()) fmt::print("{}: stopped by signal {}\n", info_.name, sig);
+    fmt::print("{}\n", stats::final_summary(*stats_, elapsed_s_, in_use));
+    for (auto& f : summary_hooks_) fmt::print("{}\n", f());
+    std::fflush(stdout);
+
+    int status = 0;
+    if (in_use != 0) {
+        fmt::print(stderr, "{}: error: {} mbufs still in use at exit (leak)\n", info_.name, in_use);
+        status = 1;
+    }
+    if (!options_.json_path.empty()) {
+        nlohmann::json j = stats::final_json(*stats_, elapsed_s_, in_use);
+        j["netbuf"] = pool_->describe();
+        for (auto& f : json_hooks_) f(j);
+        std::ofstream out(options_.json_path);
+        out << j.dump(2) << "\n";
+        if (!out) {
+            fmt::print(stderr, "{}: error: cannot write {}\n", info_.name, options_.json_path);
+            status = 1;
+        }
+    }
+    return status;
+}
+
+}  // namespace linerate

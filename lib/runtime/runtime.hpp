@@ -1,0 +1,87 @@
+#pragma once
+// Everything an app needs around its packet kernel, in the l2fwd order: parse the command line,
+// init the EAL, configure ports, place the mbuf pool in its region, map workers to lcores and
+// queues, run the worker loops while the main lcore prints stats, then stop, drain, check for
+// leaked mbufs, print the summary and write the JSON.
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/command_line.hpp"
+#include "eal/eal.hpp"
+#include "eal/port.hpp"
+#include "mem/mempool.hpp"
+#include "mem/region_spec.hpp"
+#include "stats/counters.hpp"
+#include "worker/worker_map.hpp"
+
+namespace linerate {
+
+struct AppInfo {
+    std::string name;
+    std::string description;
+    std::vector<std::string> drop_reasons;  // index = the reason a worker counts
+    std::vector<std::string> counters;      // app-specific per-worker figures
+};
+
+struct WorkerContext {
+    const worker::WorkerSlot& slot;
+    stats::WorkerCounters& counters;
+    unsigned burst;
+    unsigned tx_retries;
+};
+
+class Runtime {
+  public:
+    // Parses argv with the common options plus whatever the app added to cli() beforehand.
+    // Exits 0 on --help, 2 on a bad option/value/region, 1 when the EAL or a port fails.
+    Runtime(AppInfo info, int argc, char** argv, CLI::App& cli, cli::CommonOptions& options);
+    ~Runtime();
+    Runtime(const Runtime&) = delete;
+    Runtime& operator=(const Runtime&) = delete;
+
+    rte_mempool* pool() const { return pool_->get(); }
+    const std::vector<std::unique_ptr<eal::Port>>& ports() const { return ports_; }
+    const worker::WorkerMap& workers() const { return *workers_; }
+    stats::StatsBoard& stats() { return *stats_; }
+    const mem::RegionCatalog& regions() const { return regions_; }
+    const cli::CommonOptions& options() const { return options_; }
+    bool pcap_mode() const { return !options_.pcap.empty(); }
+
+    // Extra keys for the final JSON (called once, after the workers stopped).
+    void add_json(std::function<void(nlohmann::json&)> fn) { json_hooks_.push_back(std::move(fn)); }
+    // Extra lines for the final summary.
+    void add_summary(std::function<std::string()> fn) { summary_hooks_.push_back(std::move(fn)); }
+    // Called after the workers stopped and before ports close (e.g. to merge worker state).
+    void on_stopped(std::function<void()> fn) { stopped_hooks_.push_back(std::move(fn)); }
+
+    // Runs `worker` on every worker until a stop; returns the process exit status.
+    int run(const std::function<void(WorkerContext&)>& worker);
+
+  private:
+    void monitor();
+    bool pcap_input_drained(uint64_t rx_packets) const;
+    void setup_ports(const std::vector<uint16_t>& requested);
+
+    AppInfo info_;
+    cli::CommonOptions& options_;
+    mem::RegionCatalog regions_;
+    mem::RegionSpec netbuf_;
+    uint64_t pcap_frames_ = 0;
+    std::unique_ptr<eal::Eal> eal_;
+    bool pdump_ = false;
+    std::unique_ptr<mem::PacketPool> pool_;
+    std::vector<std::unique_ptr<eal::Port>> ports_;
+    std::unique_ptr<worker::WorkerMap> workers_;
+    std::unique_ptr<stats::StatsBoard> stats_;
+    double elapsed_s_ = 0;
+    std::vector<std::function<void(nlohmann::json&)>> json_hooks_;
+    std::vector<std::function<std::string()>> summary_hooks_;
+    std::vector<std::function<void()>> stopped_hooks_;
+};
+
+}  // namespace linerate

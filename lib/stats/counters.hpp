@@ -1,0 +1,66 @@
+#pragma once
+// Per-worker counters: each worker owns one cache-aligned block and is its only writer, so an
+// update is a relaxed load and store (a plain add, no locked instruction); readers (the stats
+// line, telemetry) see a recent value.
+#include <rte_config.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace linerate::stats {
+
+class Counter {
+  public:
+    void add(uint64_t n) {
+        v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    }
+    uint64_t get() const { return v_.load(std::memory_order_relaxed); }
+
+  private:
+    std::atomic<uint64_t> v_{0};
+};
+
+inline constexpr size_t kMaxDropReasons = 16;
+inline constexpr size_t kMaxAppCounters = 16;
+
+struct alignas(RTE_CACHE_LINE_SIZE) WorkerCounters {
+    Counter rx_packets, rx_bytes, tx_packets, tx_bytes;
+    std::array<Counter, kMaxDropReasons> drops;  // indexed by the app's drop reason
+    std::array<Counter, kMaxAppCounters> app;    // app-specific figures (e.g. tuples)
+};
+
+// A plain copy of counters, for rates, summaries and JSON.
+struct Totals {
+    uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0;
+    std::vector<uint64_t> drops;
+    std::vector<uint64_t> app;
+    uint64_t dropped() const;
+    Totals& operator+=(const Totals& o);
+};
+
+// The counters of every worker and the names of the app's drop reasons and counters.
+class StatsBoard {
+  public:
+    StatsBoard(std::string app, unsigned workers, std::vector<std::string> drop_reasons,
+               std::vector<std::string> app_counters);
+
+    const std::string& app() const { return app_; }
+    unsigned workers() const { return unsigned(workers_.size()); }
+    WorkerCounters& worker(unsigned i) { return workers_[i]; }
+    const std::vector<std::string>& drop_reasons() const { return drop_reasons_; }
+    const std::vector<std::string>& app_counters() const { return app_counters_; }
+
+    Totals worker_totals(unsigned i) const;
+    Totals totals() const;
+
+  private:
+    std::string app_;
+    std::vector<WorkerCounters> workers_;
+    std::vector<std::string> drop_reasons_;
+    std::vector<std::string> app_counters_;
+};
+
+}  // namespace linerate::stats

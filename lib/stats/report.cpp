@@ -1,0 +1,113 @@
+#include "stats/report.hpp"
+
+#include <fmt/core.h>
+
+#include "pkt/headers.hpp"
+
+namespace linerate::stats {
+
+Rates rates(const Totals& t, double s) {
+    Rates r;
+    if (s <= 0) return r;
+    auto gbps = [s](uint64_t bytes, uint64_t pkts) {
+        return double(bytes + pkt::kWireOverhead * pkts) * 8 / s / 1e9;
+    };
+    r.rx_mpps = double(t.rx_packets) / s / 1e6;
+    r.tx_mpps = double(t.tx_packets) / s / 1e6;
+    r.rx_gbps = gbps(t.rx_bytes, t.rx_packets);
+    r.tx_gbps = gbps(t.tx_bytes, t.tx_packets);
+    return r;
+}
+
+namespace {
+
+Totals minus(const Totals& a, const Totals& b) {
+    Totals d = a;
+    d.rx_packets -= b.rx_packets;
+    d.rx_bytes -= b.rx_bytes;
+    d.tx_packets -= b.tx_packets;
+    d.tx_bytes -= b.tx_bytes;
+    for (size_t i = 0; i < d.drops.size() && i < b.drops.size(); ++i) d.drops[i] -= b.drops[i];
+    for (size_t i = 0; i < d.app.size() && i < b.app.size(); ++i) d.app[i] -= b.app[i];
+    return d;
+}
+
+std::string drop_details(const StatsBoard& board, const Totals& t) {
+    std::string s;
+    for (size_t i = 0; i < t.drops.size(); ++i)
+        if (t.drops[i]) s += fmt::format(", {} {}", board.drop_reasons()[i], t.drops[i]);
+    return s;
+}
+
+}  // namespace
+
+std::string interval_line(const StatsBoard& board, const Totals& now, const Totals& before,
+                          double seconds) {
+    Totals d = minus(now, before);
+    Rates r = rates(d, seconds);
+    std::string line = fmt::format(
+        "[{}] rx {:.3f} Mpps {:.3f} Gbps | tx {:.3f} Mpps {:.3f} Gbps | drops {}{}", board.app(),
+        r.rx_mpps, r.rx_gbps, r.tx_mpps, r.tx_gbps, d.dropped(), drop_details(board, d));
+    for (size_t i = 0; i < d.app.size(); ++i)
+        line += fmt::format(" | {} {:.3f} M/s", board.app_counters()[i],
+                            double(d.app[i]) / seconds / 1e6);
+    return line;
+}
+
+std::string final_summary(const StatsBoard& board, double seconds, unsigned in_use) {
+    Totals t = board.totals();
+    Rates r = rates(t, seconds);
+    std::string s = fmt::format("{} summary over {:.3f} s\n", board.app(), seconds);
+    s += fmt::format("  rx {} packets {} bytes ({:.3f} Mpps, {:.3f} Gbps)\n", t.rx_packets,
+                     t.rx_bytes, r.rx_mpps, r.rx_gbps);
+    s += fmt::format("  tx {} packets {} bytes ({:.3f} Mpps, {:.3f} Gbps)\n", t.tx_packets,
+                     t.tx_bytes, r.tx_mpps, r.tx_gbps);
+    s += fmt::format("  dropped {}\n", t.dropped());
+    for (size_t i = 0; i < t.drops.size(); ++i)
+        s += fmt::format("    {:<24} {}\n", board.drop_reasons()[i], t.drops[i]);
+    for (size_t i = 0; i < t.app.size(); ++i)
+        s += fmt::format("  {:<26} {}\n", board.app_counters()[i], t.app[i]);
+    if (board.workers() > 1)
+        for (unsigned w = 0; w < board.workers(); ++w) {
+            Totals wt = board.worker_totals(w);
+            s += fmt::format("  worker {}: rx {} tx {} dropped {}\n", w, wt.rx_packets,
+                             wt.tx_packets, wt.dropped());
+        }
+    s += fmt::format("  mempool in use at exit {}", in_use);
+    return s;
+}
+
+nlohmann::json figures_json(const StatsBoard& board, const Totals& t, double seconds) {
+    Rates r = rates(t, seconds);
+    nlohmann::json j;
+    j["rx_packets"] = t.rx_packets;
+    j["tx_packets"] = t.tx_packets;
+    j["rx_bytes"] = t.rx_bytes;
+    j["tx_bytes"] = t.tx_bytes;
+    j["rx_mpps"] = r.rx_mpps;
+    j["tx_mpps"] = r.tx_mpps;
+    j["rx_gbps"] = r.rx_gbps;
+    j["tx_gbps"] = r.tx_gbps;
+    nlohmann::json drops = nlohmann::json::object();
+    for (size_t i = 0; i < t.drops.size(); ++i) drops[board.drop_reasons()[i]] = t.drops[i];
+    j["drops"] = drops;
+    j["dropped"] = t.dropped();
+    for (size_t i = 0; i < t.app.size(); ++i) j[board.app_counters()[i]] = t.app[i];
+    return j;
+}
+
+nlohmann::json final_json(const StatsBoard& board, double seconds, unsigned in_use) {
+    nlohmann::json j = figures_json(board, board.totals(), seconds);
+    j["app"] = board.app();
+    j["duration_s"] = seconds;
+    j["mempool_in_use_at_exit"] = in_use;
+    j["workers"] = nlohmann::json::array();
+    for (unsigned w = 0; w < board.workers(); ++w) {
+        nlohmann::json wj = figures_json(board, board.worker_totals(w), seconds);
+        wj["worker"] = w;
+        j["workers"].push_back(wj);
+    }
+    return j;
+}
+
+}  // namespace linerate::stats

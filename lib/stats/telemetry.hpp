@@ -1,0 +1,22 @@
+#pragma once
+// rte_telemetry commands backed by C++ functions returning JSON, so dpdk-telemetry.py can read
+// a running app (e.g. `/linerate/stats`). DPDK callbacks carry no user pointer; one dispatcher
+// looks the command up.
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <string>
+
+namespace linerate::stats {
+
+using TelemetryHandler = std::function<nlohmann::json(const std::string& params)>;
+
+// Registers `command` (must start with '/'); returns false if the EAL refused it (e.g. telemetry
+// disabled). Handlers run on the telemetry thread: they may only read.
+bool register_telemetry(const std::string& command, const std::string& help,
+                        TelemetryHandler handler);
+
+// Drops every handler (call before the objects they read go away).
+void clear_telemetry();
+
+}  // namespace linerate::stats

@@ -1,0 +1,71 @@
+#include "worker/worker_map.hpp"
+
+#include <fmt/core.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+
+#include <thread>
+
+namespace linerate::worker {
+
+std::vector<unsigned> worker_lcores() {
+    std::vector<unsigned> lcores;
+    unsigned lc;
+    RTE_LCORE_FOREACH_WORKER(lc) lcores.push_back(lc);
+    if (lcores.empty()) lcores.push_back(rte_get_main_lcore());
+    return lcores;
+}
+
+WorkerMap::WorkerMap(const std::vector<unsigned>& lcores, const std::vector<PortQueues>& ports) {
+    main_is_worker_ = lcores.size() == 1 && lcores[0] == rte_get_main_lcore();
+    for (unsigned i = 0; i < lcores.size(); ++i) {
+        WorkerSlot slot;
+        slot.index = i;
+        slot.lcore = lcores[i];
+        for (const PortQueues& p : ports)
+            if (i < p.queues) slot.queues.push_back({p.port, uint16_t(i)});
+        slots_.push_back(slot);
+    }
+}
+
+std::string WorkerMap::describe() const {
+    std::string s;
+    for (const WorkerSlot& w : slots_) {
+        s += fmt::format("worker {} -> lcore {}{} ->", w.index, w.lcore,
+                         main_is_worker_ ? " (main)" : "");
+        if (w.queues.empty()) s += " idle (no queue left for it)";
+        for (const QueueRef& q : w.queues) s += fmt::format(" port {} queue {}", q.port, q.queue);
+        s += "\n";
+    }
+    return s;
+}
+
+namespace {
+struct LaunchArg {
+    const std::function<void(const WorkerSlot&)>* fn;
+    const WorkerSlot* slot;
+};
+int launch_trampoline(void* arg) {
+    auto* a = static_cast<LaunchArg*>(arg);
+    (*a->fn)(*a->slot);
+    return 0;
+}
+}  // namespace
+
+void run_workers(const WorkerMap& map, const std::function<void(const WorkerSlot&)>& fn,
+                 const std::function<void()>& monitor) {
+    if (map.main_is_worker()) {
+        std::thread control(monitor);
+        fn(map.slots()[0]);
+        control.join();
+        return;
+    }
+    std::vector<LaunchArg> args;
+    args.reserve(map.size());
+    for (const WorkerSlot& s : map.slots()) args.push_back({&fn, &s});
+    for (auto& a : args) rte_eal_remote_launch(launch_trampoline, &a, a.slot->lcore);
+    monitor();
+    rte_eal_mp_wait_lcore();
+}
+
+}  // namespace linerate::worker
