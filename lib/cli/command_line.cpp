@@ -173,15 +173,16 @@ std::vector<uint16_t> parse_port_list(const CommonOptions& o) {
     }
     if (o.ports.empty()) return ports;
     std::string_view s = o.ports;
-    while (!s.empty()) {
+    for (bool more = true; more;) {
         auto comma = s.find(',');
+        more = comma != std::string_view::npos;
         std::string tok(s.substr(0, comma));
         char* end = nullptr;
         unsigned long v = std::strtoul(tok.c_str(), &end, 10);
         if (tok.empty() || *end != '\0' || v >= 1024)
             throw std::invalid_argument("bad port id '" + tok + "' in --ports");
         ports.push_back(uint16_t(v));
-        s = comma == std::string_view::npos ? std::string_view{} : s.substr(comma + 1);
+        if (more) s = s.substr(comma + 1);
     }
     return ports;
 }

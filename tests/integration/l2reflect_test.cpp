@@ -1,0 +1,263 @@
+// l2reflect end to end: pcap mode byte-exact, virtual ports with counters, signals, regions,
+// command-line errors.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <random>
+
+#include "pcapio/pcap_file.hpp"
+#include "pkt/bytes.hpp"
+#include "support/process.hpp"
+
+using namespace linerate;
+using namespace linerate::test;
+using pcapio::Frame;
+
+namespace {
+
+const std::string kApp = binary("apps/l2reflect/l2reflect");
+
+// Random frames of every size in [min_len, max_len] cycling through odd ethertypes and 802.3
+// length fields.
+std::vector<Frame> random_frames(size_t count, size_t min_len, size_t max_len, unsigned seed) {
+    const uint16_t types[] = {0x0800, 0x86DD, 0x0806, 0x8100, 0x88A8, 0x88CC,
+                              0x1234, 0xFFFF, 0x0000, 0x05DC, 0x88F7, 0x8847};
+    std::mt19937 rng(seed);
+    std::vector<Frame> frames;
+    for (size_t i = 0; i < count; ++i) {
+        size_t len = min_len + (max_len > min_len ? rng() % (max_len - min_len + 1) : 0);
+        Frame f(len);
+        for (auto& b : f) b = uint8_t(rng());
+        if (len >= 14) pkt::store_be16(&f[12], types[i % std::size(types)]);
+        frames.push_back(f);
+    }
+    return frames;
+}
+
+Frame swapped(Frame f) {
+    if (f.size() >= 14)
+        for (int i = 0; i < 6; ++i) std::swap(f[i], f[6 + i]);
+    return f;
+}
+
+struct PcapRun {
+    ProcessResult proc;
+    std::vector<Frame> out;
+    nlohmann::json json;
+};
+
+PcapRun run_pcap(const std::vector<Frame>& in, std::vector<std::string> extra = {}) {
+    std::string in_path = scratch("in.pcap"), out_path = scratch("out.pcap"),
+                json_path = scratch("out.json");
+    pcapio::write_frames(in_path, in);
+    std::vector<std::string> argv = {kApp, "--pcap", in_path + ":" + out_path, "--json", json_path};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    PcapRun r;
+    r.proc = run_process(argv, {.timeout_s = 30});
+    r.out = pcapio::read_frames(out_path);
+    r.json = read_json(json_path);
+    unlink(in_path.c_str());
+    unlink(out_path.c_str());
+    unlink(json_path.c_str());
+    return r;
+}
+
+}  // namespace
+
+TEST(L2reflectPcap, ReflectsEveryFrameExactlyWithMacsSwapped) {
+    auto in = random_frames(2000, 60, 1514, 1);
+    auto start = std::chrono::steady_clock::now();
+    PcapRun r = run_pcap(in);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
+    EXPECT_LT(secs, 5.0);
+    ASSERT_EQ(r.out.size(), in.size());
+    for (size_t i = 0; i < in.size(); ++i) ASSERT_EQ(r.out[i], swapped(in[i])) << "frame " << i;
+    EXPECT_EQ(r.json["app"], "l2reflect");
+    EXPECT_EQ(r.json["rx_packets"], 2000);
+    EXPECT_EQ(r.json["tx_packets"], 2000);
+    EXPECT_EQ(r.json["dropped"], 0);
+    EXPECT_EQ(r.json["mempool_in_use_at_exit"], 0);
+}
+
+TEST(L2reflectPcap, EveryFrameSizeFrom60To1514) {
+    std::vector<Frame> in;
+    for (size_t len = 60; len <= 1514; ++len)
+        in.push_back(random_frames(1, len, len, unsigned(len))[0]);
+    PcapRun r = run_pcap(in, {"--burst", "7"});
+    ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
+    ASSERT_EQ(r.out.size(), in.size());
+    for (size_t i = 0; i < in.size(); ++i) ASSERT_EQ(r.out[i], swapped(in[i])) << "frame " << i;
+}
+
+TEST(L2reflectPcap, RuntsAreDroppedAndCounted) {
+    std::vector<Frame> in = random_frames(30, 60, 128, 3);
+    std::vector<Frame> want;
+    size_t runts = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+        if (i % 3 == 0) {
+            in[i].resize(1 + i % 13);  // 1..13 bytes: no room for an Ethernet header
+            ++runts;
+        } else {
+            want.push_back(swapped(in[i]));
+        }
+    }
+    PcapRun r = run_pcap(in);
+    ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
+    EXPECT_EQ(r.out, want);
+    EXPECT_EQ(r.json["drops"]["runt"], runts);
+    EXPECT_EQ(r.json["rx_packets"], in.size());
+    EXPECT_EQ(r.json["tx_packets"], want.size());
+}
+
+TEST(L2reflectPcap, EmptyAndTruncatedInputsEndCleanly) {
+    PcapRun empty = run_pcap({});
+    ASSERT_EQ(empty.proc.exit_status, 0) << empty.proc.out;
+    EXPECT_TRUE(empty.out.empty());
+    EXPECT_EQ(empty.json["rx_packets"], 0);
+
+    std::string in_path = scratch("trunc.pcap"), out_path = scratch("trunc_out.pcap");
+    pcapio::write_frames(in_path, random_frames(10, 100, 100, 4));
+    ASSERT_EQ(truncate(in_path.c_str(), 24 + 9 * 116 + 50), 0);  // the 10th record cut short
+    auto r = run_process({kApp, "--pcap", in_path + ":" + out_path}, {.timeout_s = 30});
+    EXPECT_EQ(r.exit_status, 0) << r.out;
+    EXPECT_EQ(pcapio::read_frames(out_path).size(), 9u);
+    unlink(in_path.c_str());
+    unlink(out_path.c_str());
+}
+
+TEST(L2reflectPcap, MissingInputIsAUsageError) {
+    auto r = run_process({kApp, "--pcap", "/nonexistent/in.pcap"});
+    EXPECT_EQ(r.exit_status, 2);
+    EXPECT_NE(r.out.find("cannot read pcap"), std::string::npos) << r.out;
+}
+
+namespace {
+
+nlohmann::json run_net_null(const std::string& lcores, std::vector<std::string> app_args,
+                            RunOptions opts = {}) {
+    std::string json_path = scratch("null.json");
+    std::vector<std::string> argv = {kApp};
+    auto eal = no_huge_eal(lcores);
+    argv.insert(argv.end(), eal.begin(), eal.end());
+    argv.insert(argv.end(), {"--vdev=net_null0", "--", "--json", json_path, "--stats-period", "0"});
+    argv.insert(argv.end(), app_args.begin(), app_args.end());
+    ProcessResult r = run_process(argv, opts);
+    EXPECT_EQ(r.exit_status, 0) << r.out;
+    auto j = read_json(json_path);
+    unlink(json_path.c_str());
+    return j;
+}
+
+void expect_conserved(const nlohmann::json& j) {
+    ASSERT_TRUE(j.is_object());
+    uint64_t rx = j["rx_packets"], tx = j["tx_packets"], dropped = j["dropped"];
+    EXPECT_GT(rx, 0u);
+    EXPECT_EQ(rx, tx + dropped);
+    EXPECT_EQ(j["mempool_in_use_at_exit"], 0);
+    uint64_t sum = 0;
+    for (const auto& w : j["workers"]) {
+        EXPECT_EQ(w["rx_packets"].get<uint64_t>(),
+                  w["tx_packets"].get<uint64_t>() + w["dropped"].get<uint64_t>());
+        sum += w["rx_packets"].get<uint64_t>();
+    }
+    EXPECT_EQ(sum, rx);
+}
+
+}  // namespace
+
+TEST(L2reflectNetNull, DurationRunConservesPackets) {
+    auto j = run_net_null("0", {"--duration", "0.5"});
+    expect_conserved(j);
+    EXPECT_EQ(j["workers"].size(), 1u);
+    EXPECT_GE(j["duration_s"].get<double>(), 0.5);
+}
+
+TEST(L2reflectNetNull, TwoWorkersConservePackets) {
+    auto j = run_net_null("0@0,1@0,2@1", {"--duration", "0.5"});
+    expect_conserved(j);
+    ASSERT_EQ(j["workers"].size(), 2u);
+    for (const auto& w : j["workers"]) EXPECT_GT(w["rx_packets"].get<uint64_t>(), 0u);
+}
+
+TEST(L2reflectNetNull, SigintGivesSummaryJsonAndNoLeak) {
+    auto j = run_net_null("0-1", {}, {.timeout_s = 30, .signal_after_s = 1.5});
+    expect_conserved(j);
+}
+
+TEST(L2reflectNetNull, SigtermAlsoStopsCleanly) {
+    auto j = run_net_null("0", {}, {.timeout_s = 30, .signal_after_s = 1.0, .signal = 15});
+    expect_conserved(j);
+}
+
+class L2reflectRegions : public testing::TestWithParam<std::string> {};
+
+TEST_P(L2reflectRegions, PoolLivesInTheRegion) {
+    std::string region = GetParam();
+    if (region == "file") region = "file:" + scratch("netbuf.bin") + ",size=64M";
+    auto j = run_net_null("0", {"--duration", "0.3", "--netbuf", region});
+    expect_conserved(j);
+    std::string where = j["netbuf"];
+    EXPECT_NE(where.find("region " + region), std::string::npos) << where;
+    if (region.rfind("socket", 0) == 0)
+        EXPECT_NE(where.find(": socket 0"), std::string::npos) << where;
+    else
+        EXPECT_NE(where.find("external heap"), std::string::npos) << where;
+    if (region.rfind("file:", 0) == 0) unlink(region.substr(5, region.find(',') - 5).c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(All, L2reflectRegions,
+                         testing::Values("socket:0", "pages:4k", "pages:thp", "file"),
+                         [](const auto& param_info) {
+                             std::string s = param_info.param;
+                             for (auto& c : s)
+                                 if (!isalnum(c)) c = '_';
+                             return s;
+                         });
+
+TEST(L2reflectNetNull, RegionAliasFromDefinition) {
+    auto j =
+        run_net_null("0", {"--duration", "0.2", "--region", "arm=pages:4k", "--netbuf", "arm"});
+    expect_conserved(j);
+    EXPECT_NE(j["netbuf"].get<std::string>().find("region arm (pages:4k)"), std::string::npos);
+}
+
+struct CliCase {
+    std::vector<std::string> args;
+    std::string message;
+    friend void PrintTo(const CliCase& c, std::ostream* os) {
+        for (const auto& a : c.args) *os << a << ' ';
+    }
+};
+
+class L2reflectCliErrors : public testing::TestWithParam<CliCase> {};
+
+TEST_P(L2reflectCliErrors, ExitTwoWithOneLine) {
+    std::vector<std::string> argv = {kApp};
+    argv.insert(argv.end(), GetParam().args.begin(), GetParam().args.end());
+    auto r = run_process(argv);
+    EXPECT_EQ(r.exit_status, 2) << r.out;
+    EXPECT_NE(r.out.find(GetParam().message), std::string::npos) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, L2reflectCliErrors,
+    testing::Values(CliCase{{"--frobnicate"}, "not expected: --frobnicate"},
+                    CliCase{{"--burst", "0"}, "--burst"}, CliCase{{"--burst", "many"}, "--burst"},
+                    CliCase{{"--stats-period", "-1"}, "--stats-period"},
+                    CliCase{{"--netbuf", "pages:2m"}, "bad region 'pages:2m'"},
+                    CliCase{{"--netbuf", "socket:x"}, "bad region 'socket:x'"},
+                    CliCase{{"--netbuf", "file:/tmp/x,size=12Q"}, "bad size suffix"},
+                    CliCase{{"--netbuf", "dpa"}, "unknown region alias 'dpa'"},
+                    CliCase{{"--region", "=pages:4k"}, "bad region alias name"},
+                    CliCase{{"--ports", "0,x"}, "bad port id 'x'"},
+                    CliCase{{"--vdev=net_null0"}, "EAL args go before `--`"},
+                    CliCase{{"-l", "0", "--duration", "1"}, "EAL args go before `--`"}));
+
+TEST(L2reflectCli, HelpExitsZeroAndListsOptions) {
+    auto r = run_process({kApp, "--help"});
+    EXPECT_EQ(r.exit_status, 0);
+    for (const char* opt : {"--burst", "--netbuf", "--pcap", "--json", "--duration", "--region"})
+        EXPECT_NE(r.out.find(opt), std::string::npos) << opt;
+}

@@ -1,0 +1,76 @@
+#include "support/process.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+namespace linerate::test {
+
+ProcessResult run_process(const std::vector<std::string>& argv, const RunOptions& opts) {
+    std::string log = scratch("child.log");
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        std::vector<char*> args;
+        for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+        args.push_back(nullptr);
+        execv(args[0], args.data());
+        _exit(127);
+    }
+    auto start = std::chrono::steady_clock::now();
+    bool signalled = false;
+    int status = 0;
+    for (;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) break;
+        double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (!signalled && opts.signal_after_s >= 0 && t >= opts.signal_after_s) {
+            kill(pid, opts.signal);
+            signalled = true;
+        }
+        if (t > opts.timeout_s) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ProcessResult res;
+    res.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::ifstream in(log);
+    res.out.assign(std::istreambuf_iterator<char>(in), {});
+    unlink(log.c_str());
+    return res;
+}
+
+std::string binary(const std::string& relative) {
+    return std::string(LINERATE_BIN_DIR) + "/" + relative;
+}
+
+std::string scratch(const std::string& name) {
+    static std::atomic<int> n{0};
+    return testing::TempDir() + "linerate_" + std::to_string(getpid()) + "_" + std::to_string(n++) +
+           "_" + name;
+}
+
+nlohmann::json read_json(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) return nlohmann::json();
+    return nlohmann::json::parse(in, nullptr, false);
+}
+
+std::vector<std::string> no_huge_eal(const std::string& lcores) {
+    return {"--lcores=" + lcores,         "--no-huge", "-m", "512", "--no-pci", "--no-shconf",
+            "--log-level=lib.eal:warning"};
+}
+
+}  // namespace linerate::test

@@ -1,0 +1,33 @@
+#pragma once
+// Runs an app binary as a child process for integration tests: captures its output and exit
+// status, optionally sends it a signal after a delay.
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace linerate::test {
+
+struct ProcessResult {
+    int exit_status = -1;  // exit code, or 128 + signal if killed
+    std::string out;       // stdout and stderr interleaved
+};
+
+struct RunOptions {
+    double timeout_s = 60;       // killed with SIGKILL after this
+    double signal_after_s = -1;  // send `signal` after this many seconds (< 0: never)
+    int signal = 2;              // SIGINT
+};
+
+ProcessResult run_process(const std::vector<std::string>& argv, const RunOptions& opts = {});
+
+// Path of a built binary, e.g. binary("apps/l2reflect/l2reflect").
+std::string binary(const std::string& relative);
+// A fresh scratch path in the test temp dir, unique per process and call.
+std::string scratch(const std::string& name);
+nlohmann::json read_json(const std::string& path);
+
+// EAL args for a no-hugepage run beside other tests: `-l`, memory, no PCI, no shared config.
+std::vector<std::string> no_huge_eal(const std::string& lcores = "0");
+
+}  // namespace linerate::test
