@@ -1,0 +1,123 @@
+#include "check_ip_header.hpp"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <charconv>
+#include <stdexcept>
+#include <string>
+
+namespace linerate::nfv {
+namespace {
+
+std::string_view trim(std::string_view s) {
+    constexpr std::string_view kSpace = " \t";
+    const size_t b = s.find_first_not_of(kSpace);
+    if (b == std::string_view::npos) return {};
+    return s.substr(b, s.find_last_not_of(kSpace) - b + 1);
+}
+
+// Comma-separated entries, each trimmed; a blank string has none, a blank entry is an error.
+std::vector<std::string_view> split_list(std::string_view text, const char* what) {
+    std::vector<std::string_view> out;
+    if (trim(text).empty()) return out;
+    const std::string_view whole = text;
+    for (;;) {
+        const size_t comma = text.find(',');
+        const std::string_view entry = trim(text.substr(0, comma));
+        if (entry.empty())
+            throw std::invalid_argument("empty entry in " + std::string(what) + " list '" +
+                                        std::string(whole) + "'");
+        out.push_back(entry);
+        if (comma == std::string_view::npos) return out;
+        text.remove_prefix(comma + 1);
+    }
+}
+
+void sort_unique(std::vector<uint32_t>& v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+}  // namespace
+
+uint32_t parse_ipv4(std::string_view text) {
+    // inet_pton takes exactly four decimal parts (no shorthand, no octal), unlike inet_aton.
+    const std::string s(text);
+    in_addr a{};
+    if (inet_pton(AF_INET, s.c_str(), &a) != 1)
+        throw std::invalid_argument("bad IPv4 address '" + s + "'");
+    return ntohl(a.s_addr);
+}
+
+std::vector<uint32_t> parse_ipv4_list(std::string_view text) {
+    std::vector<uint32_t> out;
+    for (std::string_view entry : split_list(text, "address")) out.push_back(parse_ipv4(entry));
+    return out;
+}
+
+Interfaces parse_interfaces(std::string_view text) {
+    Interfaces out;
+    for (std::string_view entry : split_list(text, "interface")) {
+        const size_t slash = entry.find('/');
+        const uint32_t addr = parse_ipv4(entry.substr(0, slash));
+        unsigned prefix = 32;  // a bare address is a /32 (Click's IPPrefixArg(true))
+        if (slash != std::string_view::npos) {
+            const std::string_view len = entry.substr(slash + 1);
+            const auto [end, ec] = std::from_chars(len.data(), len.data() + len.size(), prefix);
+            if (len.empty() || ec != std::errc() || end != len.data() + len.size() || prefix > 32)
+                throw std::invalid_argument("bad prefix length in interface '" +
+                                            std::string(entry) + "' (want 0..32)");
+        }
+        const uint32_t mask = prefix == 0 ? 0 : ~0u << (32 - prefix);
+        // Click: (ip & mask) | ~mask, with no /31 or /32 exception: a /32's "broadcast" is the
+        // address itself, which stays reachable as a good destination.
+        out.bad_src.push_back((addr & mask) | ~mask);
+        out.good_dst.push_back(addr);
+    }
+    out.bad_src.push_back(0x00000000u);
+    out.bad_src.push_back(0xFFFFFFFFu);
+    return out;
+}
+
+CheckIpHeader::CheckIpHeader(Config config)
+    : verify_checksum_(config.verify_checksum),
+      pass_non_ip_(config.pass_non_ip),
+      bad_src_(std::move(config.bad_src)),
+      good_dst_(std::move(config.good_dst)) {
+    sort_unique(bad_src_);
+    sort_unique(good_dst_);
+    for (uint32_t addr : bad_src_) {
+        uint8_t wire[4];
+        pkt::store_be32(wire, addr);
+        const uint32_t bit = filter_bit(wire32(wire));
+        bad_src_filter_[bit / 64] |= uint64_t(1) << (bit % 64);
+    }
+}
+
+Result CheckIpHeader::check_full(const uint8_t* frame, size_t len) const {
+    const uint32_t frame_len = static_cast<uint32_t>(len);
+    const pkt::L2Header l2 = pkt::parse_l2(frame, len);
+    if (!l2.complete) return {Verdict::tiny_packet, frame_len};
+    if (l2.ethertype != pkt::kEtherTypeIpv4)
+        return {pass_non_ip_ ? Verdict::ok : Verdict::not_ipv4, frame_len};
+
+    const uint8_t* ip = frame + l2.length;
+    const size_t plen = len - l2.length;  // bytes from the IP header to the end of the frame
+    if (plen < pkt::kIpv4MinHdrLen) return {Verdict::tiny_packet, frame_len};
+    if ((ip[0] >> 4) != 4) return {Verdict::bad_version, frame_len};
+    const unsigned ihl_words = ip[0] & 0x0F;
+    const size_t hlen = size_t(ihl_words) * 4;
+    if (hlen < pkt::kIpv4MinHdrLen) return {Verdict::bad_header_length, frame_len};
+    const size_t total = pkt::load_be16(ip + 2);
+    if (total > plen || total < hlen) return {Verdict::bad_length, frame_len};
+    if (verify_checksum_ && !header_checksum_ok(ip, ihl_words))
+        return {Verdict::bad_checksum, frame_len};
+    // RFC 1812 5.3.7, as Click: a bad source is fine when the packet is for us.
+    if (std::binary_search(bad_src_.begin(), bad_src_.end(), pkt::load_be32(ip + 12)) &&
+        !std::binary_search(good_dst_.begin(), good_dst_.end(), pkt::load_be32(ip + 16)))
+        return {Verdict::bad_source, frame_len};
+    return {Verdict::ok, static_cast<uint32_t>(l2.length + total)};
+}
+
+}  // namespace linerate::nfv

@@ -1,0 +1,140 @@
+#pragma once
+// The nfv packet kernel: Click/FastClick's CheckIPHeader on one Ethernet frame, no EAL.
+// Checks and reason texts follow elements/ip/checkipheader.cc, in Click's order.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "pkt/headers.hpp"
+
+namespace linerate::nfv {
+
+// X(identifier, name). The drop reasons' names are Click's reason_texts, verbatim.
+#define LINERATE_NFV_VERDICTS(X)                 \
+    X(ok, "ok")                                  \
+    X(not_ipv4, "not IPv4")                      \
+    X(tiny_packet, "tiny packet")                \
+    X(bad_version, "bad IP version")             \
+    X(bad_header_length, "bad IP header length") \
+    X(bad_length, "bad IP length")               \
+    X(bad_checksum, "bad IP checksum")           \
+    X(bad_source, "bad source address")
+
+enum class Verdict : uint8_t {
+#define LINERATE_NFV_ENUM(id, name) id,
+    LINERATE_NFV_VERDICTS(LINERATE_NFV_ENUM)
+#undef LINERATE_NFV_ENUM
+};
+
+inline constexpr size_t kVerdictCount = 0
+#define LINERATE_NFV_COUNT(id, name) +1
+    LINERATE_NFV_VERDICTS(LINERATE_NFV_COUNT)
+#undef LINERATE_NFV_COUNT
+    ;
+
+inline constexpr std::array<const char*, kVerdictCount> kVerdictNames = {
+#define LINERATE_NFV_NAME(id, name) name,
+    LINERATE_NFV_VERDICTS(LINERATE_NFV_NAME)
+#undef LINERATE_NFV_NAME
+};
+
+constexpr const char* verdict_name(Verdict v) {
+    return kVerdictNames[static_cast<size_t>(v)];
+}
+
+struct Result {
+    Verdict verdict;
+    // Valid IPv4: L2 header (with tags) + IP total length, i.e. Ethernet padding trimmed.
+    // Passed non-IP frames and drops: the frame length, unchanged.
+    uint32_t out_len;
+};
+
+struct Config {
+    bool verify_checksum = true;  // off = Click's CHECKSUM false (CheckIPHeader2)
+    bool pass_non_ip = false;
+    // RFC 1812 5.3.7: never valid as a source. Click's BADSRC; order and duplicates don't matter.
+    std::vector<uint32_t> bad_src{0x00000000u, 0xFFFFFFFFu};
+    // Click's GOODDST: destinations exempt from the bad-source check.
+    std::vector<uint32_t> good_dst;
+};
+
+// What an INTERFACES value stands for (Click's InterfacesArg): bad sources are each subnet's
+// broadcast address plus 0.0.0.0 and 255.255.255.255; good destinations are the addresses.
+struct Interfaces {
+    std::vector<uint32_t> bad_src;
+    std::vector<uint32_t> good_dst;
+};
+
+// Option value parsers; they throw std::invalid_argument naming the bad token.
+// "a.b.c.d" (host order result).
+uint32_t parse_ipv4(std::string_view text);
+// "a.b.c.d,e.f.g.h" (spaces around entries allowed); "" is the empty list.
+std::vector<uint32_t> parse_ipv4_list(std::string_view text);
+// "a.b.c.d/len,..." with len 0..32; a bare address means /32, as in Click.
+Interfaces parse_interfaces(std::string_view text);
+
+class CheckIpHeader {
+  public:
+    explicit CheckIpHeader(Config config = {});
+
+    // Verdict for one frame of `len` bytes starting at its Ethernet header. Inline fast path
+    // for what line-rate traffic is: untagged IPv4 without options, valid, from a source that
+    // can't be a bad one. Anything else (drops, tags, options, a possibly bad source, non-IP)
+    // goes to check_full(), which gives the same answer for every frame.
+    Result check(const uint8_t* frame, size_t len) const {
+        constexpr size_t kL2 = pkt::kEthHdrLen, kMin = pkt::kIpv4MinHdrLen;
+        if (len >= kL2 + kMin && pkt::load_be16(frame + 12) == pkt::kEtherTypeIpv4) [[likely]] {
+            const uint8_t* ip = frame + kL2;
+            const size_t total = pkt::load_be16(ip + 2);
+            // Non-short-circuit '&': one branch for all header checks.
+            const bool plain = (ip[0] == 0x45) & (total >= kMin) & (total <= len - kL2) &
+                               !maybe_bad_src(wire32(ip + 12));
+            if (plain && (!verify_checksum_ || header_checksum_ok(ip, 5))) [[likely]]
+                return {Verdict::ok, static_cast<uint32_t>(kL2 + total)};
+        }
+        return check_full(frame, len);
+    }
+
+    // The whole check in Click's order: tiny, version, header length, length, checksum, source.
+    Result check_full(const uint8_t* frame, size_t len) const;
+
+    // The IPv4 header checksum verifies. ihl_words >= 5 and the header is readable.
+    // One's-complement sums don't depend on byte order (RFC 1071 2(B)), so 32-bit words are
+    // added as loaded, unswapped. Folding to 16 bits keeps the value mod 0xFFFF, and a non-zero
+    // sum (IHL >= 5 makes the first word non-zero) folds to 0xFFFF iff it is 0 mod 0xFFFF.
+    static bool header_checksum_ok(const uint8_t* ip, unsigned ihl_words) {
+        uint64_t sum = uint64_t(wire32(ip)) + wire32(ip + 4) + wire32(ip + 8) + wire32(ip + 12) +
+                       wire32(ip + 16);
+        for (unsigned i = 5; i < ihl_words; ++i) sum += wire32(ip + 4 * i);
+        return sum % 0xFFFF == 0;  // compiles to a multiply and a compare
+    }
+
+    const std::vector<uint32_t>& bad_src() const { return bad_src_; }
+    const std::vector<uint32_t>& good_dst() const { return good_dst_; }
+
+  private:
+    // 4 bytes as they lie in memory: hashing and summing them needs no byte swap.
+    static uint32_t wire32(const uint8_t* p) {
+        uint32_t v;
+        std::memcpy(&v, p, 4);
+        return v;
+    }
+    // A bit set per bad source (hashed, so other addresses may share it): a clear bit proves
+    // the source good with one load; a set bit sends the frame to the exact lookup.
+    static uint32_t filter_bit(uint32_t wire_addr) { return (wire_addr * 0x9E3779B1u) >> 20; }
+    bool maybe_bad_src(uint32_t wire_addr) const {
+        const uint32_t bit = filter_bit(wire_addr);
+        return (bad_src_filter_[bit / 64] >> (bit % 64)) & 1;
+    }
+
+    bool verify_checksum_;
+    bool pass_non_ip_;
+    std::array<uint64_t, 64> bad_src_filter_{};  // 4096 bits
+    std::vector<uint32_t> bad_src_;              // sorted, unique, host order
+    std::vector<uint32_t> good_dst_;             // sorted, unique, host order
+};
+
+}  // namespace linerate::nfv
