@@ -1,10 +1,13 @@
 #pragma once
 // The run-to-completion loop shared by the apps that send packets back out: RX a burst on each
 // of the worker's queues, run the kernel on every frame (prefetching the next frames' data),
-// transmit the kept ones on the same port and queue, count the rest by reason.
+// transmit the kept ones on the same port and queue, count the rest by reason, and free them or
+// divert them to another port.
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
+
+#include <optional>
 
 #include "runtime/runtime.hpp"
 #include "runtime/tx.hpp"
@@ -21,13 +24,29 @@ inline constexpr const char* kTxFullName = "tx full";
 // What a kernel returns to have the frame transmitted.
 inline constexpr unsigned kTransmit = 0;
 
+// Where a worker transmits the frames its kernel rejects instead of freeing them (nfv's
+// --bad-port). They still count under their drop reason, so rx == tx + sum(drops) holds with or
+// without a divert; what became of them is told by two app counters of the board.
+struct Divert {
+    uint16_t port = 0;
+    uint16_t queue = 0;         // this worker's own queue on `port`: no other lcore uses it
+    unsigned sent_counter = 0;  // app counter: rejected frames transmitted on (port, queue)
+    unsigned full_counter = 0;  // app counter: rejected frames that TX did not take (freed)
+};
+
+struct ForwardOptions {
+    std::optional<Divert> divert;  // none: rejected frames are freed
+};
+
 // Kernel: `unsigned operator()(rte_mbuf*)` returning kTransmit to send the (possibly modified)
 // frame back out, or the index (>0) of a drop reason of the app's board.
 template <class Kernel>
-void forward_loop(WorkerContext& ctx, Kernel& kernel) {
+void forward_loop(WorkerContext& ctx, Kernel& kernel, const ForwardOptions& options = {}) {
     rte_mbuf* pkts[kMaxBurst];
     rte_mbuf* drop[kMaxBurst];
     const uint16_t burst = uint16_t(ctx.burst);
+    const bool divert = options.divert.has_value();
+    const Divert to = options.divert.value_or(Divert{});
     stats::WorkerCounters& c = ctx.counters;
     while (!worker::stop_requested()) {
         for (const worker::QueueRef& q : ctx.slot.queues) {
@@ -49,11 +68,20 @@ void forward_loop(WorkerContext& ctx, Kernel& kernel) {
                     drop[dropped++] = m;
                 }
             }
-            if (dropped) rte_pktmbuf_free_bulk(drop, dropped);
             TxResult tx = tx_burst_all(q.port, q.queue, pkts, keep, ctx.tx_retries);
             if (tx.dropped) c.drops[kTxFullReason].add(tx.dropped);
             c.tx_packets.add(tx.sent);
             c.tx_bytes.add(tx.sent_bytes);
+            if (dropped) {
+                if (divert) {
+                    // After the kept frames: the forwarded traffic's latency comes first.
+                    TxResult d = tx_burst_all(to.port, to.queue, drop, dropped, ctx.tx_retries);
+                    c.app[to.sent_counter].add(d.sent);
+                    if (d.dropped) c.app[to.full_counter].add(d.dropped);
+                } else {
+                    rte_pktmbuf_free_bulk(drop, dropped);
+                }
+            }
             // RX last: when a reader sees a packet received, its fate is already counted.
             c.rx_bytes.add(rx_bytes);
             c.rx_packets.add(n);

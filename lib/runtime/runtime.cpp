@@ -171,9 +171,10 @@ void Runtime::monitor() {
 
 int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
     worker::install_signal_handlers();
+    start_s_ = now_s();
     stats::register_telemetry(
-        "/linerate/stats", "Totals and per-worker figures of this app",
-        [this](const std::string&) { return stats::final_json(*stats_, elapsed_s_, 0); });
+        "/linerate/stats", "Totals, rates since start, per-worker figures",
+        [this](const std::string&) { return stats::live_json(*stats_, now_s() - start_s_); });
     stats::register_telemetry("/linerate/drops", "Drops by reason", [this](const std::string&) {
         stats::Totals t = stats_->totals();
         nlohmann::json j = nlohmann::json::object();
@@ -181,7 +182,6 @@ int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
         return j;
     });
 
-    double start = now_s();
     worker::run_workers(
         *workers_,
         [&](const worker::WorkerSlot& slot) {
@@ -190,7 +190,7 @@ int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
             if (!slot.queues.empty()) worker(ctx);
         },
         [this] { monitor(); });
-    elapsed_s_ = now_s() - start;
+    elapsed_s_ = now_s() - start_s_;
 
     for (auto& f : stopped_hooks_) f();
     // Stopping and closing the ports hands back the mbufs the PMDs hold (and flushes net_pcap

@@ -3,6 +3,7 @@
 // init the EAL, configure ports, place the mbuf pool in its region, map workers to lcores and
 // queues, run the worker loops while the main lcore prints stats, then stop, drain, check for
 // leaked mbufs, print the summary and write the JSON.
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -78,6 +79,7 @@ class Runtime {
     std::vector<std::unique_ptr<eal::Port>> ports_;
     std::unique_ptr<worker::WorkerMap> workers_;
     std::unique_ptr<stats::StatsBoard> stats_;
+    std::atomic<double> start_s_ = 0;  // read by the telemetry thread
     double elapsed_s_ = 0;
     std::vector<std::function<void(nlohmann::json&)>> json_hooks_;
     std::vector<std::function<std::string()>> summary_hooks_;

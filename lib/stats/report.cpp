@@ -110,4 +110,19 @@ nlohmann::json final_json(const StatsBoard& board, double seconds, unsigned in_u
     return j;
 }
 
+nlohmann::json live_json(const StatsBoard& board, double seconds) {
+    nlohmann::json j = figures_json(board, board.totals(), seconds);
+    j["app"] = board.app();
+    j["uptime_s"] = seconds;
+    for (const char* key : {"rx_packets", "tx_packets", "dropped"})
+        j[std::string("workers_") + key] = nlohmann::json::array();
+    for (unsigned w = 0; w < board.workers(); ++w) {
+        Totals t = board.worker_totals(w);
+        j["workers_rx_packets"].push_back(t.rx_packets);
+        j["workers_tx_packets"].push_back(t.tx_packets);
+        j["workers_dropped"].push_back(t.dropped());
+    }
+    return j;
+}
+
 }  // namespace linerate::stats

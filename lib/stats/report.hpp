@@ -25,5 +25,8 @@ std::string final_summary(const StatsBoard& board, double seconds, unsigned memp
 
 nlohmann::json figures_json(const StatsBoard& board, const Totals& t, double seconds);
 nlohmann::json final_json(const StatsBoard& board, double seconds, unsigned mempool_in_use);
+// The live figures for telemetry: totals, rates since start, drops, per-worker arrays (flat
+// enough for rte_telemetry's one level of nesting).
+nlohmann::json live_json(const StatsBoard& board, double seconds);
 
 }  // namespace linerate::stats

@@ -2,6 +2,7 @@
 
 #include <rte_telemetry.h>
 
+#include <cctype>
 #include <map>
 #include <mutex>
 
@@ -17,7 +18,17 @@ std::map<std::string, TelemetryHandler>& handlers() {
 
 void fill(rte_tel_data* d, const nlohmann::json& j);
 
-void add_to_dict(rte_tel_data* d, const std::string& key, const nlohmann::json& v) {
+// Telemetry names allow only alphanumerics, '_', '-', '.' and '/'; reason names have spaces.
+std::string telemetry_name(std::string s) {
+    for (char& c : s)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.' &&
+            c != '/')
+            c = '_';
+    return s;
+}
+
+void add_to_dict(rte_tel_data* d, const std::string& raw_key, const nlohmann::json& v) {
+    const std::string key = telemetry_name(raw_key);
     if (v.is_number_unsigned()) {
         rte_tel_data_add_dict_u64(d, key.c_str(), v.get<uint64_t>());
     } else if (v.is_number_integer()) {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <random>
+#include <thread>
 
 #include "pcapio/pcap_file.hpp"
 #include "pkt/bytes.hpp"
@@ -260,4 +261,37 @@ TEST(L2reflectCli, HelpExitsZeroAndListsOptions) {
     EXPECT_EQ(r.exit_status, 0);
     for (const char* opt : {"--burst", "--netbuf", "--pcap", "--json", "--duration", "--region"})
         EXPECT_NE(r.out.find(opt), std::string::npos) << opt;
+}
+
+TEST(L2reflectTelemetry, StatsCommandAnswersWhileRunning) {
+    if (system("command -v dpdk-telemetry.py >/dev/null 2>&1") != 0)
+        GTEST_SKIP() << "dpdk-telemetry.py not installed";
+    // Telemetry needs the runtime directory of shared config: a unique --file-prefix.
+    std::string prefix = "lrtest" + std::to_string(getpid());
+    ProcessResult app;
+    std::thread runner([&] {
+        app = run_process(
+            {kApp, "-l", "0", "--no-huge", "-m", "512", "--no-pci", "--file-prefix=" + prefix,
+             "--vdev=net_null0", "--", "--duration", "3", "--stats-period", "0"},
+            {.timeout_s = 30});
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    std::string cmd =
+        "printf '/linerate/stats\\n/linerate/drops\\n' | dpdk-telemetry.py -f " + prefix + " 2>&1";
+    std::string answer;
+    if (FILE* p = popen(cmd.c_str(), "r")) {
+        char buf[4096];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, p)) > 0) answer.append(buf, n);
+        pclose(p);
+    }
+    runner.join();
+    EXPECT_EQ(app.exit_status, 0) << app.out;
+    EXPECT_NE(answer.find("{\"/linerate/stats\": {\"app\": \"l2reflect\""), std::string::npos)
+        << answer;
+    EXPECT_NE(answer.find("\"workers_rx_packets\": ["), std::string::npos) << answer;
+    EXPECT_NE(answer.find("{\"/linerate/drops\": {\"runt\": 0, \"tx_full\": 0}}"),
+              std::string::npos)
+        << answer;
+    system(("rm -rf /var/run/dpdk/" + prefix).c_str());
 }
