@@ -1,0 +1,146 @@
+#include "clocksync/client_session.hpp"
+
+#include <cstdlib>
+#include <stdexcept>
+
+namespace linerate::clocksync {
+
+namespace {
+// A stalled caller catches up at most this many grid samples; older ones are counted as skipped
+// (bounds the work of one tick after a long pause or a clock jump).
+constexpr uint64_t kMaxCatchUpSamples = 100'000;
+}  // namespace
+
+ClientSession::ClientSession(const ClientConfig& cfg) : cfg_(cfg), est_(cfg.drift_bound_ppm) {
+    if (cfg.probes < 1 || cfg.probes > kMaxProbes) {
+        throw std::invalid_argument("probes per round must be within [1, 64]");
+    }
+    if (cfg.sync_period_ns == 0 || cfg.sample_period_ns == 0 || cfg.probe_timeout_ns == 0) {
+        throw std::invalid_argument("sync period, sample period and timeout must be > 0");
+    }
+}
+
+void ClientSession::tick(uint64_t now) {
+    for (unsigned i = 0; round_open_ && i < sent_in_round_; ++i) {
+        if (probes_[i].pending && diff_ns(now, probes_[i].t1) >= int64_t(cfg_.probe_timeout_ns)) {
+            drops_.add(CsDrop::timeout);
+            resolve(i, now);
+        }
+    }
+    sample_until(now);
+}
+
+std::optional<ProbeToSend> ClientSession::next_probe(uint64_t now) {
+    if (!round_open_) {
+        if (started_ && diff_ns(now, next_round_at_) < 0) return std::nullopt;
+        // Rounds keep a fixed cadence; one that starts a whole period late restarts it.
+        next_round_at_ = started_ ? next_round_at_ + cfg_.sync_period_ns : now;
+        if (diff_ns(now, next_round_at_) >= 0) next_round_at_ = now + cfg_.sync_period_ns;
+        started_ = true;
+        round_open_ = true;
+        round_first_seq_ = next_seq_;
+        sent_in_round_ = 0;
+        pending_ = 0;
+        next_probe_at_ = now;
+        est_.begin_round();
+    }
+    if (sent_in_round_ == cfg_.probes || diff_ns(now, next_probe_at_) < 0) return std::nullopt;
+    probes_[sent_in_round_++] = Probe{now, true};
+    ++pending_;
+    ++probes_sent_;
+    next_probe_at_ = now + cfg_.probe_gap_ns;
+    return ProbeToSend{cfg_.client_id, next_seq_++};
+}
+
+bool ClientSession::on_packet(const CsPacket& p, uint64_t t4) {
+    auto reject = [this](CsDrop d) {
+        drops_.add(d);
+        return false;
+    };
+    if (!p.ok) return reject(p.drop);
+    if (p.type != CsType::response) return reject(CsDrop::bad_type);
+    if (p.client_id != cfg_.client_id) return reject(CsDrop::wrong_client);
+    uint64_t idx = p.seq - round_first_seq_;  // wraps to huge for older sequences
+    if (!round_open_ || idx >= sent_in_round_ || !probes_[idx].pending) {
+        return reject(CsDrop::unknown_sequence);
+    }
+    // The probe's own t1 is used, not the echoed one: the client trusts its own record.
+    Timestamps ts{probes_[idx].t1, p.t2, p.t3, t4};
+    // A broken answer still consumes the probe, so the round need not wait for its timeout.
+    std::optional<CsDrop> bad;
+    if (diff_ns(p.t3, p.t2) < 0) {
+        bad = CsDrop::malformed;
+    } else if (!est_.offer(ts)) {
+        bad = CsDrop::negative_rtt;
+    } else {
+        rtt_hist_.record(uint64_t(diff_ns(t4, ts.t1) - diff_ns(p.t3, p.t2)));
+        ++responses_;
+    }
+    resolve(unsigned(idx), t4);
+    return bad ? reject(*bad) : true;
+}
+
+bool ClientSession::on_frame(const uint8_t* frame, size_t len, uint64_t t4) {
+    return on_packet(parse_cs_packet(frame, len, cfg_.udp_port), t4);
+}
+
+void ClientSession::resolve(unsigned idx, uint64_t at) {
+    probes_[idx].pending = false;
+    --pending_;
+    if (sent_in_round_ == cfg_.probes && pending_ == 0) complete_round(at);
+}
+
+void ClientSession::complete_round(uint64_t at) {
+    round_open_ = false;
+    ++rounds_;
+    sample_until(at);
+    if (!est_.has_candidate()) return;    // nothing usable: the old sync stays, ε keeps growing
+    if (est_.state().synced) sample(at);  // the old sync's worst point, just before the new one
+    est_.end_round();
+    if (!sampling_) {
+        sampling_ = true;
+        next_sample_at_ = at + cfg_.sample_period_ns;
+    }
+}
+
+void ClientSession::sample_until(uint64_t t) {
+    if (!sampling_ || diff_ns(t, next_sample_at_) < 0) return;
+    uint64_t behind = uint64_t(diff_ns(t, next_sample_at_)) / cfg_.sample_period_ns + 1;
+    if (behind > kMaxCatchUpSamples) {
+        uint64_t skip = behind - kMaxCatchUpSamples;
+        samples_skipped_ += skip;
+        next_sample_at_ += skip * cfg_.sample_period_ns;
+    }
+    for (; diff_ns(t, next_sample_at_) >= 0; next_sample_at_ += cfg_.sample_period_ns) {
+        sample(next_sample_at_);
+    }
+}
+
+void ClientSession::sample(uint64_t t) {
+    const SyncState& s = est_.state();
+    uint64_t eps = s.epsilon_at(t);
+    eps_hist_.record(eps);
+    if (!cfg_.sim) return;
+    if (!cfg_.sim->within(t, s.theta_ns, eps)) ++violations_;
+    int64_t err = std::llabs(cfg_.sim->true_offset_at(t) - s.theta_ns);
+    if (err > max_abs_error_ns_) max_abs_error_ns_ = err;
+}
+
+ClientSummary ClientSession::summary() const {
+    ClientSummary r;
+    r.syncs = est_.syncs();
+    r.rounds = rounds_;
+    r.probes_sent = probes_sent_;
+    r.responses = responses_;
+    r.samples = eps_hist_.count();
+    r.samples_skipped = samples_skipped_;
+    r.violations = violations_;
+    r.max_abs_error_ns = max_abs_error_ns_;
+    r.epsilon_ns = {eps_hist_.mean(), eps_hist_.percentile(0.5), eps_hist_.percentile(0.99),
+                    eps_hist_.percentile(0.999), eps_hist_.max()};
+    r.rtt_ns = {rtt_hist_.min(), rtt_hist_.percentile(0.5), rtt_hist_.percentile(0.99)};
+    r.drops = drops_;
+    return r;
+}
+
+}  // namespace linerate::clocksync

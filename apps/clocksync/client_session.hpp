@@ -1,0 +1,128 @@
+#pragma once
+// The clocksync client without I/O: the caller passes local-clock times (ns) in and frames in
+// and out; the session schedules rounds, tracks probes, syncs the estimator and reports ε.
+//
+// Loop of a caller (one lcore):
+//   now = local clock;  session.tick(now);
+//   while (auto p = session.next_probe(now)) build_request(frame, ..., p->client_id, p->seq, now);
+//   for each received frame: session.on_frame(frame, len, t4);
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "clocksync/cs_wire.hpp"
+#include "clocksync/estimator.hpp"
+#include "clocksync/sim_clock.hpp"
+#include "stats/histogram.hpp"
+
+namespace linerate::clocksync {
+
+inline constexpr unsigned kMaxProbes = 64;
+
+struct ClientConfig {
+    uint32_t client_id = 1;
+    uint16_t udp_port = kCsUdpPort;
+    unsigned probes = 1;  // K per round, 1..kMaxProbes
+    uint64_t sync_period_ns = 100'000'000;
+    uint64_t probe_gap_ns = 0;  // spacing of the K probes of a round (0: back to back)
+    uint64_t probe_timeout_ns = 10'000'000;
+    uint64_t sample_period_ns = 1'000'000;  // the ε grid
+    double drift_bound_ppm = kDefaultDriftBoundPpm;
+    std::optional<SimClock> sim;  // verification mode: count violations against the true offset
+};
+
+struct ProbeToSend {
+    uint32_t client_id = 0;
+    uint64_t seq = 0;
+};
+
+struct EpsilonSummary {
+    double mean = 0;
+    uint64_t p50 = 0, p99 = 0, p999 = 0, max = 0;
+};
+struct RttSummary {
+    uint64_t min = 0, p50 = 0, p99 = 0;
+};
+
+// The figures of the JSON report (keys syncs, violations, epsilon_ns, rtt_ns, drops).
+struct ClientSummary {
+    uint64_t syncs = 0;
+    uint64_t rounds = 0;
+    uint64_t probes_sent = 0;
+    uint64_t responses = 0;  // accepted
+    uint64_t samples = 0;    // ε samples (grid + pre-sync)
+    uint64_t samples_skipped = 0;
+    uint64_t violations = 0;
+    int64_t max_abs_error_ns = 0;  // verification mode: max |true offset − θ| at samples
+    EpsilonSummary epsilon_ns;
+    RttSummary rtt_ns;
+    CsDropCounters drops;
+};
+
+class ClientSession {
+  public:
+    explicit ClientSession(const ClientConfig& cfg);  // throws std::invalid_argument
+
+    // Expires probes older than the timeout (completing their round) and takes the ε samples
+    // due up to `now`. Call it every loop iteration.
+    void tick(uint64_t now);
+    // The probe to send now, if one is due: a round starts every sync period and sends K
+    // probes. `now` is recorded as the probe's t1, so put the same value in the frame.
+    std::optional<ProbeToSend> next_probe(uint64_t now);
+    // A parsed packet that arrived at local time t4: true when accepted as a probe's answer,
+    // otherwise counted under its drop reason.
+    bool on_packet(const CsPacket& p, uint64_t t4);
+    bool on_frame(const uint8_t* frame, size_t len, uint64_t t4);
+
+    // The synchronized clock and its bound (copy the state to hand it to other code).
+    const SyncState& sync() const { return est_.state(); }
+    uint64_t to_master(uint64_t local) const { return est_.state().to_master(local); }
+    uint64_t epsilon_at(uint64_t local) const { return est_.state().epsilon_at(local); }
+
+    const stats::LogHistogram& epsilon_histogram() const { return eps_hist_; }
+    const stats::LogHistogram& rtt_histogram() const { return rtt_hist_; }
+    const CsDropCounters& drops() const { return drops_; }
+    uint64_t violations() const { return violations_; }
+    uint64_t syncs() const { return est_.syncs(); }
+    ClientSummary summary() const;
+
+  private:
+    struct Probe {
+        uint64_t t1 = 0;
+        bool pending = false;
+    };
+
+    void resolve(unsigned idx, uint64_t at);
+    void complete_round(uint64_t at);
+    void sample_until(uint64_t t);
+    void sample(uint64_t t);
+
+    ClientConfig cfg_;
+    ClockEstimator est_;
+
+    bool started_ = false;
+    uint64_t next_round_at_ = 0;
+    bool round_open_ = false;
+    uint64_t round_first_seq_ = 0;
+    unsigned sent_in_round_ = 0;
+    unsigned pending_ = 0;
+    uint64_t next_probe_at_ = 0;
+    uint64_t next_seq_ = 1;
+    std::array<Probe, kMaxProbes> probes_{};  // probe i of the round has seq round_first_seq_ + i
+
+    bool sampling_ = false;  // from the first sync on
+    uint64_t next_sample_at_ = 0;
+
+    stats::LogHistogram eps_hist_;
+    stats::LogHistogram rtt_hist_;
+    CsDropCounters drops_;
+    uint64_t rounds_ = 0;
+    uint64_t probes_sent_ = 0;
+    uint64_t responses_ = 0;
+    uint64_t samples_skipped_ = 0;
+    uint64_t violations_ = 0;
+    int64_t max_abs_error_ns_ = 0;
+};
+
+}  // namespace linerate::clocksync

@@ -1,0 +1,96 @@
+#include "clocksync/cs_wire.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "pkt/bytes.hpp"
+#include "pkt/checksum.hpp"
+
+namespace linerate::clocksync {
+
+using namespace linerate::pkt;
+
+uint64_t CsDropCounters::total() const {
+    return std::accumulate(count.begin(), count.end(), uint64_t(0));
+}
+
+CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port) {
+    CsPacket p;
+    // Until the UDP destination port is read, the frame cannot be told to be ours.
+    L2Header l2 = parse_l2(frame, len);
+    if (!l2.complete || l2.ethertype != kEtherTypeIpv4) return p;
+    size_t l3 = l2.length;
+    if (len < l3 + kIpv4MinHdrLen) return p;
+    const uint8_t* ip = frame + l3;
+    Ipv4View ipv{ip};
+    if (ipv.version() != 4 || ipv.protocol() != kIpProtoUdp) return p;
+    size_t ihl = ipv.header_len();
+    uint16_t frag = load_be16(ip + 6);
+    if (ihl < kIpv4MinHdrLen || (frag & 0x1FFF) != 0) return p;  // a later fragment has no UDP
+    if (len < l3 + ihl + kUdpHdrLen) return p;
+    UdpView udp{ip + ihl};
+    if (udp.dst_port() != udp_port) return p;
+
+    p.drop = CsDrop::malformed;
+    size_t ip_total = ipv.total_len();
+    if ((frag & 0x2000) != 0) return p;  // more fragments: clocksync packets are never split
+    if (!checksum_ok(ip, ihl)) return p;
+    if (ip_total < ihl + kUdpHdrLen || ip_total > len - l3) return p;
+    size_t udp_len = udp.length();
+    if (udp_len < kUdpHdrLen + kCsHeaderLen || udp_len > ip_total - ihl) return p;
+
+    const uint8_t* cs = ip + ihl + kUdpHdrLen;
+    auto dropped = [&p](CsDrop d) {
+        p.drop = d;
+        return p;
+    };
+    if (load_be16(cs + kCsOffMagic) != kCsMagic) return dropped(CsDrop::bad_magic);
+    if (cs[kCsOffVersion] != kCsVersion) return dropped(CsDrop::bad_version);
+    uint8_t type = cs[kCsOffType];
+    if (type != uint8_t(CsType::request) && type != uint8_t(CsType::response)) {
+        return dropped(CsDrop::bad_type);
+    }
+    p.ok = true;
+    p.type = CsType(type);
+    p.l3_offset = uint16_t(l3);
+    p.payload_offset = uint16_t(cs - frame);
+    p.client_id = load_be32(cs + kCsOffClientId);
+    p.seq = load_be64(cs + kCsOffSeq);
+    p.t1 = load_be64(cs + kCsOffT1);
+    p.t2 = load_be64(cs + kCsOffT2);
+    p.t3 = load_be64(cs + kCsOffT3);
+    return p;
+}
+
+size_t build_request(uint8_t* frame, size_t cap, const UdpFrameSpec& spec, uint32_t client_id,
+                     uint64_t seq, uint64_t t1) {
+    if (cap < kCsFrameLen) return 0;
+    write_udp_headers(frame, kCsFrameLen, spec);
+    uint8_t* cs = frame + kUdpPayloadOffset;
+    store_be16(cs + kCsOffMagic, kCsMagic);
+    cs[kCsOffVersion] = kCsVersion;
+    cs[kCsOffType] = uint8_t(CsType::request);
+    store_be16(cs + kCsOffReserved, 0);
+    store_be32(cs + kCsOffClientId, client_id);
+    store_be64(cs + kCsOffSeq, seq);
+    store_be64(cs + kCsOffT1, t1);
+    store_be64(cs + kCsOffT2, 0);
+    store_be64(cs + kCsOffT3, 0);
+    return kCsFrameLen;
+}
+
+void make_response(uint8_t* frame, const CsPacket& p, uint64_t t2, uint64_t t3) {
+    swap_macs(frame);
+    uint8_t* ip = frame + p.l3_offset;
+    // Swapping two 16-bit-aligned words keeps the IPv4 checksum valid (the sum commutes).
+    std::swap_ranges(ip + 12, ip + 16, ip + 16);
+    uint8_t* udp = frame + p.payload_offset - kUdpHdrLen;
+    std::swap_ranges(udp, udp + 2, udp + 2);
+    store_be16(udp + 6, 0);
+    uint8_t* cs = frame + p.payload_offset;
+    cs[kCsOffType] = uint8_t(CsType::response);
+    store_be64(cs + kCsOffT2, t2);
+    store_be64(cs + kCsOffT3, t3);
+}
+
+}  // namespace linerate::clocksync

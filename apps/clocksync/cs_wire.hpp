@@ -1,0 +1,118 @@
+#pragma once
+// clocksync wire format (DESIGN.md, "Wire formats"): parse, request encoder, in-place response.
+// The app header follows Ethernet (+ up to two VLAN tags) + IPv4 + UDP; on the canonical frame
+// (no tags, no IP options) it starts at byte 42 as in the DESIGN.md table.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "pkt/build.hpp"
+#include "pkt/headers.hpp"
+
+namespace linerate::clocksync {
+
+inline constexpr uint16_t kCsUdpPort = 9001;
+inline constexpr uint16_t kCsMagic = 0x4353;  // "CS"
+inline constexpr uint8_t kCsVersion = 1;
+inline constexpr size_t kCsHeaderLen = 44;
+inline constexpr size_t kCsFrameLen = pkt::kUdpPayloadOffset + kCsHeaderLen;  // 86
+
+// Offsets inside the clocksync header (add the payload offset for frame offsets).
+inline constexpr size_t kCsOffMagic = 0;
+inline constexpr size_t kCsOffVersion = 2;
+inline constexpr size_t kCsOffType = 3;
+inline constexpr size_t kCsOffReserved = 4;
+inline constexpr size_t kCsOffClientId = 6;
+inline constexpr size_t kCsOffSeq = 10;
+inline constexpr size_t kCsOffT1 = 18;
+inline constexpr size_t kCsOffT2 = 26;
+inline constexpr size_t kCsOffT3 = 34;
+
+enum class CsType : uint8_t { request = 1, response = 2 };
+
+// Every reason a clocksync packet is dropped, master and client side, in one list (VPP style).
+// Parse reasons first; the client adds the last four. `timeout` counts probes, not packets.
+#define LINERATE_CS_DROPS(X)                                                                \
+    X(not_clocksync, "not an IPv4/UDP frame to the clocksync port (or not enough to tell)") \
+    X(malformed, "truncated, inconsistent lengths, bad IP checksum, fragment, or t3 < t2")  \
+    X(bad_magic, "magic is not 0x4353")                                                     \
+    X(bad_version, "version is not 1")                                                      \
+    X(bad_type, "type is neither request nor response, or not the one this role accepts")   \
+    X(unknown_sequence, "response to no outstanding probe (late, duplicate or forged)")     \
+    X(wrong_client, "response carries another client id")                                   \
+    X(negative_rtt, "round trip delta < 0")                                                 \
+    X(timeout, "probe got no response within the timeout")
+
+enum class CsDrop : uint8_t {
+#define LINERATE_CS_ENUM(sym, desc) sym,
+    LINERATE_CS_DROPS(LINERATE_CS_ENUM)
+#undef LINERATE_CS_ENUM
+};
+
+#define LINERATE_CS_ONE(sym, desc) +1
+inline constexpr size_t kCsDropCount = 0 LINERATE_CS_DROPS(LINERATE_CS_ONE);
+#undef LINERATE_CS_ONE
+
+inline constexpr std::array<std::string_view, kCsDropCount> kCsDropNames = {
+#define LINERATE_CS_NAME(sym, desc) #sym,
+    LINERATE_CS_DROPS(LINERATE_CS_NAME)
+#undef LINERATE_CS_NAME
+};
+inline constexpr std::array<std::string_view, kCsDropCount> kCsDropDescriptions = {
+#define LINERATE_CS_DESC(sym, desc) desc,
+    LINERATE_CS_DROPS(LINERATE_CS_DESC)
+#undef LINERATE_CS_DESC
+};
+static_assert(size_t(CsDrop::timeout) + 1 == kCsDropCount, "names and enum out of step");
+
+// Snake-case name, usable as a JSON key ("drops": {name: count}).
+inline std::string_view cs_drop_name(CsDrop d) {
+    return kCsDropNames[size_t(d)];
+}
+
+struct CsDropCounters {
+    std::array<uint64_t, kCsDropCount> count{};
+    void add(CsDrop d, uint64_t n = 1) { count[size_t(d)] += n; }
+    uint64_t operator[](CsDrop d) const { return count[size_t(d)]; }
+    uint64_t total() const;
+};
+
+// The outcome of parsing one frame. Fields past `drop` are valid only when ok.
+struct CsPacket {
+    bool ok = false;
+    CsDrop drop = CsDrop::not_clocksync;
+    CsType type = CsType::request;
+    uint16_t l3_offset = 0;       // where IPv4 starts (14 without VLAN tags)
+    uint16_t payload_offset = 0;  // where the clocksync header starts (42 on canonical frames)
+    uint32_t client_id = 0;
+    uint64_t seq = 0;
+    uint64_t t1 = 0;
+    uint64_t t2 = 0;
+    uint64_t t3 = 0;
+};
+
+// Classifies a frame: ok (type request or response), or the drop reason. The frame is ours when
+// it is IPv4/UDP with destination port `udp_port`; anything before that is not_clocksync. The
+// UDP checksum is not verified (the Ethernet FCS covers the link; our frames send 0 = none).
+CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port = kCsUdpPort);
+
+// Writes a whole request frame (kCsFrameLen bytes) and returns its length, or 0 when `cap` is
+// too small. Set spec.src_port = spec.dst_port = the clocksync port: the response comes back to
+// the request's source port, and parse_cs_packet matches on the destination port.
+size_t build_request(uint8_t* frame, size_t cap, const pkt::UdpFrameSpec& spec, uint32_t client_id,
+                     uint64_t seq, uint64_t t1);
+
+// Turns the request `p` (parsed from `frame`, ok, type request) into its response in place:
+// MACs, IPs and UDP ports swapped, type = response, t2 and t3 written, everything else echoed.
+// The IPv4 checksum is left as is: swapping the two address words does not change a
+// one's-complement sum, and nothing else in the IP header changes. The UDP checksum is set to
+// 0 (none, allowed in IPv4) because t2/t3 change the payload and t3 may be stamped later.
+void make_response(uint8_t* frame, const CsPacket& p, uint64_t t2, uint64_t t3);
+
+// Overwrites t3 of a response made by make_response, for a t3 read right before TX.
+inline void set_t3(uint8_t* frame, const CsPacket& p, uint64_t t3) {
+    pkt::store_be64(frame + p.payload_offset + kCsOffT3, t3);
+}
+
+}  // namespace linerate::clocksync

@@ -1,0 +1,107 @@
+#pragma once
+// Offset and round trip of a probe (DESIGN.md formulas), the min-RTT filter over one sync round,
+// and the uncertainty bound ε(t) = ε₀ + ρ·(t − t_sync) of the resulting synchronized clock.
+//
+// Time values are raw u64 ns counters that may wrap: every difference is the int64 of a u64
+// subtraction, correct while the true difference is below 2^63 ns (292 years), so a client
+// 1e18 ns ahead of or behind the master is fine.
+#include <cstdint>
+#include <optional>
+
+namespace linerate::clocksync {
+
+// Added to ε₀ so ε never under-estimates with whole-ns timestamps: each of t1..t4 may read up
+// to 1 ns early (≤ 1 ns on θ, < 2 ns on δ), θ is rounded by ≤ 0.5 ns, and the probe's own
+// span is measured to ±1 ns (ρ·2 ns < 1 ns for any allowed ρ).
+inline constexpr uint64_t kEpsilonSlackNs = 3;
+inline constexpr double kMaxDriftBoundPpm = 100000;  // keeps ρ·2 ns below 1 ns
+inline constexpr double kDefaultDriftBoundPpm = 10;  // 10 µs/s
+
+// t1, t4: client local clock (transmit, receive); t2, t3: master clock (receive, transmit).
+struct Timestamps {
+    uint64_t t1 = 0;
+    uint64_t t2 = 0;
+    uint64_t t3 = 0;
+    uint64_t t4 = 0;
+};
+
+// Wrap-safe a − b of two u64 ns counters.
+inline int64_t diff_ns(uint64_t a, uint64_t b) {
+    return int64_t(a - b);
+}
+
+struct Measurement {
+    int64_t theta_ns = 0;  // master − local: ((t2 − t1) + (t3 − t4)) / 2, rounded up
+    int64_t delta_ns = 0;  // (t4 − t1) − (t3 − t2), >= 0
+    uint64_t t1 = 0;
+    uint64_t t4 = 0;
+};
+
+// θ and δ of one probe; nothing when δ < 0 or t3 < t2 (no clock can produce either).
+std::optional<Measurement> measure(const Timestamps& ts);
+
+// ρ in ppm as an integer ppb rate, rounded up. Throws std::invalid_argument outside
+// [0, kMaxDriftBoundPpm].
+uint64_t drift_bound_ppb(double ppm);
+
+// The most the offset can move while the local clock advances span_ns, rounded up and
+// saturating. ρ bounds the local clock's rate error per second of the master (the true time, as
+// in verification mode); per local second a clock ρ slow moves ρ/(1 − ρ), so this is
+// ceil(span·ρ/(1 − ρ)): 10001 ns for 1 s at 10 ppm, not 10000.
+uint64_t drift_ns(uint64_t rho_ppb, uint64_t span_ns);
+
+// One sync: trivially copyable, so other code (another lcore) can be handed a snapshot.
+struct SyncState {
+    bool synced = false;
+    int64_t theta_ns = 0;  // master − local
+    uint64_t delta_ns = 0;
+    uint64_t eps0_ns = 0;  // ceil(δ/2) + kEpsilonSlackNs
+    uint64_t t1 = 0;       // t_sync: transmit time of the chosen probe (local clock)
+    uint64_t t4 = 0;       // its receive time (local clock)
+    uint64_t rho_ppb = 0;
+
+    // The synchronized clock: the master's time estimated from a local reading.
+    uint64_t to_master(uint64_t local) const { return local + uint64_t(theta_ns); }
+    // Bound on |master − to_master(local)|; UINT64_MAX before the first sync.
+    uint64_t epsilon_at(uint64_t local) const;
+};
+
+// Keeps the probe with the smallest δ (the least queueing, so the tightest ε₀).
+class MinRttFilter {
+  public:
+    void reset() { best_.reset(); }
+    void offer(const Measurement& m) {
+        if (!best_ || m.delta_ns < best_->delta_ns) best_ = m;
+    }
+    const std::optional<Measurement>& best() const { return best_; }
+
+  private:
+    std::optional<Measurement> best_;
+};
+
+// Sync state across rounds: each round offers its K probes; the best one becomes the sync.
+class ClockEstimator {
+  public:
+    explicit ClockEstimator(double drift_bound_ppm = kDefaultDriftBoundPpm);
+
+    void begin_round() { filter_.reset(); }
+    // Offers one probe of the current round; false (not used) when measure() rejects it.
+    bool offer(const Timestamps& ts);
+    // Ends the round: true when it produced a sync. Otherwise (all probes lost or rejected)
+    // the previous sync stays and its ε keeps growing.
+    bool end_round();
+    // True when the current round has a probe to sync from (end_round() would return true).
+    bool has_candidate() const { return filter_.best().has_value(); }
+
+    const SyncState& state() const { return state_; }
+    uint64_t syncs() const { return syncs_; }
+    uint64_t rho_ppb() const { return rho_ppb_; }
+
+  private:
+    uint64_t rho_ppb_;
+    MinRttFilter filter_;
+    SyncState state_;
+    uint64_t syncs_ = 0;
+};
+
+}  // namespace linerate::clocksync

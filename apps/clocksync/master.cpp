@@ -1,0 +1,20 @@
+#include "clocksync/master.hpp"
+
+namespace linerate::clocksync {
+
+CsPacket answer_request(uint8_t* frame, size_t len, uint64_t t2, uint64_t t3, uint16_t udp_port) {
+    CsPacket p = parse_cs_packet(frame, len, udp_port);
+    if (!p.ok) return p;
+    if (p.type != CsType::request) {
+        p.ok = false;
+        p.drop = CsDrop::bad_type;
+        return p;
+    }
+    make_response(frame, p, t2, t3);
+    p.type = CsType::response;  // describe the frame as it now is
+    p.t2 = t2;
+    p.t3 = t3;
+    return p;
+}
+
+}  // namespace linerate::clocksync

@@ -1,0 +1,242 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <stdexcept>
+
+#include "clocksync/estimator.hpp"
+
+using namespace linerate::clocksync;
+
+namespace {
+
+constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
+
+// One probe on a client clock `offset` ns off (local = master + offset, mod 2^64), sent at
+// master time m: up, turnaround and down delays in ns.
+Timestamps probe(uint64_t m, int64_t offset, uint64_t up, uint64_t turn, uint64_t down) {
+    Timestamps ts;
+    ts.t1 = m + uint64_t(offset);
+    ts.t2 = m + up;
+    ts.t3 = ts.t2 + turn;
+    ts.t4 = ts.t3 + down + uint64_t(offset);
+    return ts;
+}
+
+}  // namespace
+
+TEST(CsEstimator, ThetaAndDeltaFromDesignFormulas) {
+    // Master 4000 ns ahead of the client; 1000 ns each way, 500 ns in the master.
+    Timestamps ts{1000, 6000, 6500, 3500};
+    auto m = measure(ts);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->theta_ns, 4000);  // ((6000 − 1000) + (6500 − 3500)) / 2
+    EXPECT_EQ(m->delta_ns, 2000);  // (3500 − 1000) − (6500 − 6000)
+    EXPECT_EQ(m->t1, 1000u);
+    EXPECT_EQ(m->t4, 3500u);
+}
+
+TEST(CsEstimator, AsymmetricPathErrorIsWithinHalfDelta) {
+    auto m = measure(probe(1'000'000, -4000, 3000, 500, 1000));
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->delta_ns, 4000);
+    EXPECT_EQ(m->theta_ns, 4000 + 1000);  // (up − down)/2 of error
+    EXPECT_LE(std::abs(m->theta_ns - 4000), m->delta_ns / 2);
+}
+
+TEST(CsEstimator, OddDeltaRoundsThetaUpByHalf) {
+    auto m = measure(probe(10'000, 0, 3, 0, 0));  // exact θ = 1.5, δ = 3
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->delta_ns, 3);
+    EXPECT_EQ(m->theta_ns, 2);
+    m = measure(probe(10'000, 0, 0, 0, 3));  // exact θ = −1.5
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->theta_ns, -1);
+}
+
+TEST(CsEstimator, NegativeDeltaRejected) {
+    // The master claims to have held the packet longer than the client's whole round trip.
+    EXPECT_FALSE(measure(Timestamps{1000, 5000, 7000, 2000}));
+    // t3 < t2: no clock can produce it.
+    EXPECT_FALSE(measure(Timestamps{1000, 5000, 4999, 9000}));
+    // t4 < t1 as well.
+    EXPECT_FALSE(measure(Timestamps{1000, 5000, 5000, 999}));
+    // δ = 0 is possible (zero-delay link) and kept.
+    auto m = measure(Timestamps{1000, 5000, 5100, 1100});
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->delta_ns, 0);
+    EXPECT_EQ(m->theta_ns, 4000);
+}
+
+TEST(CsEstimator, LargeOffsetsBothWays) {
+    const int64_t e18 = 1'000'000'000'000'000'000;
+    // Client 1e18 ns ahead of a master near 0.
+    auto m = measure(probe(5000, e18, 700, 100, 900));
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->delta_ns, 1600);
+    EXPECT_EQ(m->theta_ns, -e18 - 100);
+    // Client 1e18 ns behind a master at 2e18.
+    m = measure(probe(2 * uint64_t(e18), -e18, 700, 100, 900));
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->theta_ns, e18 - 100);
+    // Near the int64 limit: ±9.2e18 still exact.
+    const int64_t huge = std::numeric_limits<int64_t>::max() - 1'000'000;
+    m = measure(probe(123, huge, 1000, 0, 1000));
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->theta_ns, -huge);
+    m = measure(probe(123, -huge, 1000, 0, 1000));
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->theta_ns, huge);
+}
+
+TEST(CsEstimator, CountersWrap) {
+    // Master counter wraps between t2 and t3; client counter wraps between t1 and t4.
+    uint64_t m = kU64Max - 800;  // t2 = m + 500 before the wrap, t3 = t2 + 600 after it
+    auto ts = probe(m, -300, 500, 600, 400);
+    ASSERT_LT(ts.t3, ts.t2);
+    ASSERT_LT(ts.t4, ts.t1);
+    auto r = measure(ts);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->delta_ns, 900);
+    EXPECT_EQ(r->theta_ns, 300 + 50);
+    // Local counter near 2^64, master near 0 (offset crosses the wrap).
+    ts = probe(100, -1000, 500, 0, 500);
+    ASSERT_GT(ts.t1, uint64_t(1) << 63);
+    r = measure(ts);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->theta_ns, 1000);
+    EXPECT_EQ(r->delta_ns, 1000);
+
+    SyncState s;
+    s.theta_ns = 1000;
+    EXPECT_EQ(s.to_master(kU64Max - 499), 500u);  // local + θ wraps too
+    s.theta_ns = -1000;
+    EXPECT_EQ(s.to_master(10), kU64Max - 989);
+}
+
+TEST(CsEstimator, RandomProbesBoundTheTrueOffset) {
+    std::mt19937_64 rng(11);
+    for (int i = 0; i < 100000; ++i) {
+        uint64_t m = rng();
+        auto offset = int64_t(rng() >> 2) * (rng() % 2 ? 1 : -1);  // |offset| < 2^62
+        uint64_t up = rng() % 100000, turn = rng() % 10000, down = rng() % 100000;
+        auto r = measure(probe(m, offset, up, turn, down));
+        ASSERT_TRUE(r);
+        ASSERT_EQ(r->delta_ns, int64_t(up + down));
+        // Integer clocks here: error <= δ/2, rounded up.
+        ASSERT_LE(std::abs(r->theta_ns + offset), (r->delta_ns + 1) / 2);
+    }
+}
+
+TEST(CsEstimator, DriftBoundRoundsUp) {
+    EXPECT_EQ(drift_bound_ppb(10), 10000u);
+    EXPECT_EQ(drift_bound_ppb(0), 0u);
+    EXPECT_EQ(drift_bound_ppb(0.0015), 2u);
+    EXPECT_THROW(drift_bound_ppb(-1), std::invalid_argument);
+    EXPECT_THROW(drift_bound_ppb(kMaxDriftBoundPpm + 1), std::invalid_argument);
+    EXPECT_THROW(drift_bound_ppb(std::numeric_limits<double>::quiet_NaN()), std::invalid_argument);
+
+    // 10 µs per master second is 10.0001 µs per local second of a clock 10 ppm slow.
+    EXPECT_EQ(drift_ns(10000, 1'000'000'000), 10001u);
+    EXPECT_EQ(drift_ns(10000, 100'000'000), 1001u);
+    EXPECT_EQ(drift_ns(10000, 99'999'000), 1000u);  // exactly 1000: no rounding
+    EXPECT_EQ(drift_ns(10000, 1), 1u);              // any span > 0 costs at least 1 ns
+    EXPECT_EQ(drift_ns(10000, 0), 0u);
+    EXPECT_EQ(drift_ns(0, kU64Max), 0u);
+    EXPECT_EQ(drift_ns(10000, kU64Max), 184469285429950u);  // no overflow
+    EXPECT_EQ(drift_ns(100'000'000, kU64Max), 2049638230412172402u);
+    EXPECT_EQ(drift_ns(1'000'000'000, 1), kU64Max);
+}
+
+TEST(CsEstimator, EpsilonGrowsFromSync) {
+    ClockEstimator est(10);
+    EXPECT_EQ(est.state().epsilon_at(0), kU64Max);  // not synced yet
+    est.begin_round();
+    ASSERT_TRUE(est.offer(Timestamps{1000, 6000, 6500, 3500}));
+    ASSERT_TRUE(est.end_round());
+    const SyncState& s = est.state();
+    EXPECT_TRUE(s.synced);
+    EXPECT_EQ(s.theta_ns, 4000);
+    EXPECT_EQ(s.delta_ns, 2000u);
+    EXPECT_EQ(s.eps0_ns, 1000 + kEpsilonSlackNs);
+    EXPECT_EQ(s.t1, 1000u);
+    EXPECT_EQ(s.t4, 3500u);
+    EXPECT_EQ(s.to_master(3500), 7500u);
+
+    const uint64_t e0 = s.eps0_ns;
+    EXPECT_EQ(s.epsilon_at(1000 + 1'000'000'000), e0 + 10001);  // ρ·1 s, see drift_ns
+    EXPECT_EQ(s.epsilon_at(1000 + 100'000'000), e0 + 1001);     // ρ·100 ms
+    EXPECT_EQ(s.epsilon_at(1000 + 99'999'000), e0 + 1000);
+    EXPECT_EQ(s.epsilon_at(1000 + 10'000'000'000ull), e0 + 100002);
+    EXPECT_EQ(s.epsilon_at(3500), e0 + 1);  // drift during the probe itself, rounded up
+    uint64_t prev = 0;
+    for (uint64_t t = 3500; t < 3500 + 50'000'000; t += 999'983) {
+        uint64_t e = s.epsilon_at(t);
+        EXPECT_GE(e, prev);
+        EXPECT_GE(e, e0 + (t - 1000) / 100000);
+        prev = e;
+    }
+    // Before the probe completed the bound still holds, growing away from t4.
+    EXPECT_EQ(s.epsilon_at(3500 - 100'000'000), e0 + drift_ns(10000, 2500 + 100'000'000));
+}
+
+TEST(CsEstimator, EpsilonSaturates) {
+    SyncState s;
+    s.synced = true;
+    s.eps0_ns = kU64Max - 5;
+    s.rho_ppb = 100'000'000;
+    s.t1 = 0;
+    s.t4 = 0;
+    EXPECT_EQ(s.epsilon_at(uint64_t(1) << 62), kU64Max);
+}
+
+TEST(CsEstimator, MinRttFilterPicksSmallestDelta) {
+    ClockEstimator est;
+    est.begin_round();
+    // Same true offset (+4000), three different queueing delays.
+    ASSERT_TRUE(est.offer(probe(10'000, -4000, 9000, 100, 1000)));  // δ 10000, θ err +4000
+    ASSERT_TRUE(est.offer(probe(20'000, -4000, 600, 100, 400)));    // δ 1000, θ err +100
+    ASSERT_TRUE(est.offer(probe(30'000, -4000, 1000, 100, 3000)));  // δ 4000
+    EXPECT_FALSE(est.offer(Timestamps{1000, 5000, 7000, 2000}));    // δ < 0: not used
+    ASSERT_TRUE(est.end_round());
+    EXPECT_EQ(est.state().delta_ns, 1000u);
+    EXPECT_EQ(est.state().theta_ns, 4100);
+    EXPECT_EQ(est.state().t1, 20'000u - 4000);
+
+    MinRttFilter f;
+    EXPECT_FALSE(f.best());
+    f.offer(Measurement{1, 50, 0, 0});
+    f.offer(Measurement{2, 50, 0, 0});  // a tie keeps the first
+    f.offer(Measurement{3, 70, 0, 0});
+    EXPECT_EQ(f.best()->theta_ns, 1);
+    f.reset();
+    EXPECT_FALSE(f.best());
+}
+
+TEST(CsEstimator, LostRoundKeepsPreviousSync) {
+    ClockEstimator est(10);
+    est.begin_round();
+    est.offer(probe(1'000'000, 0, 500, 0, 500));
+    ASSERT_TRUE(est.end_round());
+    SyncState before = est.state();
+    uint64_t eps_at_200ms = before.epsilon_at(1'000'000 + 200'000'000);
+
+    est.begin_round();  // every probe lost
+    EXPECT_FALSE(est.has_candidate());
+    EXPECT_FALSE(est.end_round());
+    est.begin_round();  // only garbage
+    EXPECT_FALSE(est.offer(Timestamps{1000, 5000, 7000, 2000}));
+    EXPECT_FALSE(est.end_round());
+
+    EXPECT_EQ(est.syncs(), 1u);
+    EXPECT_EQ(est.state().theta_ns, before.theta_ns);
+    EXPECT_EQ(est.state().t1, before.t1);
+    EXPECT_EQ(est.state().epsilon_at(1'000'000 + 200'000'000), eps_at_200ms);
+    EXPECT_GT(eps_at_200ms, before.epsilon_at(1'000'000 + 100'000'000));  // still growing
+}
+
+TEST(CsEstimator, RejectsBadDriftBound) {
+    EXPECT_THROW(ClockEstimator(-0.5), std::invalid_argument);
+    EXPECT_EQ(ClockEstimator(2.5).rho_ppb(), 2500u);
+}

@@ -1,0 +1,377 @@
+#include <gtest/gtest.h>
+
+#include <array>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "clocksync/client_session.hpp"
+#include "clocksync/master.hpp"
+#include "pkt/build.hpp"
+#include "pkt/bytes.hpp"
+
+using namespace linerate::clocksync;
+using linerate::pkt::UdpFrameSpec;
+
+namespace {
+
+using Frame = std::array<uint8_t, kCsFrameLen>;
+
+// Path delays of one probe, in master ns.
+struct Delays {
+    uint64_t up = 0, turn = 0, down = 0;
+};
+
+// Client and master on one simulated timeline: master time m is the truth, the client reads
+// sim.local(m). Probes go through the real encoders: build_request, answer_request, on_frame.
+class Harness {
+  public:
+    Harness(ClientConfig cfg, uint64_t start_m, uint64_t seed)
+        : cfg_(cfg), session_(std::make_unique<ClientSession>(cfg)), m_(start_m), rng_(seed) {
+        spec_.src_port = spec_.dst_port = kCsUdpPort;
+    }
+
+    // Delays for each probe; default: 1-50 µs each way, independently (asymmetric).
+    std::function<Delays(std::mt19937_64&)> delays = [](std::mt19937_64& r) {
+        return Delays{1000 + r() % 49000, 200 + r() % 800, 1000 + r() % 49000};
+    };
+    double loss = 0;     // share of probes lost
+    double garbage = 0;  // share of responses followed by a forged copy
+
+    void run(uint64_t duration_ns, uint64_t step_ns = 10'000) {
+        for (uint64_t t = 0; t < duration_ns; t += step_ns, m_ += step_ns) {
+            uint64_t now = cfg_.sim->local(m_);
+            deliver_until(m_);
+            session_->tick(now);
+            while (auto p = session_->next_probe(now)) send(*p, now);
+        }
+    }
+
+    ClientSession& session() { return *session_; }
+    uint64_t forged_wrong_client = 0, forged_bad_magic = 0, forged_duplicates = 0;
+    uint64_t lost = 0;
+
+  private:
+    struct InFlight {
+        uint64_t arrive_m;
+        Frame frame;
+    };
+
+    void send(const ProbeToSend& p, uint64_t t1) {
+        Frame f{};
+        ASSERT_EQ(build_request(f.data(), f.size(), spec_, p.client_id, p.seq, t1), kCsFrameLen);
+        if (uniform() < loss) {
+            ++lost;
+            return;
+        }
+        Delays d = delays(rng_);
+        uint64_t t2 = m_ + d.up, t3 = t2 + d.turn;
+        ASSERT_TRUE(answer_request(f.data(), f.size(), t2, t3).ok);
+        flight_.push_back({t3 + d.down, f});
+        if (uniform() < garbage) {
+            Frame g = f;
+            switch (rng_() % 3) {
+                case 0:
+                    linerate::pkt::store_be32(&g[48], p.client_id + 1);
+                    ++forged_wrong_client;
+                    break;
+                case 1:
+                    g[42] ^= 0xFF;
+                    ++forged_bad_magic;
+                    break;
+                default:
+                    ++forged_duplicates;  // arrives after the original: unknown sequence
+                    break;
+            }
+            flight_.push_back({t3 + d.down + 1, g});
+        }
+    }
+
+    void deliver_until(uint64_t m) {
+        // In arrival order; t4 is the client's reading at the arrival instant.
+        for (;;) {
+            auto it = flight_.end();
+            for (auto i = flight_.begin(); i != flight_.end(); ++i) {
+                if (int64_t(m - i->arrive_m) >= 0 &&
+                    (it == flight_.end() || int64_t(it->arrive_m - i->arrive_m) > 0)) {
+                    it = i;
+                }
+            }
+            if (it == flight_.end()) return;
+            session_->on_frame(it->frame.data(), it->frame.size(), cfg_.sim->local(it->arrive_m));
+            flight_.erase(it);
+        }
+    }
+
+    double uniform() { return double(rng_() >> 11) * 0x1.0p-53; }
+
+    ClientConfig cfg_;
+    std::unique_ptr<ClientSession> session_;
+    UdpFrameSpec spec_;
+    uint64_t m_;
+    std::mt19937_64 rng_;
+    std::vector<InFlight> flight_;
+};
+
+ClientConfig sim_config(int64_t offset_ns, double drift_ppm, uint64_t epoch = 0) {
+    ClientConfig c;
+    c.client_id = 77;
+    c.sim = SimClock::from_ppm(offset_ns, drift_ppm, epoch);
+    return c;
+}
+
+constexpr uint64_t kSecond = 1'000'000'000;
+
+}  // namespace
+
+TEST(CsSession, RoundsFollowThePeriod) {
+    ClientConfig cfg;
+    cfg.probes = 3;
+    ClientSession s(cfg);
+    std::vector<uint64_t> seqs;
+    while (auto p = s.next_probe(1000)) seqs.push_back(p->seq);
+    EXPECT_EQ(seqs, (std::vector<uint64_t>{1, 2, 3}));
+    EXPECT_FALSE(s.next_probe(1000 + 100'000'000));  // previous round still open
+    s.tick(1000 + 10'000'000);                       // all three time out
+    EXPECT_EQ(s.drops()[CsDrop::timeout], 3u);
+    EXPECT_EQ(s.syncs(), 0u);
+    EXPECT_FALSE(s.next_probe(1000 + 99'999'999));
+    auto p = s.next_probe(1000 + 100'000'000);
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->seq, 4u);
+    EXPECT_EQ(p->client_id, 1u);
+}
+
+TEST(CsSession, ProbeGapSpacesProbes) {
+    ClientConfig cfg;
+    cfg.probes = 2;
+    cfg.probe_gap_ns = 50'000;
+    ClientSession s(cfg);
+    EXPECT_TRUE(s.next_probe(0));
+    EXPECT_FALSE(s.next_probe(0));
+    EXPECT_FALSE(s.next_probe(49'999));
+    EXPECT_TRUE(s.next_probe(50'000));
+    EXPECT_FALSE(s.next_probe(100'000));
+}
+
+TEST(CsSession, RejectsBadConfig) {
+    ClientConfig cfg;
+    cfg.probes = 0;
+    EXPECT_THROW(ClientSession{cfg}, std::invalid_argument);
+    cfg.probes = kMaxProbes + 1;
+    EXPECT_THROW(ClientSession{cfg}, std::invalid_argument);
+    cfg.probes = 1;
+    cfg.sync_period_ns = 0;
+    EXPECT_THROW(ClientSession{cfg}, std::invalid_argument);
+    cfg.sync_period_ns = 1;
+    cfg.drift_bound_ppm = -1;
+    EXPECT_THROW(ClientSession{cfg}, std::invalid_argument);
+}
+
+TEST(CsSession, AcceptsAnswerAndCountsEveryDropReason) {
+    ClientConfig cfg;
+    cfg.client_id = 5;
+    cfg.probes = 2;
+    ClientSession s(cfg);
+    UdpFrameSpec spec;
+    spec.src_port = spec.dst_port = kCsUdpPort;
+    auto make = [&](uint64_t seq, uint64_t t1, uint64_t t2, uint64_t t3) {
+        Frame f{};
+        build_request(f.data(), f.size(), spec, 5, seq, t1);
+        answer_request(f.data(), f.size(), t2, t3);
+        return f;
+    };
+    auto p1 = s.next_probe(1000);
+    auto p2 = s.next_probe(1000);
+    ASSERT_TRUE(p1 && p2);
+
+    Frame ok = make(p1->seq, 1000, 5000, 5100);
+    EXPECT_TRUE(s.on_frame(ok.data(), ok.size(), 3100));
+    EXPECT_FALSE(s.on_frame(ok.data(), ok.size(), 3200));  // duplicate
+    EXPECT_EQ(s.drops()[CsDrop::unknown_sequence], 1u);
+
+    Frame other = make(p2->seq, 1000, 5000, 5100);
+    linerate::pkt::store_be32(&other[48], 6);
+    EXPECT_FALSE(s.on_frame(other.data(), other.size(), 3100));
+    EXPECT_EQ(s.drops()[CsDrop::wrong_client], 1u);
+
+    Frame req{};
+    build_request(req.data(), req.size(), spec, 5, p2->seq, 1000);  // our own request looped
+    EXPECT_FALSE(s.on_frame(req.data(), req.size(), 3100));
+    EXPECT_EQ(s.drops()[CsDrop::bad_type], 1u);
+
+    Frame junk = ok;
+    junk[44] = 3;
+    EXPECT_FALSE(s.on_frame(junk.data(), junk.size(), 3100));
+    EXPECT_EQ(s.drops()[CsDrop::bad_version], 1u);
+    junk = ok;
+    junk[42] = 0;
+    EXPECT_FALSE(s.on_frame(junk.data(), junk.size(), 3100));
+    EXPECT_EQ(s.drops()[CsDrop::bad_magic], 1u);
+    junk = ok;
+    linerate::pkt::store_be16(&junk[36], 53);
+    EXPECT_FALSE(s.on_frame(junk.data(), junk.size(), 3100));
+    EXPECT_EQ(s.drops()[CsDrop::not_clocksync], 1u);
+    EXPECT_FALSE(s.on_frame(junk.data(), 20, 3100));
+    EXPECT_EQ(s.drops()[CsDrop::not_clocksync], 2u);
+
+    // The master claims a turnaround longer than the client's round trip: δ < 0. The probe is
+    // consumed, so the round completes now with the first probe's sync.
+    Frame neg = make(p2->seq, 1000, 5000, 9000);
+    EXPECT_FALSE(s.on_frame(neg.data(), neg.size(), 3100));
+    EXPECT_EQ(s.drops()[CsDrop::negative_rtt], 1u);
+    EXPECT_EQ(s.syncs(), 1u);
+    EXPECT_EQ(s.sync().theta_ns, 3000);  // ((5000 − 1000) + (5100 − 3100)) / 2
+    EXPECT_EQ(s.sync().delta_ns, 2000u);
+    EXPECT_EQ(s.rtt_histogram().count(), 1u);
+
+    // t3 < t2 from the master is malformed; the next round shows it.
+    auto p3 = s.next_probe(1000 + 100'000'000);
+    auto p4 = s.next_probe(1000 + 100'000'000);
+    ASSERT_TRUE(p3 && p4);
+    Frame back = make(p3->seq, 0, 5000, 4999);
+    EXPECT_FALSE(s.on_frame(back.data(), back.size(), 100'003'000));
+    EXPECT_EQ(s.drops()[CsDrop::malformed], 1u);
+    // A late answer to a probe of the previous round.
+    Frame late = make(p1->seq, 1000, 5000, 5100);
+    EXPECT_FALSE(s.on_frame(late.data(), late.size(), 100'003'000));
+    EXPECT_EQ(s.drops()[CsDrop::unknown_sequence], 2u);
+    s.tick(1000 + 100'000'000 + 10'000'000);  // p4 times out: round done, nothing usable
+    EXPECT_EQ(s.drops()[CsDrop::timeout], 1u);
+    EXPECT_EQ(s.syncs(), 1u);
+    auto sum = s.summary();
+    EXPECT_EQ(sum.rounds, 2u);
+    EXPECT_EQ(sum.probes_sent, 4u);
+    EXPECT_EQ(sum.responses, 1u);
+    EXPECT_EQ(sum.drops.total(), 11u);
+}
+
+TEST(CsSession, EpsilonSampledOnGridAndBeforeSync) {
+    // Fixed 1 µs each way, no offset, no drift: every sync has δ = 2 µs.
+    ClientConfig cfg = sim_config(0, 0);
+    Harness h(cfg, 1'000'000'000, 1);
+    h.delays = [](std::mt19937_64&) { return Delays{1000, 0, 1000}; };
+    h.run(kSecond + 5'000'000);  // rounds at 0, 100 ms, ..., 1 s: 11 syncs
+    auto sum = h.session().summary();
+    EXPECT_EQ(sum.syncs, 11u);
+    EXPECT_EQ(sum.rounds, 11u);
+    EXPECT_EQ(sum.violations, 0u);
+    // Samples: each ms after the first sync (1000 + 5 - a few), plus 10 pre-sync samples.
+    EXPECT_NEAR(double(sum.samples), 1005.0 + 10, 3);
+    EXPECT_EQ(sum.rtt_ns.min, 2000u);
+    EXPECT_EQ(sum.rtt_ns.p99, 2000u);
+    // ε = 1000 + 3 + ρ·(t − t1): from ~1003 to ~2003 over a period; mean ~ floor δ/2 + ρT/2.
+    EXPECT_GE(h.session().epsilon_histogram().min(), 1003u);
+    EXPECT_NEAR(sum.epsilon_ns.max, 1003 + 1000 + 1, 2);
+    EXPECT_NEAR(sum.epsilon_ns.mean, 1003 + 505 + 5, 15);  // grid at 1..100 ms after t4
+    EXPECT_EQ(sum.max_abs_error_ns, 0);
+}
+
+TEST(CsSession, Offset5msDrift8ppmNoViolations) {
+    for (unsigned k : {1u, 4u}) {
+        ClientConfig cfg = sim_config(5'000'000, 8);
+        cfg.probes = k;
+        Harness h(cfg, 3 * kSecond, 100 + k);
+        h.loss = 0.05;
+        h.garbage = 0.05;
+        h.run(20 * kSecond);
+        h.loss = h.garbage = 0;
+        h.run(30'000'000);  // drain: every probe answered or timed out
+        auto sum = h.session().summary();
+        SCOPED_TRACE(k);
+        EXPECT_EQ(sum.violations, 0u);
+        EXPECT_GE(sum.syncs, 180u);
+        EXPECT_GE(sum.probes_sent, 200u * k);  // the clock runs fast: maybe one more round
+        EXPECT_LE(sum.probes_sent, 201u * k);
+        EXPECT_EQ(sum.drops[CsDrop::timeout], h.lost);
+        EXPECT_EQ(sum.drops[CsDrop::wrong_client], h.forged_wrong_client);
+        EXPECT_EQ(sum.drops[CsDrop::bad_magic], h.forged_bad_magic);
+        EXPECT_EQ(sum.drops[CsDrop::unknown_sequence], h.forged_duplicates);
+        EXPECT_GT(sum.samples, 19'900u);
+        EXPECT_LT(sum.epsilon_ns.max, 60'000u);  // δ/2 ≤ 50 µs, + ρ·(2 periods if a round is lost)
+        EXPECT_GT(sum.max_abs_error_ns, 0);
+        EXPECT_NEAR(double(h.session().sync().theta_ns), -5'000'000 - 8 * 23.0 * 1000, 50'000);
+    }
+}
+
+TEST(CsSession, NegativeOffsetSlowClockNoViolations) {
+    ClientConfig cfg = sim_config(-5'000'000, -8);
+    Harness h(cfg, 0, 7);
+    h.run(10 * kSecond);
+    auto sum = h.session().summary();
+    EXPECT_EQ(sum.violations, 0u);
+    EXPECT_EQ(sum.syncs, 100u);
+}
+
+TEST(CsSession, WorstCaseAsymmetryAtDriftEqualToBoundNoViolations) {
+    // All delay on one direction makes θ off by exactly δ/2; drift at exactly ρ (both signs)
+    // makes the offset move as fast as ε allows: the bound must still hold.
+    for (double drift : {10.0, -10.0}) {
+        for (bool up : {true, false}) {
+            ClientConfig cfg = sim_config(123'456'789, drift);
+            Harness h(cfg, 42, 9);
+            h.delays = [up](std::mt19937_64& r) {
+                uint64_t d = 100 + r() % 5000;
+                return up ? Delays{d, 0, 0} : Delays{0, 0, d};
+            };
+            h.run(5 * kSecond, 3'000);
+            auto sum = h.session().summary();
+            SCOPED_TRACE(drift);
+            SCOPED_TRACE(up);
+            EXPECT_EQ(sum.violations, 0u);
+            EXPECT_GE(sum.syncs, 50u);
+            EXPECT_LE(sum.syncs, 51u);
+        }
+    }
+}
+
+TEST(CsSession, CountersWrapDuringRun) {
+    // Master counter wraps 1.5 s in, the client's (offset −5 ms) 5 ms later.
+    const uint64_t start = std::numeric_limits<uint64_t>::max() - 1'500'000'000 + 1;
+    ClientConfig cfg = sim_config(-5'000'000, 8, start);
+    Harness h(cfg, start, 5);
+    h.loss = 0.05;
+    h.run(4 * kSecond);
+    auto sum = h.session().summary();
+    EXPECT_EQ(sum.violations, 0u);
+    EXPECT_GE(sum.syncs, 35u);
+    EXPECT_GE(sum.rounds, 40u);
+    EXPECT_LE(sum.rounds, 41u);
+    EXPECT_GT(sum.samples, 3'900u);
+    EXPECT_EQ(sum.samples_skipped, 0u);
+    EXPECT_LT(sum.epsilon_ns.max, 60'000u);
+}
+
+TEST(CsSession, DriftAboveBoundIsDetected) {
+    // 20 ppm against ρ = 10 ppm with tight 200 ns paths: the error outruns ε within a period.
+    ClientConfig cfg = sim_config(5'000'000, 20);
+    Harness h(cfg, kSecond, 3);
+    h.delays = [](std::mt19937_64&) { return Delays{200, 0, 200}; };
+    h.run(5 * kSecond);
+    auto sum = h.session().summary();
+    EXPECT_GT(sum.violations, 1000u);
+    EXPECT_GE(sum.syncs, 50u);
+}
+
+TEST(CsSession, LostRoundsLetEpsilonGrow) {
+    ClientConfig cfg = sim_config(0, 0);
+    Harness h(cfg, 0, 2);
+    h.delays = [](std::mt19937_64&) { return Delays{1000, 0, 1000}; };
+    h.run(150'000'000);  // two syncs (0 and 100 ms)
+    EXPECT_EQ(h.session().syncs(), 2u);
+    uint64_t max_before = h.session().epsilon_histogram().max();
+    h.loss = 1;
+    h.run(500'000'000);  // five rounds lost
+    EXPECT_EQ(h.session().syncs(), 2u);
+    EXPECT_EQ(h.session().drops()[CsDrop::timeout], 5u);
+    EXPECT_EQ(max_before, 1003u + 1001);  // ε just before the 100 ms sync
+    // Last sync's t1 at 100 ms, last sample at ~649 ms: ε = 1003 + ρ·549 ms.
+    EXPECT_GE(h.session().epsilon_histogram().max(), 1003u + 5490);
+    EXPECT_EQ(h.session().violations(), 0u);
+    h.loss = 0;
+    h.run(200'000'000);
+    EXPECT_EQ(h.session().syncs(), 4u);
+    EXPECT_LT(h.session().epsilon_at(h.session().sync().t4), 1010u);
+}

@@ -1,0 +1,277 @@
+#include <gtest/gtest.h>
+
+#include <array>
+#include <set>
+#include <vector>
+
+#include "clocksync/cs_wire.hpp"
+#include "clocksync/master.hpp"
+#include "pkt/build.hpp"
+#include "pkt/bytes.hpp"
+#include "pkt/checksum.hpp"
+
+using namespace linerate::clocksync;
+using namespace linerate::pkt;
+
+namespace {
+
+UdpFrameSpec client_spec() {
+    UdpFrameSpec s;
+    s.src_mac = {0x02, 0, 0, 0, 0, 0xC1};
+    s.dst_mac = {0x02, 0, 0, 0, 0, 0x4D};
+    s.src_ip = ipv4_addr(10, 0, 0, 1);
+    s.dst_ip = ipv4_addr(10, 0, 0, 2);
+    s.src_port = kCsUdpPort;
+    s.dst_port = kCsUdpPort;
+    return s;
+}
+
+std::vector<uint8_t> request(uint32_t client = 7, uint64_t seq = 42, uint64_t t1 = 1000) {
+    std::vector<uint8_t> f(kCsFrameLen);
+    EXPECT_EQ(build_request(f.data(), f.size(), client_spec(), client, seq, t1), kCsFrameLen);
+    return f;
+}
+
+CsDrop drop_of(const std::vector<uint8_t>& f) {
+    CsPacket p = parse_cs_packet(f.data(), f.size());
+    EXPECT_FALSE(p.ok);
+    return p.drop;
+}
+
+}  // namespace
+
+TEST(CsWire, RequestLayoutFollowsDesign) {
+    auto f = request(0x01020304, 0x1122334455667788, 0xA0A1A2A3A4A5A6A7);
+    ASSERT_EQ(f.size(), 86u);
+    EXPECT_EQ(load_be16(&f[42]), 0x4353);
+    EXPECT_EQ(f[44], 1);
+    EXPECT_EQ(f[45], 1);
+    EXPECT_EQ(load_be16(&f[46]), 0);
+    EXPECT_EQ(load_be32(&f[48]), 0x01020304u);
+    EXPECT_EQ(load_be64(&f[52]), 0x1122334455667788u);
+    EXPECT_EQ(load_be64(&f[60]), 0xA0A1A2A3A4A5A6A7u);
+    EXPECT_EQ(load_be64(&f[68]), 0u);
+    EXPECT_EQ(load_be64(&f[76]), 0u);
+    EXPECT_TRUE(checksum_ok(&f[14], 20));
+    EXPECT_EQ(UdpView{&f[34]}.length(), 8 + 44);
+}
+
+TEST(CsWire, RequestRoundTrip) {
+    auto f = request(7, 42, 123456789);
+    CsPacket p = parse_cs_packet(f.data(), f.size());
+    ASSERT_TRUE(p.ok);
+    EXPECT_EQ(p.type, CsType::request);
+    EXPECT_EQ(p.l3_offset, 14);
+    EXPECT_EQ(p.payload_offset, 42);
+    EXPECT_EQ(p.client_id, 7u);
+    EXPECT_EQ(p.seq, 42u);
+    EXPECT_EQ(p.t1, 123456789u);
+    EXPECT_EQ(p.t2, 0u);
+    EXPECT_EQ(p.t3, 0u);
+}
+
+TEST(CsWire, BuildRequestNeedsRoom) {
+    std::array<uint8_t, kCsFrameLen - 1> small{};
+    EXPECT_EQ(build_request(small.data(), small.size(), client_spec(), 1, 1, 1), 0u);
+}
+
+TEST(CsWire, AnswerRequestMakesResponseInPlace) {
+    auto req = request(7, 42, 1000);
+    auto f = req;
+    CsPacket p = answer_request(f.data(), f.size(), 5000, 5600);
+    ASSERT_TRUE(p.ok);
+    EXPECT_EQ(p.type, CsType::response);
+    EXPECT_EQ(0, memcmp(&f[0], &req[6], 6));  // MACs swapped
+    EXPECT_EQ(0, memcmp(&f[6], &req[0], 6));
+    EXPECT_EQ(0, memcmp(&f[26], &req[30], 4));  // IPs swapped
+    EXPECT_EQ(0, memcmp(&f[30], &req[26], 4));
+    EXPECT_EQ(0, memcmp(&f[24], &req[24], 2));  // IP checksum untouched and still valid
+    EXPECT_TRUE(checksum_ok(&f[14], 20));
+    EXPECT_EQ(load_be16(&f[40]), 0);  // UDP checksum: none
+    EXPECT_EQ(f[45], 2);
+    EXPECT_EQ(load_be64(&f[68]), 5000u);
+    EXPECT_EQ(load_be64(&f[76]), 5600u);
+    EXPECT_EQ(0, memcmp(&f[46], &req[46], 22));  // reserved, client id, seq, t1 echoed
+
+    CsPacket r = parse_cs_packet(f.data(), f.size());
+    ASSERT_TRUE(r.ok);
+    EXPECT_EQ(r.type, CsType::response);
+    EXPECT_EQ(r.client_id, 7u);
+    EXPECT_EQ(r.seq, 42u);
+    EXPECT_EQ(r.t1, 1000u);
+    EXPECT_EQ(r.t2, 5000u);
+    EXPECT_EQ(r.t3, 5600u);
+}
+
+TEST(CsWire, SwappedPortsAndAddressesKeepChecksumForAnyAddresses) {
+    UdpFrameSpec s = client_spec();
+    s.src_ip = ipv4_addr(192, 168, 200, 77);
+    s.dst_ip = ipv4_addr(10, 255, 1, 3);
+    s.src_port = 40000;  // a client on another source port gets its answer on that port
+    std::vector<uint8_t> f(kCsFrameLen);
+    build_request(f.data(), f.size(), s, 1, 1, 1);
+    ASSERT_TRUE(answer_request(f.data(), f.size(), 2, 3).ok);
+    EXPECT_TRUE(checksum_ok(&f[14], 20));
+    EXPECT_EQ(UdpView{&f[34]}.src_port(), kCsUdpPort);
+    EXPECT_EQ(UdpView{&f[34]}.dst_port(), 40000);
+    EXPECT_EQ(parse_cs_packet(f.data(), f.size(), 40000).type, CsType::response);
+}
+
+TEST(CsWire, SetT3Restamps) {
+    auto f = request();
+    CsPacket p = answer_request(f.data(), f.size(), 10, 0);
+    set_t3(f.data(), p, 99);
+    EXPECT_EQ(parse_cs_packet(f.data(), f.size()).t3, 99u);
+}
+
+TEST(CsWire, VlanTaggedAndPaddedFrames) {
+    auto plain = request(3, 4, 5);
+    std::vector<uint8_t> f(plain.begin(), plain.begin() + 12);
+    const uint8_t tag[4] = {0x81, 0x00, 0x00, 0x64};
+    f.insert(f.end(), tag, tag + 4);
+    f.insert(f.end(), plain.begin() + 12, plain.end());
+    f.resize(f.size() + 10, 0);  // trailing padding beyond the IP length is fine
+    CsPacket p = parse_cs_packet(f.data(), f.size());
+    ASSERT_TRUE(p.ok);
+    EXPECT_EQ(p.l3_offset, 18);
+    EXPECT_EQ(p.payload_offset, 46);
+    EXPECT_EQ(p.seq, 4u);
+    ASSERT_TRUE(answer_request(f.data(), f.size(), 8, 9).ok);
+    EXPECT_EQ(load_be16(&f[12]), kEtherTypeVlan);
+    EXPECT_TRUE(checksum_ok(&f[18], 20));
+    EXPECT_EQ(parse_cs_packet(f.data(), f.size()).t3, 9u);
+}
+
+TEST(CsWire, NotClocksync) {
+    auto f = request();
+    EXPECT_EQ(drop_of(std::vector<uint8_t>(f.begin(), f.begin() + 10)), CsDrop::not_clocksync);
+    // Cut before the UDP destination port: cannot be told to be ours.
+    EXPECT_EQ(drop_of(std::vector<uint8_t>(f.begin(), f.begin() + 37)), CsDrop::not_clocksync);
+
+    auto g = f;
+    store_be16(&g[12], 0x86DD);
+    EXPECT_EQ(drop_of(g), CsDrop::not_clocksync);
+
+    g = f;
+    g[14 + 9] = 6;  // TCP
+    fix_ipv4_checksum(&g[14]);
+    EXPECT_EQ(drop_of(g), CsDrop::not_clocksync);
+
+    g = f;
+    g[14] = 0x65;  // IP version 6 in an IPv4 ethertype
+    EXPECT_EQ(drop_of(g), CsDrop::not_clocksync);
+
+    g = f;
+    g[14] = 0x44;  // IHL 4 (< 20 bytes)
+    EXPECT_EQ(drop_of(g), CsDrop::not_clocksync);
+
+    g = f;
+    store_be16(&g[36], 9000);  // another UDP port
+    EXPECT_EQ(drop_of(g), CsDrop::not_clocksync);
+
+    g = f;
+    store_be16(&g[20], 0x0010);  // a later fragment: no UDP header there
+    fix_ipv4_checksum(&g[14]);
+    EXPECT_EQ(drop_of(g), CsDrop::not_clocksync);
+
+    // The client may listen on another port: then 9001 frames are not its own.
+    EXPECT_EQ(parse_cs_packet(f.data(), f.size(), 40000).drop, CsDrop::not_clocksync);
+}
+
+TEST(CsWire, Malformed) {
+    auto f = request();
+    // Port readable, clocksync header cut.
+    EXPECT_EQ(drop_of(std::vector<uint8_t>(f.begin(), f.begin() + 60)), CsDrop::malformed);
+    EXPECT_EQ(drop_of(std::vector<uint8_t>(f.begin(), f.end() - 1)), CsDrop::malformed);
+
+    auto g = f;
+    store_be16(&g[20], 0x2000);  // more fragments
+    fix_ipv4_checksum(&g[14]);
+    EXPECT_EQ(drop_of(g), CsDrop::malformed);
+
+    g = f;
+    g[24] ^= 0x01;  // IP checksum
+    EXPECT_EQ(drop_of(g), CsDrop::malformed);
+
+    g = f;
+    store_be16(&g[16], 20 + 7);  // IP total length cannot hold UDP
+    fix_ipv4_checksum(&g[14]);
+    EXPECT_EQ(drop_of(g), CsDrop::malformed);
+
+    g = f;
+    store_be16(&g[16], 72 + 1);  // IP total length beyond the frame
+    fix_ipv4_checksum(&g[14]);
+    EXPECT_EQ(drop_of(g), CsDrop::malformed);
+
+    g = f;
+    store_be16(&g[38], 8 + 43);  // UDP length cannot hold the clocksync header
+    EXPECT_EQ(drop_of(g), CsDrop::malformed);
+
+    g = f;
+    store_be16(&g[38], 52 + 1);  // UDP length beyond the IP payload
+    EXPECT_EQ(drop_of(g), CsDrop::malformed);
+
+    g = f;
+    store_be16(&g[38], 7);
+    EXPECT_EQ(drop_of(g), CsDrop::malformed);
+}
+
+TEST(CsWire, BadMagicVersionType) {
+    auto f = request();
+    auto g = f;
+    store_be16(&g[42], 0x4B56);  // kvagg's magic
+    EXPECT_EQ(drop_of(g), CsDrop::bad_magic);
+    g = f;
+    g[44] = 2;
+    EXPECT_EQ(drop_of(g), CsDrop::bad_version);
+    for (uint8_t t : {0, 3, 255}) {
+        g = f;
+        g[45] = t;
+        EXPECT_EQ(drop_of(g), CsDrop::bad_type);
+    }
+}
+
+TEST(CsWire, MasterRejectsResponsesAndGarbageUntouched) {
+    auto f = request();
+    answer_request(f.data(), f.size(), 1, 2);
+    auto before = f;
+    CsPacket p = answer_request(f.data(), f.size(), 3, 4);
+    EXPECT_FALSE(p.ok);
+    EXPECT_EQ(p.drop, CsDrop::bad_type);
+    EXPECT_EQ(f, before);
+
+    auto g = request();
+    g[44] = 9;
+    before = g;
+    EXPECT_EQ(answer_request(g.data(), g.size(), 3, 4).drop, CsDrop::bad_version);
+    EXPECT_EQ(g, before);
+}
+
+TEST(CsWire, ReservedFieldIsEchoedNotChecked) {
+    auto f = request();
+    store_be16(&f[46], 0xBEEF);
+    ASSERT_TRUE(answer_request(f.data(), f.size(), 1, 2).ok);
+    EXPECT_EQ(load_be16(&f[46]), 0xBEEF);
+}
+
+TEST(CsWire, DropNamesFollowEnum) {
+    EXPECT_EQ(kCsDropCount, 9u);
+    EXPECT_EQ(cs_drop_name(CsDrop::not_clocksync), "not_clocksync");
+    EXPECT_EQ(cs_drop_name(CsDrop::malformed), "malformed");
+    EXPECT_EQ(cs_drop_name(CsDrop::bad_magic), "bad_magic");
+    EXPECT_EQ(cs_drop_name(CsDrop::bad_version), "bad_version");
+    EXPECT_EQ(cs_drop_name(CsDrop::bad_type), "bad_type");
+    EXPECT_EQ(cs_drop_name(CsDrop::unknown_sequence), "unknown_sequence");
+    EXPECT_EQ(cs_drop_name(CsDrop::wrong_client), "wrong_client");
+    EXPECT_EQ(cs_drop_name(CsDrop::negative_rtt), "negative_rtt");
+    EXPECT_EQ(cs_drop_name(CsDrop::timeout), "timeout");
+    std::set<std::string_view> d(kCsDropDescriptions.begin(), kCsDropDescriptions.end());
+    EXPECT_EQ(d.size(), kCsDropCount);
+
+    CsDropCounters c;
+    c.add(CsDrop::timeout);
+    c.add(CsDrop::bad_magic, 2);
+    EXPECT_EQ(c[CsDrop::timeout], 1u);
+    EXPECT_EQ(c[CsDrop::bad_magic], 2u);
+    EXPECT_EQ(c.total(), 3u);
+}
