@@ -1,0 +1,93 @@
+// nfv: Click's CheckIPHeader as a network function. Wiring only: the check is
+// check_ip_header.hpp, its step on an mbuf mbuf_kernel.hpp, the options options.hpp.
+#include <fmt/core.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "check_ip_header.hpp"
+#include "first_bad_log.hpp"
+#include "mbuf_kernel.hpp"
+#include "options.hpp"
+#include "runtime/forward_loop.hpp"
+#include "runtime/runtime.hpp"
+#include "stats/telemetry.hpp"
+
+using namespace linerate;
+
+namespace {
+
+constexpr const char* kApp = "nfv";
+constexpr unsigned kDivertedCounter = 0, kDivertFullCounter = 1;
+
+bool port_in_use(const Runtime& runtime, uint16_t port) {
+    for (const auto& p : runtime.ports())
+        if (p->id() == port) return true;
+    return false;
+}
+
+// A worker diverts on its own queue of the bad port; a worker with none there (the device has
+// fewer queues than there are workers) frees its invalid frames instead.
+std::optional<Divert> divert_for(const worker::WorkerSlot& slot, std::optional<uint16_t> port) {
+    if (!port) return std::nullopt;
+    for (const worker::QueueRef& q : slot.queues)
+        if (q.port == *port) return Divert{q.port, q.queue, kDivertedCounter, kDivertFullCounter};
+    return std::nullopt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App cli(
+        "nfv: check every frame's IPv4 header as Click's CheckIPHeader does, send valid frames "
+        "back out the port and queue they came in on (trimmed to the IP length, MACs swapped), "
+        "drop or divert the others, counted by reason",
+        kApp);
+    cli::CommonOptions options;
+    cli::add_common_options(cli, options);
+    nfv::Options nfv_options;
+    nfv::add_options(cli, nfv_options);
+    // The board's counters depend on --bad-port and the Runtime builds the board as it parses,
+    // so parse here first; the Runtime's own parse of the same line gives the same values.
+    cli::parse_or_exit(cli, argc, argv);
+
+    std::vector<std::string> reasons(nfv::kVerdictNames.begin(), nfv::kVerdictNames.end());
+    reasons[kTxFullReason] = kTxFullName;  // verdict ok never drops: its index is "tx full"
+    std::vector<std::string> counters;
+    if (nfv_options.bad_port) counters = {"diverted", "divert tx full"};
+    Runtime runtime({kApp, "CheckIPHeader network function", reasons, counters}, argc, argv, cli,
+                    options);
+
+    const std::optional<uint16_t> bad_port = nfv_options.bad_port;
+    if (bad_port && !port_in_use(runtime, *bad_port)) {
+        fmt::print(stderr, "{}: --bad-port {}: not one of the ports in use (see --help)\n", kApp,
+                   *bad_port);
+        return 2;
+    }
+    for (const worker::WorkerSlot& slot : runtime.workers().slots())
+        if (bad_port && !slot.queues.empty() && !divert_for(slot, bad_port))
+            fmt::print(stderr, "{}: warning: worker {} has no queue on port {}, frees bad frames\n",
+                       kApp, slot.index, *bad_port);
+
+    const nfv::CheckIpHeader check(nfv::make_config(nfv_options));
+    const nlohmann::json config = nfv::config_json(nfv_options, check);
+    fmt::print("{}: config {}\n", kApp, config.dump());
+    stats::register_telemetry("/linerate/nfv/config", "Effective CheckIPHeader configuration",
+                              [config](const std::string&) { return config; });
+    runtime.add_json([config](nlohmann::json& j) { j["nfv"] = config; });
+
+    nfv::FirstBadLog first_bad(kApp);
+    nfv::FirstBadLog* log = nfv_options.verbose ? &first_bad : nullptr;
+    const bool mac_swap = !nfv_options.no_mac_swap;
+    return runtime.run([&](WorkerContext& ctx) {
+        ForwardOptions forward{divert_for(ctx.slot, bad_port)};
+        if (mac_swap) {
+            nfv::MbufKernel<true> kernel(check, log);
+            forward_loop(ctx, kernel, forward);
+        } else {
+            nfv::MbufKernel<false> kernel(check, log);
+            forward_loop(ctx, kernel, forward);
+        }
+    });
+}

@@ -1,0 +1,95 @@
+#include "options.hpp"
+
+#include <stdexcept>
+
+namespace linerate::nfv {
+namespace {
+
+// A CLI11 check that runs one of the kernel's parsers: its message names the bad token.
+template <class Parse>
+CLI::Validator parses_as(const char* what, Parse parse) {
+    return CLI::Validator(
+        [parse](std::string& text) {
+            try {
+                parse(text);
+                return std::string();
+            } catch (const std::invalid_argument& e) {
+                return std::string(e.what());
+            }
+        },
+        what);
+}
+
+nlohmann::json address_list(const std::vector<uint32_t>& addrs) {
+    nlohmann::json j = nlohmann::json::array();
+    for (uint32_t a : addrs) j.push_back(format_ipv4(a));
+    return j;
+}
+
+}  // namespace
+
+std::string format_ipv4(uint32_t a) {
+    return std::to_string(a >> 24) + "." + std::to_string(a >> 16 & 0xFF) + "." +
+           std::to_string(a >> 8 & 0xFF) + "." + std::to_string(a & 0xFF);
+}
+
+void add_options(CLI::App& app, Options& o) {
+    app.add_flag("--no-checksum", o.no_checksum,
+                 "Do not verify the IP header checksum (Click's CHECKSUM false, CheckIPHeader2)");
+    app.add_option_function<std::string>(
+           "--bad-src", [&o](const std::string& s) { o.bad_src = parse_ipv4_list(s); },
+           "Comma-separated source addresses to drop (Click's BADSRC; replaces the default "
+           "0.0.0.0,255.255.255.255 and what --interfaces adds; '' = none)")
+        ->check(parses_as("LIST", parse_ipv4_list));
+    app.add_option_function<std::string>(
+           "--good-dst", [&o](const std::string& s) { o.good_dst = parse_ipv4_list(s); },
+           "Comma-separated destinations for which a bad source is accepted (Click's GOODDST)")
+        ->check(parses_as("LIST", parse_ipv4_list));
+    app.add_option_function<std::string>(
+           "--interfaces",
+           [&o](const std::string& s) {
+               o.interfaces = parse_interfaces(s);
+               o.interfaces_text = s;
+           },
+           "Comma-separated a.b.c.d/len: each subnet broadcast becomes a bad source (with 0.0.0.0 "
+           "and 255.255.255.255), each address a good destination (Click's INTERFACES)")
+        ->check(parses_as("ADDR/LEN,...", parse_interfaces));
+    app.add_flag("--pass-non-ip", o.pass_non_ip,
+                 "Forward frames that are not IPv4 (MAC-swapped) instead of dropping them");
+    app.add_flag("--no-mac-swap", o.no_mac_swap, "Forward valid frames with their MACs unchanged");
+    app.add_option_function<unsigned>(
+           "--bad-port", [&o](unsigned p) { o.bad_port = uint16_t(p); },
+           "Transmit invalid frames on this port (on the worker's own queue) instead of freeing "
+           "them; they are still counted by reason, and as diverted")
+        ->check(CLI::Range(0u, 65535u));
+    app.add_flag("--verbose", o.verbose,
+                 "Log the first invalid frame of each reason (reason, length, first bytes)");
+}
+
+Config make_config(const Options& o) {
+    Config c;
+    c.verify_checksum = !o.no_checksum;
+    c.pass_non_ip = o.pass_non_ip;
+    if (o.interfaces) {
+        c.bad_src = o.interfaces->bad_src;
+        c.good_dst = o.interfaces->good_dst;
+    }
+    if (o.bad_src) c.bad_src = *o.bad_src;
+    if (o.good_dst) c.good_dst = *o.good_dst;
+    return c;
+}
+
+nlohmann::json config_json(const Options& o, const CheckIpHeader& check) {
+    nlohmann::json j;
+    j["checksum"] = !o.no_checksum;
+    j["pass_non_ip"] = o.pass_non_ip;
+    j["mac_swap"] = !o.no_mac_swap;
+    j["bad_src"] = address_list(check.bad_src());
+    j["good_dst"] = address_list(check.good_dst());
+    j["interfaces"] = o.interfaces_text;
+    j["bad_port"] = o.bad_port ? nlohmann::json(*o.bad_port) : nlohmann::json(nullptr);
+    j["verbose"] = o.verbose;
+    return j;
+}
+
+}  // namespace linerate::nfv

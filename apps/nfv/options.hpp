@@ -1,0 +1,42 @@
+#pragma once
+// nfv's own command-line options (Click's CheckIPHeader keywords and the app's I/O choices),
+// what they make of the kernel's Config, and the effective configuration as JSON.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "check_ip_header.hpp"
+
+namespace linerate::nfv {
+
+struct Options {
+    bool no_checksum = false;
+    bool pass_non_ip = false;
+    bool no_mac_swap = false;
+    bool verbose = false;
+    // Set only when given: Click's keywords replace what INTERFACES or the default put there.
+    std::optional<std::vector<uint32_t>> bad_src;
+    std::optional<std::vector<uint32_t>> good_dst;
+    std::optional<Interfaces> interfaces;
+    std::string interfaces_text;  // as given, for the config report
+    std::optional<uint16_t> bad_port;
+};
+
+// Adds the options to `app`. A bad list or prefix fails the parse itself, so it gets the
+// one-line error and exit 2 of every other bad value, before the EAL starts.
+void add_options(CLI::App& app, Options& options);
+
+// Click's order: INTERFACES sets bad sources and good destinations, then BADSRC and GOODDST
+// replace them when given.
+Config make_config(const Options& options);
+
+// The effective configuration: for the JSON's "nfv" object and /linerate/nfv/config.
+nlohmann::json config_json(const Options& options, const CheckIpHeader& check);
+
+std::string format_ipv4(uint32_t addr);
+
+}  // namespace linerate::nfv
