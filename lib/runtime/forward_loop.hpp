@@ -54,7 +54,7 @@ void forward_loop(WorkerContext& ctx, Kernel& kernel, const ForwardOptions& opti
             if (n == 0) continue;
             for (uint16_t i = 0; i < n && i < kPrefetchAhead; ++i)
                 rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
-            uint64_t rx_bytes = 0;
+            uint64_t rx_bytes = 0, keep_bytes = 0;
             uint16_t keep = 0, dropped = 0;
             for (uint16_t i = 0; i < n; ++i) {
                 if (i + kPrefetchAhead < n)
@@ -62,13 +62,14 @@ void forward_loop(WorkerContext& ctx, Kernel& kernel, const ForwardOptions& opti
                 rte_mbuf* m = pkts[i];
                 rx_bytes += rte_pktmbuf_pkt_len(m);
                 if (unsigned reason = kernel(m); reason == kTransmit) {
+                    keep_bytes += rte_pktmbuf_pkt_len(m);  // after the kernel (nfv trims)
                     pkts[keep++] = m;
                 } else {
                     c.drops[reason].add(1);
                     drop[dropped++] = m;
                 }
             }
-            TxResult tx = tx_burst_all(q.port, q.queue, pkts, keep, ctx.tx_retries);
+            TxResult tx = tx_burst_all(q.port, q.queue, pkts, keep, ctx.tx_retries, keep_bytes);
             if (tx.dropped) c.drops[kTxFullReason].add(tx.dropped);
             c.tx_packets.add(tx.sent);
             c.tx_bytes.add(tx.sent_bytes);

@@ -14,11 +14,11 @@ struct TxResult {
     uint16_t dropped = 0;  // freed after the retries
 };
 
+// `bytes` is the sum of the frames' pkt_len, which the caller usually has already: the
+// frames leave our hands in tx_burst, so only the leftovers' lengths can be read afterwards.
 inline TxResult tx_burst_all(uint16_t port, uint16_t queue, rte_mbuf** pkts, uint16_t n,
-                             unsigned retries) {
+                             unsigned retries, uint64_t bytes) {
     TxResult r;
-    uint64_t bytes = 0;
-    for (uint16_t i = 0; i < n; ++i) bytes += rte_pktmbuf_pkt_len(pkts[i]);
     r.sent = rte_eth_tx_burst(port, queue, pkts, n);
     for (unsigned attempt = 0; r.sent < n && attempt < retries; ++attempt)
         r.sent += rte_eth_tx_burst(port, queue, pkts + r.sent, uint16_t(n - r.sent));
@@ -29,6 +29,13 @@ inline TxResult tx_burst_all(uint16_t port, uint16_t queue, rte_mbuf** pkts, uin
     }
     r.sent_bytes = bytes;
     return r;
+}
+
+inline TxResult tx_burst_all(uint16_t port, uint16_t queue, rte_mbuf** pkts, uint16_t n,
+                             unsigned retries) {
+    uint64_t bytes = 0;
+    for (uint16_t i = 0; i < n; ++i) bytes += rte_pktmbuf_pkt_len(pkts[i]);
+    return tx_burst_all(port, queue, pkts, n, retries, bytes);
 }
 
 }  // namespace linerate
