@@ -1,0 +1,80 @@
+#include "kvagg/agg_table.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <stdexcept>
+
+namespace linerate::kvagg {
+
+// ---- geometry ----
+
+size_t AggGeometry::slots_for(const AggConfig& cfg) {
+    if (cfg.mode == IndexMode::direct) return size_t(cfg.max_keys);
+    const uint64_t want = std::max<uint64_t>(16, 2 * cfg.max_keys);
+    return size_t(std::bit_ceil(want));
+}
+
+AggGeometry::AggGeometry(AggSlot* slots, size_t capacity, const AggConfig& cfg)
+    : slots_(slots),
+      capacity_(capacity),
+      mask_(capacity - 1),
+      max_keys_(cfg.max_keys),
+      bits_(unsigned(std::countr_zero(capacity))),
+      probe_(unsigned(std::min<size_t>(cfg.probe_limit, capacity))),
+      mode_(cfg.mode) {
+    if (mode_ == IndexMode::hash) {
+        if (capacity < 2 || !std::has_single_bit(capacity))
+            throw std::invalid_argument("aggregation table: capacity must be a power of two >= 2");
+        if (probe_ == 0) throw std::invalid_argument("aggregation table: probe limit 0");
+    } else if (capacity < max_keys_) {
+        throw std::invalid_argument("aggregation table: direct mode needs max_keys slots");
+    }
+}
+
+// ---- per-worker table ----
+
+AggTable::AggTable(std::span<AggSlot> slots, const AggConfig& cfg)
+    : AggGeometry(slots.data(), slots.size(), cfg) {
+    clear();
+}
+
+void AggTable::clear() {
+    std::memset(static_cast<void*>(slots_), 0, bytes_for(capacity_));
+    size_ = 0;
+    zero_value_ = 0;
+    zero_used_ = false;
+}
+
+AggView AggTable::view() const {
+    return {std::span<const AggSlot>(slots_, capacity_), mode_, probe_, zero_used_, zero_value_};
+}
+
+std::optional<uint64_t> AggTable::find(uint64_t key) const {
+    return agg_find(view(), key);
+}
+
+uint64_t AggTable::size() const {
+    if (mode_ == IndexMode::hash) return size_;
+    return uint64_t(
+        std::count_if(slots_, slots_ + capacity_, [](const AggSlot& s) { return s.key != 0; }));
+}
+
+// ---- lookup ----
+
+std::optional<uint64_t> agg_find(const AggView& t, uint64_t key) {
+    if (t.mode == IndexMode::direct) {
+        if (key < t.slots.size() && t.slots[key].key != 0) return t.slots[key].value;
+        return std::nullopt;
+    }
+    if (key == 0) return t.zero_used ? std::optional<uint64_t>(t.zero_value) : std::nullopt;
+    const size_t mask = t.slots.size() - 1;
+    size_t i = agg_hash_index(key, unsigned(std::countr_zero(t.slots.size())));
+    for (unsigned n = 0; n < t.probe_limit; ++n, i = (i + 1) & mask) {
+        if (t.slots[i].key == key) return t.slots[i].value;
+        if (t.slots[i].key == 0) break;
+    }
+    return std::nullopt;
+}
+
+}  // namespace linerate::kvagg

@@ -1,0 +1,80 @@
+#include "kvagg/dup_window.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <stdexcept>
+
+namespace linerate::kvagg {
+
+DupFilter::DupFilter(uint64_t window, uint32_t max_streams)
+    : window_(window), words_(window / 64), max_streams_(max_streams) {
+    if (window != 0 && (window < 64 || !std::has_single_bit(window)))
+        throw std::invalid_argument("duplicate window must be 0 or a power of two >= 64");
+    if (max_streams == 0) throw std::invalid_argument("max streams must be >= 1");
+    if (window == 0) return;
+    // Load <= 1/2 keeps probes short; every probe ends at an empty slot.
+    const size_t slots = std::bit_ceil(size_t(max_streams) * 2);
+    map_.assign(slots, Entry{0, 0, 0});
+    map_mask_ = slots - 1;
+    bits_.assign(size_t(max_streams) * words_, 0);
+}
+
+// An index, not a pointer, remembers the last stream, so copies of a filter stay independent.
+DupFilter::Entry* DupFilter::lookup(uint32_t stream) {
+    Entry& last = map_[last_];
+    if (last.bitmap_plus1 != 0 && last.id == stream) return &last;
+    size_t i = size_t((stream * 0x9E3779B97F4A7C15ull) >> 32) & map_mask_;
+    for (;; i = (i + 1) & map_mask_) {
+        Entry& e = map_[i];
+        if (e.bitmap_plus1 == 0) {
+            if (streams_ == max_streams_) return nullptr;
+            e = {stream, ++streams_, 0};
+            last_ = i;
+            return &e;
+        }
+        if (e.id == stream) {
+            last_ = i;
+            return &e;
+        }
+    }
+}
+
+// Clears the bits of `count` (< window) sequence numbers starting at `first`, wrapping.
+void DupFilter::clear_bits(uint64_t* words, uint64_t first, uint64_t count) const {
+    uint64_t pos = first & (window_ - 1);
+    while (count) {
+        const uint64_t bit = pos & 63;
+        const uint64_t n = std::min<uint64_t>(count, 64 - bit);
+        const uint64_t mask = n == 64 ? ~0ull : ((uint64_t(1) << n) - 1) << bit;
+        words[pos >> 6] &= ~mask;
+        count -= n;
+        pos = (pos + n) & (window_ - 1);
+    }
+}
+
+SeqVerdict DupFilter::check(uint32_t stream, uint64_t seq) {
+    if (window_ == 0) return SeqVerdict::accept;
+    Entry* e = lookup(stream);
+    if (!e) return SeqVerdict::too_many_streams;
+    uint64_t* words = bitmap(*e);
+    const uint64_t pos = seq & (window_ - 1);
+    const uint64_t bit = uint64_t(1) << (pos & 63);
+    // A new entry has top 0 and an empty bitmap: seq 0 or anything in [0, W) is simply "not seen".
+    if (seq > e->top) {
+        const uint64_t ahead = seq - e->top;
+        if (ahead >= window_)
+            std::memset(words, 0, words_ * sizeof(uint64_t));
+        else
+            clear_bits(words, e->top + 1, ahead);
+        e->top = seq;
+        words[pos >> 6] |= bit;
+        return SeqVerdict::accept;
+    }
+    if (e->top - seq >= window_) return SeqVerdict::stale;
+    if (words[pos >> 6] & bit) return SeqVerdict::duplicate;
+    words[pos >> 6] |= bit;
+    return SeqVerdict::accept;
+}
+
+}  // namespace linerate::kvagg

@@ -1,0 +1,58 @@
+#pragma once
+// Duplicate detection per stream id: a sliding window of sequence numbers as a bitmap.
+// With `top` the highest sequence accepted on the stream and W the window:
+//   seq > top              -> accept, the window slides to end at seq (a jump >= W clears it)
+//   top - W < seq <= top   -> duplicate if its bit is set, else accept (late but new)
+//   seq <= top - W         -> stale (too old to tell; counted, not aggregated)
+// A new stream starts with top = 0 and nothing seen, so its first packet is always accepted.
+//
+// Streams live in a small open-addressing map sized at construction for max_streams; all memory
+// is allocated there, none per packet. A packet of a new stream beyond max_streams is refused
+// (too_many_streams, not aggregated): aggregating it without duplicate protection could count a
+// retransmission twice, and dropping it keeps the refusal visible.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace linerate::kvagg {
+
+enum class SeqVerdict : uint8_t { accept, duplicate, stale, too_many_streams };
+
+class DupFilter {
+  public:
+    static constexpr uint64_t kDefaultWindow = 65536;
+    static constexpr uint32_t kDefaultMaxStreams = 256;
+
+    // window: 0 turns detection off (everything accepted, no stream state); otherwise a power of
+    // two >= 64. max_streams >= 1. Throws std::invalid_argument otherwise. Memory: max_streams x
+    // window / 8 bytes of bitmap (256 streams x 65536 -> 2 MiB).
+    explicit DupFilter(uint64_t window = kDefaultWindow, uint32_t max_streams = kDefaultMaxStreams);
+
+    // Classifies (stream, seq) and records it when accepted.
+    SeqVerdict check(uint32_t stream, uint64_t seq);
+
+    uint64_t window() const { return window_; }
+    uint32_t max_streams() const { return max_streams_; }
+    uint32_t streams() const { return streams_; }  // distinct streams tracked so far
+
+  private:
+    struct Entry {
+        uint32_t id;
+        uint32_t bitmap_plus1;  // 0: empty map slot
+        uint64_t top;
+    };
+    Entry* lookup(uint32_t stream);
+    uint64_t* bitmap(const Entry& e) { return bits_.data() + size_t(e.bitmap_plus1 - 1) * words_; }
+    void clear_bits(uint64_t* words, uint64_t first, uint64_t count) const;
+
+    uint64_t window_;
+    uint64_t words_;  // bitmap words per stream
+    uint32_t max_streams_;
+    uint32_t streams_ = 0;
+    size_t map_mask_ = 0;
+    size_t last_ = 0;  // map index of the last stream seen: consecutive packets mostly share one
+    std::vector<Entry> map_;
+    std::vector<uint64_t> bits_;
+};
+
+}  // namespace linerate::kvagg

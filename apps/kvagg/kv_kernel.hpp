@@ -1,0 +1,66 @@
+#pragma once
+// The kvagg packet kernel: parse -> duplicate check -> table adds (with prefetch), one instance
+// per worker, plain counters. Templated on the table type (AggTable per worker, or
+// SharedAggTable for --agg shared) so the tuple loop has no indirect calls.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "kvagg/agg_table.hpp"
+#include "kvagg/dup_window.hpp"
+#include "kvagg/kv_wire.hpp"
+#include "kvagg/shared_agg_table.hpp"
+
+namespace linerate::kvagg {
+
+// Per-worker counters, written by one thread only. Units:
+//   by_verdict[v]           packets, for every v except table_full
+//   by_verdict[table_full]  TUPLES refused by the table (their packets count as ok)
+// so sum of the packet-unit entries == frames given to aggregate_frame.
+struct alignas(64) KvCounters {
+    std::array<uint64_t, kKvVerdictCount> by_verdict{};
+    uint64_t tuples_aggregated = 0;
+    uint64_t overflow_sum = 0;  // wrapping sum of the refused tuples' values
+
+    uint64_t packets() const;  // all frames seen
+    uint64_t packets_ok() const { return by_verdict[size_t(KvVerdict::ok)]; }
+    uint64_t tuples_overflowed() const { return by_verdict[size_t(KvVerdict::table_full)]; }
+    uint64_t operator[](KvVerdict v) const { return by_verdict[size_t(v)]; }
+    KvCounters& operator+=(const KvCounters& o);
+};
+
+struct KvKernelConfig {
+    uint16_t udp_port = kKvDefaultPort;
+    uint64_t dup_window = DupFilter::kDefaultWindow;  // 0 = no duplicate detection
+    uint32_t max_streams = DupFilter::kDefaultMaxStreams;
+    // Tuples whose slots are prefetched ahead of the add (0 = no prefetch). Packets with fewer
+    // tuples get all their slots prefetched before the first add.
+    unsigned prefetch_ahead = 16;
+};
+
+template <class Table>
+class KvKernel {
+  public:
+    // The table is not owned (the app places it in the --aggbuf region).
+    KvKernel(Table& table, const KvKernelConfig& cfg)
+        : table_(table), dup_(cfg.dup_window, cfg.max_streams), cfg_(cfg) {}
+
+    // Aggregates one frame; returns the packet's verdict (ok even if some tuples were refused:
+    // those are counted in tuple units as table_full).
+    KvVerdict aggregate_frame(const uint8_t* frame, size_t len);
+
+    const KvCounters& counters() const { return counters_; }
+    const DupFilter& dup_filter() const { return dup_; }
+    Table& table() { return table_; }
+
+  private:
+    Table& table_;
+    DupFilter dup_;
+    KvKernelConfig cfg_;
+    KvCounters counters_;
+};
+
+extern template class KvKernel<AggTable>;
+extern template class KvKernel<SharedAggTable>;
+
+}  // namespace linerate::kvagg

@@ -1,0 +1,153 @@
+#pragma once
+// The kvagg wire format of DESIGN.md (a contract): constants, the receive-side parser and the
+// encoder used by tests and the traffic generator.
+//
+// Receive side is a little more liberal than the canonical frame (untagged Ethernet + IPv4 without
+// options + UDP): up to two VLAN/QinQ tags and IPv4 options are accepted, the app header then sits
+// at L3 + IHL*4 + 8. The IPv4 header checksum is not verified (the Ethernet FCS covers the wire and
+// NICs check it; the nfv app is the one about header checks). The encoder always writes the
+// canonical untagged frame.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "pkt/build.hpp"
+#include "pkt/bytes.hpp"
+#include "pkt/headers.hpp"
+
+namespace linerate::kvagg {
+
+inline constexpr uint16_t kKvDefaultPort = 9000;
+inline constexpr uint16_t kKvMagic = 0x4B56;  // "KV"
+inline constexpr uint8_t kKvVersion = 1;
+inline constexpr uint8_t kKvOpSum = 0;
+
+// Offsets inside the app header (which starts at the UDP payload).
+inline constexpr size_t kKvMagicOff = 0;
+inline constexpr size_t kKvVersionOff = 2;
+inline constexpr size_t kKvOpOff = 3;
+inline constexpr size_t kKvCountOff = 4;
+inline constexpr size_t kKvStreamOff = 6;
+inline constexpr size_t kKvSeqOff = 10;
+inline constexpr size_t kKvReservedOff = 18;
+inline constexpr size_t kKvHeaderLen = 22;
+inline constexpr size_t kKvTupleLen = 16;  // key u64, value u64
+// In a canonical frame the header starts at 42 and the first tuple at 64 (DESIGN.md).
+inline constexpr size_t kKvHeaderOffset = pkt::kUdpPayloadOffset;
+inline constexpr size_t kKvTuplesOffset = kKvHeaderOffset + kKvHeaderLen;
+static_assert(kKvTuplesOffset == 64);
+
+// Every reason a packet (or, for table_full, a tuple) is not aggregated. One list gives the enum,
+// the names and the unit of each counter. X(name, unit, help).
+#define LINERATE_KV_DROP_REASONS(X)                                                         \
+    X(not_kvagg, packets, "not IPv4/UDP to the kvagg port (or a non-first IPv4 fragment)")  \
+    X(malformed, packets, "frame/IPv4/UDP lengths inconsistent, or too short for N tuples") \
+    X(bad_magic, packets, "kvagg port but magic is not 0x4B56")                             \
+    X(bad_version, packets, "unknown version")                                              \
+    X(bad_op, packets, "unknown op")                                                        \
+    X(duplicate, packets, "(stream, seq) already seen inside the window")                   \
+    X(stale, packets, "seq older than the duplicate window")                                \
+    X(too_many_streams, packets, "new stream id beyond the per-worker stream bound")        \
+    X(table_full, tuples, "tuple found no slot (key limit or probe bound): value -> overflow")
+
+// ok first, then the drop reasons; values index counter arrays.
+enum class KvVerdict : uint8_t {
+    ok,
+#define LINERATE_KV_X(name, unit, help) name,
+    LINERATE_KV_DROP_REASONS(LINERATE_KV_X)
+#undef LINERATE_KV_X
+        count
+};
+inline constexpr size_t kKvVerdictCount = size_t(KvVerdict::count);
+
+inline constexpr std::array<std::string_view, kKvVerdictCount> kKvVerdictNames = {
+    "ok",
+#define LINERATE_KV_X(name, unit, help) #name,
+    LINERATE_KV_DROP_REASONS(LINERATE_KV_X)
+#undef LINERATE_KV_X
+};
+// "packets" or "tuples": what a counter for that verdict counts.
+inline constexpr std::array<std::string_view, kKvVerdictCount> kKvVerdictUnits = {
+    "packets",
+#define LINERATE_KV_X(name, unit, help) #unit,
+    LINERATE_KV_DROP_REASONS(LINERATE_KV_X)
+#undef LINERATE_KV_X
+};
+inline constexpr std::array<std::string_view, kKvVerdictCount> kKvVerdictHelp = {
+    "aggregated",
+#define LINERATE_KV_X(name, unit, help) help,
+    LINERATE_KV_DROP_REASONS(LINERATE_KV_X)
+#undef LINERATE_KV_X
+};
+
+constexpr std::string_view kv_verdict_name(KvVerdict v) {
+    return kKvVerdictNames[size_t(v)];
+}
+
+// What the parser found. stream/seq/tuple_count/tuples are meaningful only when verdict == ok.
+struct KvPacket {
+    KvVerdict verdict = KvVerdict::not_kvagg;
+    uint16_t tuple_count = 0;
+    uint32_t stream = 0;
+    uint64_t seq = 0;
+    const uint8_t* tuples = nullptr;  // tuple_count * 16 bytes inside the frame, big-endian
+};
+
+// Parser verdicts: ok, not_kvagg, malformed, bad_magic, bad_version, bad_op. Reads only inside
+// [frame, frame + len). The reserved field is ignored; bytes after the N tuples are allowed.
+KvPacket parse_kv_packet(const uint8_t* frame, size_t len, uint16_t udp_port);
+
+inline uint64_t kv_tuple_key(const uint8_t* tuples, size_t i) {
+    return pkt::load_be64(tuples + i * kKvTupleLen);
+}
+inline uint64_t kv_tuple_value(const uint8_t* tuples, size_t i) {
+    return pkt::load_be64(tuples + i * kKvTupleLen + 8);
+}
+
+struct KvTuple {
+    uint64_t key = 0;
+    uint64_t value = 0;
+    friend bool operator==(const KvTuple&, const KvTuple&) = default;
+};
+
+// The app header fields; magic/version/op default to the valid values (tests change them).
+struct KvHeader {
+    uint16_t tuple_count = 0;
+    uint32_t stream = 0;
+    uint64_t seq = 0;
+    uint16_t magic = kKvMagic;
+    uint8_t version = kKvVersion;
+    uint8_t op = kKvOpSum;
+};
+
+// Canonical frame length for n tuples: 64 + 16n.
+constexpr size_t kv_frame_len(size_t tuples) {
+    return kKvTuplesOffset + tuples * kKvTupleLen;
+}
+// Most tuples a canonical frame of at most frame_len bytes can carry (0 if it cannot hold the
+// header).
+constexpr size_t kv_max_tuples(size_t frame_len) {
+    return frame_len < kKvTuplesOffset ? 0 : (frame_len - kKvTuplesOffset) / kKvTupleLen;
+}
+
+// Writes the 22-byte app header at `app` (the UDP payload), reserved = 0.
+void write_kv_header(uint8_t* app, const KvHeader& h);
+// Writes tuples big-endian starting at `dst` (16 bytes each).
+void write_kv_tuples(uint8_t* dst, std::span<const KvTuple> tuples);
+
+// Writes a whole canonical frame into `frame` (at least kv_frame_len(tuples.size()) bytes, e.g.
+// an mbuf's data): Ethernet/IPv4/UDP via pkt::write_udp_headers with `spec` as given (set
+// spec.dst_port to the kvagg port), header with tuple_count = tuples.size(), tuples. Returns
+// the frame length. Throws std::invalid_argument if tuples.size() > 0xFFFF or the frame would
+// exceed the IPv4 total-length limit.
+size_t write_kv_frame(uint8_t* frame, const pkt::UdpFrameSpec& spec, uint32_t stream, uint64_t seq,
+                      std::span<const KvTuple> tuples);
+
+// The same as a vector.
+std::vector<uint8_t> make_kv_frame(const pkt::UdpFrameSpec& spec, uint32_t stream, uint64_t seq,
+                                   std::span<const KvTuple> tuples);
+
+}  // namespace linerate::kvagg

@@ -1,0 +1,79 @@
+#pragma once
+// The --agg shared variant of the aggregation table: one table for all workers on the same slot
+// layout and geometry as AggTable, CAS to claim a key slot, relaxed fetch_add on values. For
+// comparison with per-worker tables (which need no atomics at all).
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "kvagg/agg_table.hpp"
+
+namespace linerate::kvagg {
+
+class SharedAggTable : public AggGeometry {
+  public:
+    static_assert(std::atomic_ref<uint64_t>::is_always_lock_free);
+
+    // Clears the slots; construct before sharing it with workers.
+    SharedAggTable(std::span<AggSlot> slots, const AggConfig& cfg);
+
+    void prefetch(uint64_t key) const {
+        if (const AggSlot* s = home(key)) __builtin_prefetch(s, 1, 3);
+    }
+
+    // Thread-safe. false: refused (table full). Near the key limit, which of two racing new keys
+    // gets the last place is up to the race; the conservation invariant holds regardless.
+    bool add(uint64_t key, uint64_t value) {
+        if (mode_ == IndexMode::direct) {
+            if (key >= max_keys_) return false;
+            AggSlot& s = slots_[key];
+            std::atomic_ref<uint64_t> used(s.key);
+            if (used.load(std::memory_order_relaxed) == 0) used.store(1, std::memory_order_relaxed);
+            std::atomic_ref<uint64_t>(s.value).fetch_add(value, std::memory_order_relaxed);
+            return true;
+        }
+        if (key == 0) [[unlikely]]
+            return add_zero(value);
+        size_t i = index(key);
+        for (unsigned n = 0; n < probe_; ++n, i = (i + 1) & mask_) {
+            AggSlot& s = slots_[i];
+            std::atomic_ref<uint64_t> k(s.key);
+            uint64_t cur = k.load(std::memory_order_relaxed);
+            if (cur == 0) {
+                if (!reserve()) return false;
+                if (k.compare_exchange_strong(cur, key, std::memory_order_relaxed))
+                    cur = key;
+                else
+                    size_.fetch_sub(1, std::memory_order_relaxed);  // someone claimed it first
+            }
+            if (cur == key) {
+                std::atomic_ref<uint64_t>(s.value).fetch_add(value, std::memory_order_relaxed);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    std::optional<uint64_t> find(uint64_t key) const;
+    uint64_t size() const;
+    // Read after the workers stopped (their join orders their writes before this).
+    AggView view() const;
+    void clear();
+
+  private:
+    // Takes one of the max_keys places; never overshoots, so no spurious refusals.
+    bool reserve() {
+        uint64_t n = size_.load(std::memory_order_relaxed);
+        while (n < max_keys_)
+            if (size_.compare_exchange_weak(n, n + 1, std::memory_order_relaxed)) return true;
+        return false;
+    }
+    bool add_zero(uint64_t value);
+
+    alignas(64) std::atomic<uint64_t> size_{0};
+    alignas(64) std::atomic<uint64_t> zero_value_{0};
+    std::atomic<uint8_t> zero_used_{0};
+};
+
+}  // namespace linerate::kvagg

@@ -1,0 +1,274 @@
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "kvagg/agg_merge.hpp"
+#include "kvagg/agg_table.hpp"
+#include "kvagg/shared_agg_table.hpp"
+
+using namespace linerate::kvagg;
+
+namespace {
+
+// Slot memory as the app would allocate it (here on the heap) plus the table on it.
+template <class Table = AggTable>
+struct Owned {
+    std::vector<AggSlot> mem;
+    Table table;
+    explicit Owned(const AggConfig& cfg, size_t slots = 0)
+        : mem(slots ? slots : AggTable::slots_for(cfg)), table(mem, cfg) {}
+};
+
+AggConfig hash_cfg(uint64_t max_keys, unsigned probe = AggConfig::kDefaultProbeLimit) {
+    return {.mode = IndexMode::hash, .max_keys = max_keys, .probe_limit = probe};
+}
+AggConfig direct_cfg(uint64_t max_keys) {
+    return {.mode = IndexMode::direct, .max_keys = max_keys};
+}
+
+uint64_t sum_of(const AggResult& r) {
+    uint64_t s = 0;
+    for (const KeySum& ks : r.sums) s += ks.sum;
+    return s;
+}
+
+std::vector<KeySum> to_vector(const std::map<uint64_t, uint64_t>& m) {
+    std::vector<KeySum> v;
+    for (auto [k, s] : m) v.push_back({k, s});
+    return v;
+}
+
+}  // namespace
+
+TEST(AggTable, Sizing) {
+    EXPECT_EQ(AggTable::slots_for(hash_cfg(1000)), 2048u);
+    EXPECT_EQ(AggTable::slots_for(hash_cfg(1025)), 4096u);
+    EXPECT_EQ(AggTable::slots_for(hash_cfg(1 << 20)), size_t(1) << 21);
+    EXPECT_EQ(AggTable::slots_for(hash_cfg(3)), 16u);
+    EXPECT_EQ(AggTable::slots_for(hash_cfg(8)), 16u);
+    EXPECT_EQ(AggTable::slots_for(direct_cfg(1000)), 1000u);
+    EXPECT_EQ(AggTable::bytes_for(1024), 16384u);
+    std::vector<AggSlot> mem(100);
+    EXPECT_THROW(AggTable(mem, hash_cfg(10)), std::invalid_argument);  // not a power of two
+    EXPECT_THROW(AggTable(mem, direct_cfg(101)), std::invalid_argument);
+    EXPECT_NO_THROW(AggTable(mem, direct_cfg(100)));
+}
+
+TEST(AggTable, WrappingSum) {
+    Owned o(hash_cfg(16));
+    EXPECT_TRUE(o.table.add(42, ~0ull - 1));
+    EXPECT_TRUE(o.table.add(42, 5));
+    EXPECT_EQ(o.table.find(42), 3u);
+    EXPECT_EQ(o.table.find(43), std::nullopt);
+}
+
+TEST(AggTable, KeyZeroAndAllOnesAreOrdinaryKeys) {
+    for (IndexMode mode : {IndexMode::hash, IndexMode::direct}) {
+        Owned o(mode == IndexMode::hash ? hash_cfg(16) : direct_cfg(16));
+        EXPECT_EQ(o.table.find(0), std::nullopt);
+        EXPECT_TRUE(o.table.add(0, 7));
+        EXPECT_TRUE(o.table.add(0, 0));
+        EXPECT_EQ(o.table.find(0), 7u);
+        if (mode == IndexMode::hash) {
+            EXPECT_TRUE(o.table.add(~0ull, 9));
+            EXPECT_EQ(o.table.find(~0ull), 9u);
+        } else {
+            EXPECT_FALSE(o.table.add(~0ull, 9));
+        }
+        // A zero value still makes the key appear.
+        EXPECT_TRUE(o.table.add(3, 0));
+        const AggView v = o.table.view();
+        const AggResult r = merge_tables({&v, 1}, false);
+        std::vector<KeySum> want = {{0, 7}, {3, 0}};
+        if (mode == IndexMode::hash) want.push_back({~0ull, 9});
+        EXPECT_EQ(r.sums, want);
+        EXPECT_EQ(o.table.size(), want.size());
+    }
+}
+
+TEST(AggTable, KeyLimitSendsTuplesToOverflowAndConserves) {
+    Owned o(hash_cfg(10));
+    std::mt19937_64 rng(1);
+    uint64_t sent = 0, overflow = 0, refused_tuples = 0;
+    std::map<uint64_t, bool> stored;
+    for (int i = 0; i < 5000; ++i) {
+        const uint64_t key = rng() % 40;  // key 0 included
+        const uint64_t value = rng();
+        sent += value;
+        const bool ok = o.table.add(key, value);
+        if (!ok) {
+            overflow += value;
+            ++refused_tuples;
+        }
+        // A key is never split: it is either always stored or always refused.
+        auto [it, fresh] = stored.emplace(key, ok);
+        EXPECT_EQ(it->second, ok) << key;
+        (void)fresh;
+    }
+    EXPECT_EQ(o.table.size(), 10u);
+    EXPECT_GT(refused_tuples, 0u);
+    const AggView v = o.table.view();
+    const AggResult r = merge_tables({&v, 1});
+    EXPECT_EQ(r.sums.size(), 10u);
+    EXPECT_EQ(r.total + overflow, sent);
+    EXPECT_EQ(sum_of(r), r.total);
+}
+
+TEST(AggTable, ProbeBound) {
+    // 64 slots, probe bound 4: a fifth key with the same home slot finds no place although the
+    // table is nearly empty. The home slot is the last one, so the probe also wraps.
+    const AggConfig cfg = hash_cfg(64, 4);
+    Owned o(cfg, 64);
+    std::vector<uint64_t> same;
+    for (uint64_t k = 1; same.size() < 6; ++k)
+        if (agg_hash_index(k, 6) == 63) same.push_back(k);
+    for (int i = 0; i < 4; ++i) EXPECT_TRUE(o.table.add(same[i], 1)) << i;
+    EXPECT_FALSE(o.table.add(same[4], 1));
+    EXPECT_FALSE(o.table.add(same[5], 1));
+    EXPECT_EQ(o.table.size(), 4u);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(o.table.find(same[i]), 1u);
+    EXPECT_EQ(o.table.find(same[4]), std::nullopt);
+    // The wrapped keys sit in slots 63, 0, 1, 2.
+    const AggView v = o.table.view();
+    EXPECT_EQ(v.slots[63].key, same[0]);
+    EXPECT_EQ(v.slots[2].key, same[3]);
+}
+
+TEST(AggTable, ProbeLimitClampedToCapacity) {
+    Owned o(hash_cfg(100, 32), 16);  // 16 slots, limit 100 keys: the table itself is the bound
+    EXPECT_EQ(o.table.probe_limit(), 16u);
+    int stored = 0;
+    for (uint64_t k = 1; k <= 40; ++k) stored += o.table.add(k, k);
+    EXPECT_LE(stored, 16);
+    EXPECT_EQ(o.table.size(), uint64_t(stored));
+}
+
+TEST(AggTable, DirectMode) {
+    Owned o(direct_cfg(100));
+    EXPECT_TRUE(o.table.add(0, 1));
+    EXPECT_TRUE(o.table.add(99, 2));
+    EXPECT_TRUE(o.table.add(99, 3));
+    EXPECT_FALSE(o.table.add(100, 4));
+    EXPECT_FALSE(o.table.add(~0ull, 4));
+    EXPECT_EQ(o.table.find(99), 5u);
+    EXPECT_EQ(o.table.find(50), std::nullopt);
+    EXPECT_EQ(o.table.find(100), std::nullopt);
+    EXPECT_EQ(o.table.size(), 2u);
+    o.table.prefetch(100);  // out of range: no slot, no fault
+    o.table.prefetch(5);
+}
+
+TEST(AggTable, ClearEmptiesTheTable) {
+    Owned o(hash_cfg(4));
+    for (uint64_t k = 0; k < 4; ++k) o.table.add(k, 1);
+    EXPECT_FALSE(o.table.add(9, 1));
+    o.table.clear();
+    EXPECT_EQ(o.table.size(), 0u);
+    EXPECT_EQ(o.table.find(0), std::nullopt);
+    EXPECT_TRUE(o.table.add(9, 1));
+}
+
+// Several per-worker tables with overlapping random keys: merge equals a std::map reference,
+// sequential and parallel, hash and direct, and mixed.
+TEST(AggMerge, EqualsMapReference) {
+    std::mt19937_64 rng(7);
+    for (IndexMode mode : {IndexMode::hash, IndexMode::direct}) {
+        const uint64_t keys = 5000;
+        std::vector<Owned<>> tables;
+        tables.reserve(4);
+        for (int t = 0; t < 4; ++t)
+            tables.emplace_back(mode == IndexMode::hash ? hash_cfg(4 * keys) : direct_cfg(keys));
+        std::map<uint64_t, uint64_t> ref;
+        uint64_t total = 0;
+        for (int i = 0; i < 200000; ++i) {
+            uint64_t key = rng() % keys;
+            if (mode == IndexMode::hash && i % 1000 == 0) key = (i % 2000) ? ~0ull : 0;
+            if (mode == IndexMode::hash && i % 7 == 0) key *= 0x10000000001ull;  // spread keys
+            const uint64_t value = rng() >> (i % 64);
+            ASSERT_TRUE(tables[rng() % 4].table.add(key, value));
+            ref[key] += value;
+            total += value;
+        }
+        std::vector<AggView> views;
+        for (auto& o : tables) views.push_back(o.table.view());
+        for (bool parallel : {false, true}) {
+            const AggResult r = merge_tables(views, parallel);
+            EXPECT_EQ(r.sums, to_vector(ref)) << int(mode) << parallel;
+            EXPECT_EQ(r.total, total);
+        }
+        for (auto [k, s] : ref) {
+            uint64_t found = 0;
+            for (const AggView& v : views) found += agg_find(v, k).value_or(0);
+            ASSERT_EQ(found, s);
+        }
+    }
+}
+
+TEST(AggMerge, MixedModesAndDifferentSizes) {
+    Owned a(hash_cfg(100)), b(direct_cfg(50)), c(direct_cfg(80));
+    std::map<uint64_t, uint64_t> ref;
+    for (uint64_t k = 0; k < 120; ++k) {
+        if (a.table.add(k * 3, k)) ref[k * 3] += k;
+        if (b.table.add(k, 2 * k)) ref[k] += 2 * k;
+        if (c.table.add(k, 1)) ref[k] += 1;
+    }
+    const std::vector<AggView> views = {a.table.view(), b.table.view(), c.table.view()};
+    EXPECT_EQ(merge_tables(views, false).sums, to_vector(ref));
+    EXPECT_EQ(merge_tables(views, true).sums, to_vector(ref));
+    EXPECT_TRUE(merge_tables({}, true).sums.empty());
+}
+
+TEST(SharedAggTable, SingleThreadMatchesPerWorkerTable) {
+    for (AggConfig cfg : {hash_cfg(20), direct_cfg(20)}) {
+        Owned<AggTable> plain(cfg);
+        Owned<SharedAggTable> shared(cfg);
+        std::mt19937_64 rng(3);
+        for (int i = 0; i < 3000; ++i) {
+            const uint64_t key = rng() % 50, value = rng();
+            EXPECT_EQ(plain.table.add(key, value), shared.table.add(key, value));
+        }
+        const AggView pv = plain.table.view(), sv = shared.table.view();
+        EXPECT_EQ(merge_tables({&pv, 1}).sums, merge_tables({&sv, 1}).sums);
+        EXPECT_EQ(plain.table.size(), shared.table.size());
+        EXPECT_EQ(plain.table.find(0), shared.table.find(0));
+    }
+}
+
+TEST(SharedAggTable, ConcurrentAddsConserveAndRespectTheKeyLimit) {
+    for (uint64_t max_keys : {uint64_t(5000), uint64_t(300)}) {
+        Owned<SharedAggTable> o(hash_cfg(max_keys), 8192);
+        constexpr int kThreads = 4;
+        std::vector<uint64_t> sent(kThreads), overflow(kThreads);
+        std::vector<std::map<uint64_t, uint64_t>> refs(kThreads);
+        std::vector<std::thread> threads;
+        for (int t = 0; t < kThreads; ++t) {
+            threads.emplace_back([&, t] {
+                std::mt19937_64 rng(100 + t);
+                for (int i = 0; i < 50000; ++i) {
+                    const uint64_t key = rng() % 1000, value = rng();
+                    sent[t] += value;
+                    refs[t][key] += value;
+                    if (!o.table.add(key, value)) overflow[t] += value;
+                }
+            });
+        }
+        for (auto& th : threads) th.join();
+        const AggView v = o.table.view();
+        const AggResult r = merge_tables({&v, 1});
+        uint64_t all_sent = 0, all_overflow = 0;
+        for (int t = 0; t < kThreads; ++t) all_sent += sent[t], all_overflow += overflow[t];
+        EXPECT_EQ(r.total + all_overflow, all_sent);
+        EXPECT_LE(r.sums.size(), max_keys);
+        EXPECT_EQ(o.table.size(), r.sums.size());
+        if (max_keys >= 1000) {
+            std::map<uint64_t, uint64_t> ref;
+            for (auto& m : refs)
+                for (auto [k, s] : m) ref[k] += s;
+            EXPECT_EQ(all_overflow, 0u);
+            EXPECT_EQ(r.sums, to_vector(ref));
+        }
+    }
+}

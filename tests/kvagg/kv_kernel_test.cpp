@@ -1,0 +1,161 @@
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "kvagg/agg_merge.hpp"
+#include "kvagg/kv_kernel.hpp"
+
+using namespace linerate::kvagg;
+using namespace linerate::pkt;
+
+namespace {
+
+UdpFrameSpec kv_spec() {
+    UdpFrameSpec s;
+    s.dst_port = kKvDefaultPort;
+    return s;
+}
+
+struct Trace {
+    std::vector<std::vector<uint8_t>> frames;
+    std::map<uint64_t, uint64_t> expected;  // sums of the tuples of the good, first-seen frames
+    uint64_t good = 0, dups = 0, bad = 0, tuples = 0;
+};
+
+// Random kvagg streams with duplicated and malformed frames mixed in.
+Trace make_trace(unsigned seed, uint32_t streams, int packets, uint64_t keys) {
+    std::mt19937_64 rng(seed);
+    Trace t;
+    std::vector<uint64_t> next_seq(streams);
+    for (int i = 0; i < packets; ++i) {
+        const uint32_t stream = uint32_t(rng() % streams);
+        std::vector<KvTuple> tuples(rng() % 40);
+        for (auto& tp : tuples) tp = {rng() % keys, rng()};
+        auto f = make_kv_frame(kv_spec(), stream, next_seq[stream]++, tuples);
+        const unsigned kind = unsigned(rng() % 10);
+        if (kind == 0) {  // malformed: claims one tuple more than it carries
+            store_be16(&f[46], uint16_t(tuples.size() + 1));
+            ++t.bad;
+            t.frames.push_back(std::move(f));
+            continue;
+        }
+        for (auto& tp : tuples) t.expected[tp.key] += tp.value;
+        t.tuples += tuples.size();
+        ++t.good;
+        t.frames.push_back(f);
+        if (kind == 1) {  // retransmitted copy
+            ++t.dups;
+            t.frames.push_back(std::move(f));
+        }
+    }
+    return t;
+}
+
+std::vector<KeySum> to_vector(const std::map<uint64_t, uint64_t>& m) {
+    std::vector<KeySum> v;
+    for (auto [k, s] : m) v.push_back({k, s});
+    return v;
+}
+
+}  // namespace
+
+TEST(KvKernel, AggregatesATraceExactly) {
+    for (unsigned ahead : {0u, 4u, 16u, 64u}) {
+        const Trace t = make_trace(11, 5, 3000, 2000);
+        const AggConfig cfg{.mode = IndexMode::hash, .max_keys = 2000};
+        std::vector<AggSlot> mem(AggTable::slots_for(cfg));
+        AggTable table(mem, cfg);
+        KvKernel<AggTable> k(table, {.prefetch_ahead = ahead});
+        for (const auto& f : t.frames) k.aggregate_frame(f.data(), f.size());
+
+        const KvCounters& c = k.counters();
+        EXPECT_EQ(c.packets(), t.frames.size());
+        EXPECT_EQ(c.packets_ok(), t.good);
+        EXPECT_EQ(c[KvVerdict::duplicate], t.dups);
+        EXPECT_EQ(c[KvVerdict::malformed], t.bad);
+        EXPECT_EQ(c.tuples_aggregated, t.tuples);
+        EXPECT_EQ(c.tuples_overflowed(), 0u);
+        const AggView v = table.view();
+        EXPECT_EQ(merge_tables({&v, 1}).sums, to_vector(t.expected)) << ahead;
+    }
+}
+
+TEST(KvKernel, VerdictsPerFrame) {
+    const AggConfig cfg{.mode = IndexMode::direct, .max_keys = 10};
+    std::vector<AggSlot> mem(AggTable::slots_for(cfg));
+    AggTable table(mem, cfg);
+    KvKernel<AggTable> k(table, {.dup_window = 64, .max_streams = 1});
+    const std::vector<KvTuple> tuples = {{1, 5}, {20, 6}, {2, 7}};
+    auto f = make_kv_frame(kv_spec(), 9, 1000, tuples);
+    EXPECT_EQ(k.aggregate_frame(f.data(), f.size()), KvVerdict::ok);  // key 20 -> overflow
+    EXPECT_EQ(k.aggregate_frame(f.data(), f.size()), KvVerdict::duplicate);
+    auto old = make_kv_frame(kv_spec(), 9, 1000 - 64, tuples);
+    EXPECT_EQ(k.aggregate_frame(old.data(), old.size()), KvVerdict::stale);
+    auto other = make_kv_frame(kv_spec(), 10, 0, tuples);
+    EXPECT_EQ(k.aggregate_frame(other.data(), other.size()), KvVerdict::too_many_streams);
+    auto u = make_udp_frame(UdpFrameSpec{}, 64);
+    EXPECT_EQ(k.aggregate_frame(u.data(), u.size()), KvVerdict::not_kvagg);
+    f[44] = 9;
+    EXPECT_EQ(k.aggregate_frame(f.data(), f.size()), KvVerdict::bad_version);
+
+    const KvCounters& c = k.counters();
+    EXPECT_EQ(c.packets(), 6u);
+    EXPECT_EQ(c.tuples_aggregated, 2u);
+    EXPECT_EQ(c.tuples_overflowed(), 1u);
+    EXPECT_EQ(c.overflow_sum, 6u);
+    EXPECT_EQ(table.find(1), 5u);
+    EXPECT_EQ(table.find(2), 7u);
+}
+
+TEST(KvKernel, OverflowConservation) {
+    const Trace t = make_trace(5, 3, 2000, 100000);
+    const AggConfig cfg{.mode = IndexMode::hash, .max_keys = 1000, .probe_limit = 8};
+    std::vector<AggSlot> mem(AggTable::slots_for(cfg));
+    AggTable table(mem, cfg);
+    KvKernel<AggTable> k(table, {});
+    for (const auto& f : t.frames) k.aggregate_frame(f.data(), f.size());
+    uint64_t sent = 0;
+    for (auto [key, s] : t.expected) sent += s;
+    const AggView v = table.view();
+    const AggResult r = merge_tables({&v, 1});
+    const KvCounters& c = k.counters();
+    EXPECT_GT(c.tuples_overflowed(), 0u);
+    EXPECT_EQ(c.tuples_aggregated + c.tuples_overflowed(), t.tuples);
+    EXPECT_EQ(r.total + c.overflow_sum, sent);
+    EXPECT_EQ(r.sums.size(), 1000u);
+}
+
+// Streams pinned to workers (as RSS does): per-worker tables merged, and one shared table,
+// both equal the reference.
+TEST(KvKernel, TwoWorkersPerWorkerAndShared) {
+    const Trace t = make_trace(23, 8, 4000, 5000);
+    const AggConfig cfg{.mode = IndexMode::hash, .max_keys = 5000};
+    auto worker_of = [](const std::vector<uint8_t>& f) { return load_be32(&f[48]) % 2; };
+
+    std::vector<AggSlot> m0(AggTable::slots_for(cfg)), m1(m0.size()), ms(m0.size());
+    AggTable t0(m0, cfg), t1(m1, cfg);
+    KvKernel<AggTable> k0(t0, {}), k1(t1, {});
+    SharedAggTable shared(ms, cfg);
+    KvKernel<SharedAggTable> s0(shared, {}), s1(shared, {});
+    auto run = [&](auto& kernel, unsigned w) {
+        for (const auto& f : t.frames)
+            if (worker_of(f) == w) kernel.aggregate_frame(f.data(), f.size());
+    };
+    std::thread a([&] { run(k0, 0), run(s0, 0); });
+    std::thread b([&] { run(k1, 1), run(s1, 1); });
+    a.join();
+    b.join();
+
+    const std::vector<AggView> per_worker = {t0.view(), t1.view()};
+    EXPECT_EQ(merge_tables(per_worker).sums, to_vector(t.expected));
+    const AggView sv = shared.view();
+    EXPECT_EQ(merge_tables({&sv, 1}).sums, to_vector(t.expected));
+    KvCounters total = k0.counters();
+    total += k1.counters();
+    EXPECT_EQ(total.packets(), t.frames.size());
+    EXPECT_EQ(total.tuples_aggregated, t.tuples);
+    EXPECT_EQ(total[KvVerdict::duplicate], t.dups);
+}

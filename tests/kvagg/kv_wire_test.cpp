@@ -1,0 +1,240 @@
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "kvagg/kv_wire.hpp"
+#include "pkt/checksum.hpp"
+
+using namespace linerate::kvagg;
+using namespace linerate::pkt;
+
+namespace {
+
+UdpFrameSpec kv_spec() {
+    UdpFrameSpec s;
+    s.dst_port = kKvDefaultPort;
+    return s;
+}
+
+const std::vector<KvTuple> kTuples = {{1, 10}, {0, 7}, {~0ull, 0x0102030405060708ull}};
+
+std::vector<uint8_t> good_frame() {
+    return make_kv_frame(kv_spec(), 0xA1B2C3D4, 0x1122334455667788ull, kTuples);
+}
+
+KvVerdict verdict(const std::vector<uint8_t>& f, uint16_t port = kKvDefaultPort) {
+    return parse_kv_packet(f.data(), f.size(), port).verdict;
+}
+
+// Inserts bytes at `at` (tests build tagged frames and IPv4 options this way).
+std::vector<uint8_t> insert(std::vector<uint8_t> f, size_t at, std::vector<uint8_t> bytes) {
+    f.insert(f.begin() + long(at), bytes.begin(), bytes.end());
+    return f;
+}
+
+}  // namespace
+
+TEST(KvWire, EncoderWritesTheDesignLayout) {
+    const auto f = good_frame();
+    ASSERT_EQ(f.size(), 64u + 16 * kTuples.size());
+    EXPECT_EQ(kv_frame_len(3), f.size());
+    EXPECT_TRUE(checksum_ok(&f[14], 20));
+    EXPECT_EQ(Ipv4View{&f[14]}.total_len(), f.size() - 14);
+    EXPECT_EQ(UdpView{&f[34]}.length(), f.size() - 34);
+    EXPECT_EQ(UdpView{&f[34]}.dst_port(), 9000);
+    // Offsets from DESIGN.md, checked on raw bytes.
+    EXPECT_EQ(f[42], 0x4B);
+    EXPECT_EQ(f[43], 0x56);
+    EXPECT_EQ(f[44], 1);
+    EXPECT_EQ(f[45], 0);
+    EXPECT_EQ(load_be16(&f[46]), 3);
+    EXPECT_EQ(load_be32(&f[48]), 0xA1B2C3D4u);
+    EXPECT_EQ(load_be64(&f[52]), 0x1122334455667788ull);
+    EXPECT_EQ(load_be32(&f[60]), 0u);
+    EXPECT_EQ(load_be64(&f[64]), 1u);
+    EXPECT_EQ(load_be64(&f[72]), 10u);
+    EXPECT_EQ(load_be64(&f[96]), ~0ull);
+    EXPECT_EQ(f[104], 0x01);
+    EXPECT_EQ(f[111], 0x08);
+}
+
+TEST(KvWire, ParsesAGoodFrame) {
+    const auto f = good_frame();
+    const KvPacket p = parse_kv_packet(f.data(), f.size(), kKvDefaultPort);
+    ASSERT_EQ(p.verdict, KvVerdict::ok);
+    EXPECT_EQ(p.stream, 0xA1B2C3D4u);
+    EXPECT_EQ(p.seq, 0x1122334455667788ull);
+    ASSERT_EQ(p.tuple_count, 3);
+    EXPECT_EQ(p.tuples, f.data() + 64);
+    for (size_t i = 0; i < kTuples.size(); ++i) {
+        EXPECT_EQ(kv_tuple_key(p.tuples, i), kTuples[i].key);
+        EXPECT_EQ(kv_tuple_value(p.tuples, i), kTuples[i].value);
+    }
+}
+
+TEST(KvWire, ZeroTuplesIsValid) {
+    const auto f = make_kv_frame(kv_spec(), 1, 2, {});
+    EXPECT_EQ(f.size(), 64u);
+    const KvPacket p = parse_kv_packet(f.data(), f.size(), kKvDefaultPort);
+    EXPECT_EQ(p.verdict, KvVerdict::ok);
+    EXPECT_EQ(p.tuple_count, 0);
+}
+
+TEST(KvWire, EthernetPaddingAndTrailingPayloadAreAccepted) {
+    auto f = good_frame();
+    f.resize(f.size() + 8, 0);  // padding after the IPv4 datagram
+    EXPECT_EQ(verdict(f), KvVerdict::ok);
+    // UDP payload longer than the N tuples (e.g. a fixed-size generator frame).
+    auto g = make_kv_frame(kv_spec(), 1, 2, kTuples);
+    store_be16(&g[46], 2);
+    EXPECT_EQ(verdict(g), KvVerdict::ok);
+}
+
+TEST(KvWire, TruncatedFramesAreMalformed) {
+    const auto f = good_frame();
+    for (size_t len : {size_t(0), size_t(10), size_t(13), size_t(14), size_t(33), size_t(41),
+                       size_t(50), size_t(63), f.size() - 1}) {
+        EXPECT_EQ(parse_kv_packet(f.data(), len, kKvDefaultPort).verdict, KvVerdict::malformed)
+            << "len " << len;
+    }
+}
+
+TEST(KvWire, IpTotalLengthBeyondFrameIsMalformed) {
+    auto f = good_frame();
+    store_be16(&f[16], uint16_t(f.size() - 14 + 1));
+    EXPECT_EQ(verdict(f), KvVerdict::malformed);
+}
+
+TEST(KvWire, BadIpHeaderIsMalformed) {
+    auto f = good_frame();
+    f[14] = 0x65;  // version 6 under the IPv4 ethertype
+    EXPECT_EQ(verdict(f), KvVerdict::malformed);
+    f = good_frame();
+    f[14] = 0x44;  // IHL 4
+    EXPECT_EQ(verdict(f), KvVerdict::malformed);
+    f = good_frame();
+    store_be16(&f[16], 19);  // total length below the header length
+    EXPECT_EQ(verdict(f), KvVerdict::malformed);
+    f = good_frame();
+    store_be16(&f[16], 24);  // no room for the UDP header
+    EXPECT_EQ(verdict(f), KvVerdict::malformed);
+}
+
+TEST(KvWire, UdpLengthTooShortForTuplesIsMalformed) {
+    auto f = good_frame();
+    store_be16(&f[46], 4);  // N = 4 but the payload holds 3
+    EXPECT_EQ(verdict(f), KvVerdict::malformed);
+    f = good_frame();
+    store_be16(&f[38], uint16_t(8 + 22 + 16 * 3 - 1));  // UDP length one short of the tuples
+    EXPECT_EQ(verdict(f), KvVerdict::malformed);
+    f = good_frame();
+    store_be16(&f[38], 8 + 21);  // not even the app header
+    EXPECT_EQ(verdict(f), KvVerdict::malformed);
+    f = good_frame();
+    store_be16(&f[38], 7);  // below the UDP header
+    EXPECT_EQ(verdict(f), KvVerdict::malformed);
+    f = good_frame();
+    store_be16(&f[38], uint16_t(f.size() - 34 + 1));  // longer than the IPv4 payload
+    EXPECT_EQ(verdict(f), KvVerdict::malformed);
+}
+
+TEST(KvWire, UnknownMagicVersionOp) {
+    auto f = good_frame();
+    f[43] = 0x57;
+    EXPECT_EQ(verdict(f), KvVerdict::bad_magic);
+    f = good_frame();
+    f[44] = 2;
+    EXPECT_EQ(verdict(f), KvVerdict::bad_version);
+    f = good_frame();
+    f[44] = 0;
+    EXPECT_EQ(verdict(f), KvVerdict::bad_version);
+    f = good_frame();
+    f[45] = 1;
+    EXPECT_EQ(verdict(f), KvVerdict::bad_op);
+    // Header fields written through the encoder too.
+    f = good_frame();
+    write_kv_header(&f[42], {.tuple_count = 3, .op = 7});
+    EXPECT_EQ(verdict(f), KvVerdict::bad_op);
+}
+
+TEST(KvWire, OtherTrafficIsNotKvagg) {
+    const auto f = good_frame();
+    EXPECT_EQ(verdict(f, 9001), KvVerdict::not_kvagg);  // wrong port
+    auto g = f;
+    store_be16(&g[12], 0x0806);  // ARP
+    EXPECT_EQ(verdict(g), KvVerdict::not_kvagg);
+    g = f;
+    store_be16(&g[12], 0x86DD);  // IPv6
+    EXPECT_EQ(verdict(g), KvVerdict::not_kvagg);
+    g = f;
+    g[23] = 6;  // TCP
+    EXPECT_EQ(verdict(g), KvVerdict::not_kvagg);
+    auto u = make_udp_frame(UdpFrameSpec{}, 100);  // plain UDP to port 9
+    EXPECT_EQ(verdict(u), KvVerdict::not_kvagg);
+}
+
+TEST(KvWire, Fragments) {
+    auto f = good_frame();
+    store_be16(&f[20], 0x0010);  // non-first fragment: no UDP header inside
+    EXPECT_EQ(verdict(f), KvVerdict::not_kvagg);
+    f = good_frame();
+    store_be16(&f[20], 0x2000);  // first fragment (MF) of a kvagg datagram
+    EXPECT_EQ(verdict(f), KvVerdict::malformed);
+}
+
+TEST(KvWire, VlanTagsAreAccepted) {
+    const auto f = good_frame();
+    auto one = insert(f, 12, {0x81, 0x00, 0x00, 0x05});
+    KvPacket p = parse_kv_packet(one.data(), one.size(), kKvDefaultPort);
+    ASSERT_EQ(p.verdict, KvVerdict::ok);
+    EXPECT_EQ(p.tuples, one.data() + 68);
+    EXPECT_EQ(kv_tuple_value(p.tuples, 2), kTuples[2].value);
+    auto two = insert(one, 12, {0x88, 0xA8, 0x00, 0x07});
+    EXPECT_EQ(verdict(two), KvVerdict::ok);
+    auto three = insert(two, 12, {0x81, 0x00, 0x00, 0x09});
+    EXPECT_EQ(verdict(three), KvVerdict::not_kvagg);  // beyond two tags: ethertype stays VLAN
+    // A tagged frame cut inside the tag.
+    EXPECT_EQ(parse_kv_packet(one.data(), 15, kKvDefaultPort).verdict, KvVerdict::malformed);
+}
+
+TEST(KvWire, Ipv4OptionsShiftTheAppHeader) {
+    auto f = insert(good_frame(), 34, {0x01, 0x01, 0x01, 0x00});  // 4 bytes of NOP/EOL options
+    f[14] = 0x46;
+    store_be16(&f[16], uint16_t(f.size() - 14));
+    fix_ipv4_checksum(&f[14]);
+    const KvPacket p = parse_kv_packet(f.data(), f.size(), kKvDefaultPort);
+    ASSERT_EQ(p.verdict, KvVerdict::ok);
+    EXPECT_EQ(p.seq, 0x1122334455667788ull);
+    EXPECT_EQ(p.tuples, f.data() + 68);
+    EXPECT_EQ(kv_tuple_key(p.tuples, 2), ~0ull);
+    // IHL larger than the total length.
+    f[14] = 0x4F;
+    store_be16(&f[16], 40);
+    EXPECT_EQ(verdict(f), KvVerdict::malformed);
+}
+
+TEST(KvWire, EncoderIntoBufferAndLimits) {
+    std::vector<uint8_t> buf(200, 0xEE);
+    const size_t len = write_kv_frame(buf.data(), kv_spec(), 5, 6, kTuples);
+    EXPECT_EQ(len, 112u);
+    EXPECT_EQ(parse_kv_packet(buf.data(), len, kKvDefaultPort).verdict, KvVerdict::ok);
+    EXPECT_EQ(buf[len], 0xEE);  // nothing written beyond the frame
+    EXPECT_EQ(kv_max_tuples(1496), 89u);
+    EXPECT_EQ(kv_max_tuples(63), 0u);
+    std::vector<KvTuple> many(4092);
+    EXPECT_EQ(verdict(make_kv_frame(kv_spec(), 0, 0, many)), KvVerdict::ok);
+    many.resize(4093);  // IPv4 total length would exceed 65535
+    EXPECT_THROW(make_kv_frame(kv_spec(), 0, 0, many), std::invalid_argument);
+}
+
+TEST(KvWire, VerdictNamesAndUnitsComeFromOneList) {
+    EXPECT_EQ(kv_verdict_name(KvVerdict::ok), "ok");
+    EXPECT_EQ(kv_verdict_name(KvVerdict::not_kvagg), "not_kvagg");
+    EXPECT_EQ(kv_verdict_name(KvVerdict::table_full), "table_full");
+    EXPECT_EQ(kKvVerdictUnits[size_t(KvVerdict::table_full)], "tuples");
+    EXPECT_EQ(kKvVerdictUnits[size_t(KvVerdict::duplicate)], "packets");
+    for (size_t v = 0; v < kKvVerdictCount; ++v) {
+        EXPECT_FALSE(kKvVerdictNames[v].empty());
+        EXPECT_FALSE(kKvVerdictHelp[v].empty());
+    }
+}
