@@ -7,6 +7,7 @@
 #include <rte_bus.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_memory.h>
 #include <sys/mman.h>

@@ -3,6 +3,7 @@
 // whose leftovers must be retried, freed and counted, leaving no mbuf in use.
 #include <gtest/gtest.h>
 #include <rte_eth_ring.h>
+#include <rte_lcore.h>
 #include <rte_mbuf.h>
 
 #include <cstring>
