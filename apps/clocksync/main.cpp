@@ -1,0 +1,147 @@
+// clocksync: client/master clock synchronization reporting the time-uncertainty bound epsilon.
+// Wiring only: the wire format and session are cs_wire/client_session, the loops worker_loops,
+// the options options, the reports report.
+#include <fmt/core.h>
+#include <rte_ethdev.h>
+
+#include <algorithm>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "clocksync/options.hpp"
+#include "clocksync/report.hpp"
+#include "clocksync/worker_loops.hpp"
+#include "runtime/runtime.hpp"
+#include "stats/telemetry.hpp"
+
+using namespace linerate;
+using namespace linerate::clocksync;
+
+namespace {
+
+constexpr const char* kApp = "clocksync";
+
+std::vector<uint16_t> port_ids(const Runtime& runtime) {
+    std::vector<uint16_t> ids;
+    for (const auto& p : runtime.ports()) ids.push_back(p->id());
+    return ids;
+}
+
+pkt::MacAddr port_mac(uint16_t port) {
+    rte_ether_addr a{};
+    rte_eth_macaddr_get(port, &a);
+    pkt::MacAddr mac;
+    std::copy(std::begin(a.addr_bytes), std::end(a.addr_bytes), mac.begin());
+    return mac;
+}
+
+int run_master(Runtime& runtime, const Options& cs) {
+    std::optional<MasterClock> clock;
+    try {
+        clock = MasterClock::setup(port_ids(runtime), cs.timestamps);
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "{}: {}\n", kApp, e.what());
+        return 1;
+    }
+    fmt::print("{}: master, timestamps {}\n", kApp, clock->describe());
+    std::vector<pkt::MacAddr> macs(RTE_MAX_ETHPORTS);
+    for (uint16_t id : port_ids(runtime)) macs[id] = port_mac(id);
+
+    nlohmann::json config = config_json(cs);
+    config["timestamps"] = clock->nic() ? "hw" : "sw";
+    stats::register_telemetry("/linerate/clocksync", "Role and timestamp source",
+                              [config](const std::string&) { return config; });
+    runtime.add_json([config](nlohmann::json& j) {
+        j["role"] = "master";
+        j["timestamps"] = config["timestamps"];
+        j["clocksync"] = config;
+    });
+    return runtime.run([&](WorkerContext& ctx) { master_loop(ctx, *clock, cs.udp_port, macs); });
+}
+
+int run_client(Runtime& runtime, const Options& cs, ClientSession& session, LocalClock local) {
+    const unsigned workers = runtime.workers().size();
+    if (workers > 1)
+        fmt::print(
+            "{}: note: only worker 0 runs the session; the {} other worker(s) drain "
+            "their queues (give the client one worker lcore)\n",
+            kApp, workers - 1);
+    if (runtime.ports().size() > 1)
+        fmt::print("{}: note: probes go out on port {} only\n", kApp, runtime.ports()[0]->id());
+
+    ClientIo io;
+    io.spec.src_mac = port_mac(runtime.ports()[0]->id());
+    io.spec.dst_mac = cs.master_mac.value_or(pkt::MacAddr{0xff, 0xff, 0xff, 0xff, 0xff, 0xff});
+    io.spec.src_ip = cs.client_ip;
+    io.spec.dst_ip = cs.master_ip;
+    io.spec.src_port = io.spec.dst_port = cs.udp_port;
+    io.learn_master_mac = !cs.master_mac;
+    io.pool = runtime.pool();
+    SyncedClock synced(local);
+    ClientWorker client(session, synced, io);
+    fmt::print("{}: client {}, timestamps sw: clock_gettime(CLOCK_MONOTONIC_RAW){}\n", kApp,
+               cs.client_id, local.sim ? " through the simulated clock (verification mode)" : "");
+
+    stats::register_telemetry(
+        "/linerate/clocksync", "Synchronized clock: theta, epsilon now, syncs, violations",
+        [&synced](const std::string&) {
+            SyncSnapshot s = synced.snapshot();
+            return client_telemetry(s, SyncedClock::at(s, synced.local().now()));
+        });
+    auto report = [&] {
+        return ClientReport{session.summary(), session.sync(), client.master_mac(),
+                            cs.verification()};
+    };
+    const nlohmann::json config = config_json(cs);
+    runtime.add_json([&, config](nlohmann::json& j) {
+        add_client_json(j, report());
+        j["role"] = "client";
+        j["clocksync"] = config;
+    });
+    runtime.add_summary([&] { return client_summary_text(report()); });
+    return runtime.run([&](WorkerContext& ctx) {
+        if (ctx.slot.index == 0)
+            client.run(ctx);
+        else
+            drain_loop(ctx);
+    });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App cli(
+        "clocksync: --role master answers clock-sync requests with receive and transmit times; "
+        "--role client probes a master every sync period, keeps a synchronized clock and reports "
+        "its uncertainty bound epsilon",
+        kApp);
+    cli::CommonOptions options;
+    cli::add_common_options(cli, options);
+    Options cs;
+    add_options(cli, cs);
+    // The board's counters depend on the role and the Runtime builds the board as it parses,
+    // so parse here first; the Runtime's own parse of the same line gives the same values.
+    cli::parse_or_exit(cli, argc, argv);
+
+    std::unique_ptr<ClientSession> session;
+    LocalClock local;
+    try {
+        check_role(cli, cs);
+        if (cs.role == Role::client) {
+            // The simulated drift is zero here, a moment before the run starts.
+            ClientConfig config = make_client_config(cs, system_ns());
+            local.sim = config.sim;
+            session = std::make_unique<ClientSession>(config);
+        }
+    } catch (const std::invalid_argument& e) {
+        cli::usage_error(kApp, e.what());
+    }
+
+    const bool client = cs.role == Role::client;
+    Runtime runtime({kApp, client ? "clocksync client" : "clocksync master", drop_reason_names(),
+                     client ? client_counter_names() : std::vector<std::string>{}},
+                    argc, argv, cli, options);
+    return client ? run_client(runtime, cs, *session, local) : run_master(runtime, cs);
+}

@@ -1,0 +1,34 @@
+#include "clocksync/master_clock.hpp"
+
+#include <rte_errno.h>
+
+#include <stdexcept>
+
+namespace linerate::clocksync {
+
+MasterClock MasterClock::setup(const std::vector<uint16_t>& ports, TimestampMode mode) {
+    if (mode == TimestampMode::software) return MasterClock(false);
+    std::vector<uint16_t> enabled;
+    for (uint16_t port : ports) {
+        int rc = rte_eth_timesync_enable(port);
+        timespec ts{};
+        if (rc == 0) rc = rte_eth_timesync_read_time(port, &ts);
+        if (rc == 0) {
+            enabled.push_back(port);
+            continue;
+        }
+        for (uint16_t p : enabled) rte_eth_timesync_disable(p);
+        if (mode == TimestampMode::hardware)
+            throw std::runtime_error("--timestamps hw: port " + std::to_string(port) +
+                                     " has no timesync support (" + rte_strerror(-rc) + ")");
+        return MasterClock(false);
+    }
+    return MasterClock(!ports.empty());
+}
+
+std::string MasterClock::describe() const {
+    return nic_ ? "hw: NIC clock (rte_eth_timesync_read_time) after RX and before TX"
+                : "sw: clock_gettime(CLOCK_MONOTONIC_RAW) after RX and before TX";
+}
+
+}  // namespace linerate::clocksync

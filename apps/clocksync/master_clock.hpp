@@ -1,0 +1,36 @@
+#pragma once
+// Where the master reads t2 and t3: the NIC's clock through rte_eth_timesync_* when the PMD
+// supports it (read right after RX and right before TX, so no host-side clock conversion sits
+// between the stamp and the port), otherwise the system clock of local_clock.hpp.
+#include <rte_ethdev.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "clocksync/local_clock.hpp"
+#include "clocksync/options.hpp"
+
+namespace linerate::clocksync {
+
+class MasterClock {
+  public:
+    // Enables timesync on every port for hw/auto. auto falls back to the system clock when a
+    // port refuses (virtual PMDs do); hw throws std::runtime_error naming the port instead.
+    static MasterClock setup(const std::vector<uint16_t>& ports, TimestampMode mode);
+
+    uint64_t now(uint16_t port) const {
+        if (!nic_) return system_ns();
+        timespec ts{};
+        rte_eth_timesync_read_time(port, &ts);
+        return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
+    }
+    bool nic() const { return nic_; }
+    std::string describe() const;
+
+  private:
+    explicit MasterClock(bool nic) : nic_(nic) {}
+    bool nic_;
+};
+
+}  // namespace linerate::clocksync

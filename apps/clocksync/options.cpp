@@ -1,0 +1,202 @@
+#include "clocksync/options.hpp"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace linerate::clocksync {
+
+namespace {
+
+constexpr const char* kClientOnly[] = {
+    "--master-mac",      "--master-ip",        "--client-ip",     "--client-id",
+    "--sync-period-ms",  "--probes",           "--probe-gap-us",  "--probe-timeout-ms",
+    "--drift-bound-ppm", "--sample-period-us", "--sim-offset-ns", "--sim-drift-ppm",
+};
+constexpr const char* kMasterOnly[] = {"--timestamps"};
+
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+// ms/us as given on the command line to whole ns; 0 when it rounds away.
+uint64_t to_ns(double value, double ns_per_unit) {
+    return uint64_t(std::llround(value * ns_per_unit));
+}
+
+}  // namespace
+
+std::optional<pkt::MacAddr> parse_mac(const std::string& text) {
+    // Strictly xx:xx:xx:xx:xx:xx (sscanf would take signs, spaces and single digits).
+    if (text.size() != 17) return std::nullopt;
+    pkt::MacAddr mac{};
+    for (size_t i = 0; i < 6; ++i) {
+        if (i > 0 && text[3 * i - 1] != ':') return std::nullopt;
+        int hi = hex_digit(text[3 * i]), lo = hex_digit(text[3 * i + 1]);
+        if (hi < 0 || lo < 0) return std::nullopt;
+        mac[i] = uint8_t(hi << 4 | lo);
+    }
+    return mac;
+}
+
+std::string format_mac(const pkt::MacAddr& m) {
+    return fmt::format("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m[0], m[1], m[2], m[3], m[4],
+                       m[5]);
+}
+
+std::optional<uint32_t> parse_ipv4(const std::string& text) {
+    // Strictly four decimal parts of 1 to 3 digits, each <= 255.
+    uint32_t addr = 0;
+    size_t pos = 0;
+    for (int part = 0; part < 4; ++part) {
+        if (part > 0 && (pos >= text.size() || text[pos++] != '.')) return std::nullopt;
+        unsigned v = 0, digits = 0;
+        for (; pos < text.size() && text[pos] >= '0' && text[pos] <= '9'; ++pos, ++digits)
+            v = v * 10 + unsigned(text[pos] - '0');
+        if (digits == 0 || digits > 3 || v > 255) return std::nullopt;
+        addr = addr << 8 | v;
+    }
+    if (pos != text.size()) return std::nullopt;
+    return addr;
+}
+
+std::string format_ipv4(uint32_t a) {
+    return fmt::format("{}.{}.{}.{}", a >> 24, a >> 16 & 0xFF, a >> 8 & 0xFF, a & 0xFF);
+}
+
+void add_options(CLI::App& app, Options& o) {
+    app.add_option_function<std::string>(
+           "--role",
+           [&o](const std::string& s) { o.role = s == "client" ? Role::client : Role::master; },
+           "master: answer requests; client: probe a master, keep a synchronized clock and "
+           "report its bound epsilon")
+        ->required()
+        ->check(CLI::IsMember({"master", "client"}));
+    app.add_option("--udp-port", o.udp_port, "UDP port of clocksync requests and responses")
+        ->check(CLI::Range(1, 65535))
+        ->capture_default_str();
+    app.add_option_function<std::string>(
+           "--timestamps",
+           [&o](const std::string& s) {
+               o.timestamps = s == "hw"   ? TimestampMode::hardware
+                              : s == "sw" ? TimestampMode::software
+                                          : TimestampMode::automatic;
+           },
+           "Master: where t2/t3 come from: hw = the NIC clock (rte_eth_timesync), sw = "
+           "clock_gettime(CLOCK_MONOTONIC_RAW), auto = hw when every port supports it")
+        ->check(CLI::IsMember({"auto", "hw", "sw"}))
+        ->default_str("auto");
+
+    auto mac_check = CLI::Validator(
+        [](std::string& s) { return parse_mac(s) ? std::string() : "bad MAC '" + s + "'"; }, "MAC");
+    auto ip_check = CLI::Validator(
+        [](std::string& s) { return parse_ipv4(s) ? std::string() : "bad IPv4 '" + s + "'"; },
+        "A.B.C.D");
+    app.add_option_function<std::string>(
+           "--master-mac", [&o](const std::string& s) { o.master_mac = parse_mac(s); },
+           "Client: the master's MAC (default: broadcast until learned from the first response)")
+        ->check(mac_check);
+    app.add_option_function<std::string>(
+           "--master-ip", [&o](const std::string& s) { o.master_ip = *parse_ipv4(s); },
+           "Client: destination IPv4 of requests")
+        ->check(ip_check)
+        ->default_str("192.168.0.2");
+    app.add_option_function<std::string>(
+           "--client-ip", [&o](const std::string& s) { o.client_ip = *parse_ipv4(s); },
+           "Client: source IPv4 of requests")
+        ->check(ip_check)
+        ->default_str("192.168.0.1");
+    app.add_option("--client-id", o.client_id, "Client: id carried in requests")
+        ->capture_default_str();
+    app.add_option("--sync-period-ms", o.sync_period_ms, "Client: time between sync rounds")
+        ->check(CLI::Range(1e-3, 3.6e6))
+        ->capture_default_str();
+    app.add_option("--probes", o.probes,
+                   "Client: requests per round; the one with the smallest round trip is used")
+        ->check(CLI::Range(1u, kMaxProbes))
+        ->capture_default_str();
+    app.add_option("--probe-gap-us", o.probe_gap_us,
+                   "Client: spacing of the probes of a round (0 = back to back)")
+        ->check(CLI::Range(0.0, 3.6e9))
+        ->capture_default_str();
+    app.add_option("--probe-timeout-ms", o.probe_timeout_ms,
+                   "Client: a probe unanswered this long is lost (counted in timeouts)")
+        ->check(CLI::Range(1e-3, 3.6e6))
+        ->capture_default_str();
+    app.add_option("--drift-bound-ppm", o.drift_bound_ppm,
+                   "Client: rho, the bound on the clocks' relative drift (epsilon grows by it)")
+        ->check(CLI::Range(0.0, kMaxDriftBoundPpm))
+        ->capture_default_str();
+    app.add_option("--sample-period-us", o.sample_period_us,
+                   "Client: grid on which epsilon is sampled (plus just before each sync)")
+        ->check(CLI::Range(1e-3, 3.6e9))
+        ->capture_default_str();
+    app.add_option_function<int64_t>(
+        "--sim-offset-ns", [&o](int64_t v) { o.sim_offset_ns = v; },
+        "Client, verification mode: run the local clock this many ns off the master's (same "
+        "machine) and count violations |true offset - theta| > epsilon");
+    app.add_option_function<double>(
+           "--sim-drift-ppm", [&o](double v) { o.sim_drift_ppm = v; },
+           "Client, verification mode: run the local clock this many ppm fast (negative: slow)")
+        ->check(CLI::Range(-999999.0, 999999.0));
+}
+
+void check_role(const CLI::App& app, const Options& o) {
+    const bool client = o.role == Role::client;
+    auto reject = [&](const char* name, const char* role) {
+        if (app.count(name) > 0)
+            throw std::invalid_argument(std::string(name) + " applies to --role " + role + " only");
+    };
+    for (const char* name : kClientOnly)
+        if (!client) reject(name, "client");
+    for (const char* name : kMasterOnly)
+        if (client) reject(name, "master");
+}
+
+ClientConfig make_client_config(const Options& o, uint64_t epoch_ns) {
+    ClientConfig c;
+    c.client_id = o.client_id;
+    c.udp_port = o.udp_port;
+    c.probes = o.probes;
+    c.sync_period_ns = to_ns(o.sync_period_ms, 1e6);
+    c.probe_gap_ns = to_ns(o.probe_gap_us, 1e3);
+    c.probe_timeout_ns = to_ns(o.probe_timeout_ms, 1e6);
+    c.sample_period_ns = to_ns(o.sample_period_us, 1e3);
+    c.drift_bound_ppm = o.drift_bound_ppm;
+    if (c.sync_period_ns == 0 || c.probe_timeout_ns == 0 || c.sample_period_ns == 0)
+        throw std::invalid_argument("sync period, probe timeout and sample period must be >= 1 ns");
+    if (o.probes < 1 || o.probes > kMaxProbes)
+        throw std::invalid_argument(fmt::format("--probes must be within [1, {}]", kMaxProbes));
+    if (o.verification())
+        c.sim =
+            SimClock::from_ppm(o.sim_offset_ns.value_or(0), o.sim_drift_ppm.value_or(0), epoch_ns);
+    return c;
+}
+
+nlohmann::json config_json(const Options& o) {
+    nlohmann::json j;
+    j["role"] = o.role == Role::client ? "client" : "master";
+    j["udp_port"] = o.udp_port;
+    if (o.role == Role::master) return j;
+    j["client_id"] = o.client_id;
+    j["master_mac"] = o.master_mac ? format_mac(*o.master_mac) : "learn";
+    j["master_ip"] = format_ipv4(o.master_ip);
+    j["client_ip"] = format_ipv4(o.client_ip);
+    j["sync_period_ms"] = o.sync_period_ms;
+    j["probes"] = o.probes;
+    j["probe_gap_us"] = o.probe_gap_us;
+    j["probe_timeout_ms"] = o.probe_timeout_ms;
+    j["drift_bound_ppm"] = o.drift_bound_ppm;
+    j["sample_period_us"] = o.sample_period_us;
+    if (o.verification()) {
+        j["sim_offset_ns"] = o.sim_offset_ns.value_or(0);
+        j["sim_drift_ppm"] = o.sim_drift_ppm.value_or(0);
+    }
+    return j;
+}
+
+}  // namespace linerate::clocksync

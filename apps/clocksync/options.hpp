@@ -1,0 +1,61 @@
+#pragma once
+// clocksync's own command-line options, their checks, and the client session's config made of
+// them. No EAL: unit tests use it.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "clocksync/client_session.hpp"
+#include "pkt/build.hpp"
+
+namespace linerate::clocksync {
+
+enum class Role : uint8_t { master, client };
+// Where the master reads t2/t3: auto = the NIC clock when every port supports timesync.
+enum class TimestampMode : uint8_t { automatic, hardware, software };
+
+struct Options {
+    Role role = Role::master;
+    uint16_t udp_port = kCsUdpPort;
+    TimestampMode timestamps = TimestampMode::automatic;  // master
+    // Client.
+    std::optional<pkt::MacAddr> master_mac;  // none: broadcast until learned from a response
+    uint32_t master_ip = 0xC0A80002;         // 192.168.0.2
+    uint32_t client_ip = 0xC0A80001;         // 192.168.0.1
+    uint32_t client_id = 1;
+    double sync_period_ms = 100;
+    unsigned probes = 1;
+    double probe_gap_us = 0;
+    double probe_timeout_ms = 10;
+    double drift_bound_ppm = kDefaultDriftBoundPpm;
+    double sample_period_us = 1000;
+    // Verification mode: set when either --sim-* option is given.
+    std::optional<int64_t> sim_offset_ns;
+    std::optional<double> sim_drift_ppm;
+
+    bool verification() const { return sim_offset_ns || sim_drift_ppm; }
+};
+
+// Adds the options to `app`; a bad value fails the parse itself (one line, exit 2).
+void add_options(CLI::App& app, Options& options);
+
+// Checks what single-option checks cannot: options given to the role that ignores them.
+// Throws std::invalid_argument with the message for the user.
+void check_role(const CLI::App& app, const Options& options);
+
+// The session config of a client; `epoch_ns` is where the simulated drift term is zero (the
+// run's start). Throws std::invalid_argument when a period rounds to 0 ns.
+ClientConfig make_client_config(const Options& options, uint64_t epoch_ns);
+
+// The effective configuration, for the JSON's "clocksync" object.
+nlohmann::json config_json(const Options& options);
+
+std::optional<pkt::MacAddr> parse_mac(const std::string& text);
+std::string format_mac(const pkt::MacAddr& mac);
+std::optional<uint32_t> parse_ipv4(const std::string& text);
+std::string format_ipv4(uint32_t addr);
+
+}  // namespace linerate::clocksync

@@ -1,0 +1,67 @@
+#include "clocksync/report.hpp"
+
+#include <fmt/core.h>
+
+namespace linerate::clocksync {
+
+void add_client_json(nlohmann::json& j, const ClientReport& r) {
+    const ClientSummary& s = r.summary;
+    j["syncs"] = s.syncs;
+    j["violations"] = s.violations;
+    j["epsilon_ns"] = {{"mean", s.epsilon_ns.mean},
+                       {"p50", s.epsilon_ns.p50},
+                       {"p99", s.epsilon_ns.p99},
+                       {"p999", s.epsilon_ns.p999},
+                       {"max", s.epsilon_ns.max}};
+    j["rtt_ns"] = {{"min", s.rtt_ns.min}, {"p50", s.rtt_ns.p50}, {"p99", s.rtt_ns.p99}};
+    j["timeouts"] = s.drops[CsDrop::timeout];
+    j["rounds"] = s.rounds;
+    j["probes_sent"] = s.probes_sent;
+    j["responses"] = s.responses;
+    j["epsilon_samples"] = s.samples;
+    j["epsilon_samples_skipped"] = s.samples_skipped;
+    j["synced"] = r.last.synced;
+    j["theta_ns"] = r.last.theta_ns;
+    j["delta_ns"] = r.last.delta_ns;
+    if (r.master_mac)
+        j["master_mac"] = format_mac(*r.master_mac);
+    else
+        j["master_mac"] = nullptr;
+    if (r.verification) j["max_abs_error_ns"] = s.max_abs_error_ns;
+}
+
+std::string client_summary_text(const ClientReport& r) {
+    const ClientSummary& s = r.summary;
+    std::string out = fmt::format(
+        "clocksync client: {} syncs in {} rounds, {} probes, {} responses, {} timeouts, master {}",
+        s.syncs, s.rounds, s.probes_sent, s.responses, s.drops[CsDrop::timeout],
+        r.master_mac ? format_mac(*r.master_mac) : "not learned");
+    out += fmt::format("\n  epsilon ns ({} samples): mean {:.1f} p50 {} p99 {} p99.9 {} max {}",
+                       s.samples, s.epsilon_ns.mean, s.epsilon_ns.p50, s.epsilon_ns.p99,
+                       s.epsilon_ns.p999, s.epsilon_ns.max);
+    out +=
+        fmt::format("\n  rtt ns: min {} p50 {} p99 {}", s.rtt_ns.min, s.rtt_ns.p50, s.rtt_ns.p99);
+    if (r.last.synced)
+        out += fmt::format("\n  last sync: theta {} ns, delta {} ns", r.last.theta_ns,
+                           r.last.delta_ns);
+    if (r.verification)
+        out += fmt::format("\n  verification: {} violations, max |true offset - theta| {} ns",
+                           s.violations, s.max_abs_error_ns);
+    return out;
+}
+
+nlohmann::json client_telemetry(const SyncSnapshot& s, const ClockReading& now) {
+    nlohmann::json j;
+    j["synced"] = s.state.synced ? 1u : 0u;
+    j["theta_ns"] = std::to_string(s.state.theta_ns);
+    j["epsilon_ns"] = now.epsilon_ns;
+    j["eps0_ns"] = s.state.eps0_ns;
+    j["delta_ns"] = s.state.delta_ns;
+    j["syncs"] = s.syncs;
+    j["violations"] = s.violations;
+    j["local_ns"] = now.local_ns;
+    j["master_ns"] = now.master_ns;
+    return j;
+}
+
+}  // namespace linerate::clocksync

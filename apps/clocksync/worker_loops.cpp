@@ -1,0 +1,196 @@
+#include "clocksync/worker_loops.hpp"
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include <cstring>
+
+#include "clocksync/master.hpp"
+#include "runtime/tx.hpp"
+#include "worker/stop.hpp"
+
+namespace linerate::clocksync {
+
+std::vector<std::string> drop_reason_names() {
+    std::vector<std::string> names = {kTxFullName};
+    for (size_t i = 0; i < kCsDropCount; ++i)
+        if (CsDrop(i) != CsDrop::timeout) names.emplace_back(kCsDropNames[i]);
+    return names;
+}
+
+std::vector<std::string> client_counter_names() {
+    return {"timeouts", "responses", "probe_alloc_failed", "other_worker_frames"};
+}
+
+namespace {
+
+// make_response swapped the MACs; a request sent to broadcast (a client that has not learned
+// the master's MAC yet) would get a broadcast source back, so the port's own MAC goes there.
+void own_source_mac(uint8_t* frame, const std::vector<pkt::MacAddr>& port_macs, uint16_t port) {
+    const bool group = (frame[pkt::kMacLen] & 1) != 0;
+    if (group && port < port_macs.size())
+        std::memcpy(frame + pkt::kMacLen, port_macs[port].data(), pkt::kMacLen);
+}
+
+}  // namespace
+
+void master_loop(WorkerContext& ctx, const MasterClock& clock, uint16_t udp_port,
+                 const std::vector<pkt::MacAddr>& port_macs) {
+    rte_mbuf* pkts[kMaxBurst];
+    rte_mbuf* drop[kMaxBurst];
+    CsPacket answers[kMaxBurst];
+    const uint16_t burst = uint16_t(ctx.burst);
+    stats::WorkerCounters& c = ctx.counters;
+    while (!worker::stop_requested()) {
+        for (const worker::QueueRef& q : ctx.slot.queues) {
+            const uint16_t n = rte_eth_rx_burst(q.port, q.queue, pkts, burst);
+            if (n == 0) continue;
+            const uint64_t t2 = clock.now(q.port);
+            uint64_t rx_bytes = 0;
+            uint16_t keep = 0, dropped = 0;
+            for (uint16_t i = 0; i < n; ++i) {
+                rte_mbuf* m = pkts[i];
+                rx_bytes += rte_pktmbuf_pkt_len(m);
+                uint8_t* frame = rte_pktmbuf_mtod(m, uint8_t*);
+                // t3 is stamped below, once the burst is ready to go.
+                CsPacket p = answer_request(frame, rte_pktmbuf_data_len(m), t2, t2, udp_port);
+                if (p.ok) {
+                    own_source_mac(frame, port_macs, q.port);
+                    answers[keep] = p;
+                    pkts[keep++] = m;
+                } else {
+                    c.drops[drop_reason(p.drop)].add(1);
+                    drop[dropped++] = m;
+                }
+            }
+            if (keep > 0) {
+                const uint64_t t3 = clock.now(q.port);
+                for (uint16_t i = 0; i < keep; ++i)
+                    set_t3(rte_pktmbuf_mtod(pkts[i], uint8_t*), answers[i], t3);
+                TxResult tx = tx_burst_all(q.port, q.queue, pkts, keep, ctx.tx_retries);
+                if (tx.dropped) c.drops[kTxFullReason].add(tx.dropped);
+                c.tx_packets.add(tx.sent);
+                c.tx_bytes.add(tx.sent_bytes);
+            }
+            if (dropped) rte_pktmbuf_free_bulk(drop, dropped);
+            // RX last: when a reader sees a packet received, its fate is already counted.
+            c.rx_bytes.add(rx_bytes);
+            c.rx_packets.add(n);
+        }
+    }
+}
+
+void drain_loop(WorkerContext& ctx) {
+    rte_mbuf* pkts[kMaxBurst];
+    stats::WorkerCounters& c = ctx.counters;
+    while (!worker::stop_requested()) {
+        for (const worker::QueueRef& q : ctx.slot.queues) {
+            const uint16_t n = rte_eth_rx_burst(q.port, q.queue, pkts, uint16_t(ctx.burst));
+            if (n == 0) continue;
+            uint64_t bytes = 0;
+            for (uint16_t i = 0; i < n; ++i) bytes += rte_pktmbuf_pkt_len(pkts[i]);
+            rte_pktmbuf_free_bulk(pkts, n);
+            c.app[kOtherWorkerFrames].add(n);
+            c.rx_bytes.add(bytes);
+            c.rx_packets.add(n);
+        }
+    }
+}
+
+ClientWorker::ClientWorker(ClientSession& session, SyncedClock& synced, ClientIo io)
+    : session_(session), synced_(synced), io_(io), mac_known_(!io.learn_master_mac) {}
+
+std::optional<pkt::MacAddr> ClientWorker::master_mac() const {
+    if (!mac_known_) return std::nullopt;
+    return io_.spec.dst_mac;
+}
+
+void ClientWorker::run(WorkerContext& ctx) {
+    spare_ = rte_pktmbuf_alloc(io_.pool);
+    while (!worker::stop_requested()) {
+        receive(ctx);
+        session_.tick(synced_.local().now());
+        send_probes(ctx);
+        report(ctx.counters);
+    }
+    if (spare_) rte_pktmbuf_free(spare_);
+    spare_ = nullptr;
+    report(ctx.counters);
+}
+
+void ClientWorker::receive(WorkerContext& ctx) {
+    rte_mbuf* pkts[kMaxBurst];
+    stats::WorkerCounters& c = ctx.counters;
+    for (const worker::QueueRef& q : ctx.slot.queues) {
+        const uint16_t n = rte_eth_rx_burst(q.port, q.queue, pkts, uint16_t(ctx.burst));
+        if (n == 0) continue;
+        const uint64_t t4 = synced_.local().now();
+        uint64_t bytes = 0, accepted = 0;
+        for (uint16_t i = 0; i < n; ++i) {
+            rte_mbuf* m = pkts[i];
+            bytes += rte_pktmbuf_pkt_len(m);
+            const uint8_t* frame = rte_pktmbuf_mtod(m, const uint8_t*);
+            if (!session_.on_frame(frame, rte_pktmbuf_data_len(m), t4)) continue;
+            ++accepted;
+            if (!mac_known_) {
+                std::memcpy(io_.spec.dst_mac.data(), frame + pkt::kMacLen, pkt::kMacLen);
+                mac_known_ = true;
+            }
+        }
+        rte_pktmbuf_free_bulk(pkts, n);
+        c.app[kResponses].add(accepted);
+        c.rx_bytes.add(bytes);
+        c.rx_packets.add(n);
+    }
+}
+
+void ClientWorker::send_probes(WorkerContext& ctx) {
+    const worker::QueueRef out = ctx.slot.queues.front();
+    stats::WorkerCounters& c = ctx.counters;
+    for (;;) {
+        const uint64_t t1 = synced_.local().now();
+        const std::optional<ProbeToSend> probe = session_.next_probe(t1);
+        if (!probe) return;
+        rte_mbuf* m = spare_ ? spare_ : rte_pktmbuf_alloc(io_.pool);
+        spare_ = nullptr;
+        if (!m) {
+            c.app[kProbeAllocFailed].add(1);  // the probe times out: it was never sent
+            continue;
+        }
+        auto* frame = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, uint16_t(kCsFrameLen)));
+        if (!frame) {  // an mbuf data room below 86 bytes: a pool misconfiguration
+            rte_pktmbuf_free(m);
+            c.app[kProbeAllocFailed].add(1);
+            continue;
+        }
+        io_.spec.ip_id = uint16_t(probe->seq);
+        build_request(frame, kCsFrameLen, io_.spec, probe->client_id, probe->seq, t1);
+        TxResult tx = tx_burst_all(out.port, out.queue, &m, 1, ctx.tx_retries);
+        if (tx.dropped) c.drops[kTxFullReason].add(tx.dropped);
+        c.tx_packets.add(tx.sent);
+        c.tx_bytes.add(tx.sent_bytes);
+        spare_ = rte_pktmbuf_alloc(io_.pool);
+    }
+}
+
+// Moves what the session counted since the last call onto the board, and publishes a new sync
+// (or violation count) for readers of the synchronized clock.
+void ClientWorker::report(stats::WorkerCounters& c) {
+    const CsDropCounters& d = session_.drops();
+    for (size_t i = 0; i < kCsDropCount; ++i) {
+        const uint64_t delta = d.count[i] - reported_[i];
+        if (delta == 0) continue;
+        reported_[i] = d.count[i];
+        if (CsDrop(i) == CsDrop::timeout)
+            c.app[kTimeouts].add(delta);
+        else
+            c.drops[drop_reason(CsDrop(i))].add(delta);
+    }
+    if (session_.syncs() != published_syncs_ || session_.violations() != published_violations_) {
+        published_syncs_ = session_.syncs();
+        published_violations_ = session_.violations();
+        synced_.publish({session_.sync(), published_syncs_, published_violations_});
+    }
+}
+
+}  // namespace linerate::clocksync

@@ -1,0 +1,75 @@
+#pragma once
+// clocksync's run-to-completion loops: the master answers requests on every queue of its worker;
+// the client's worker 0 runs the session (RX -> on_frame, tick, probes -> TX) and publishes the
+// synchronized clock; other client workers only drain their queues.
+#include <rte_mempool.h>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "clocksync/client_session.hpp"
+#include "clocksync/cs_wire.hpp"
+#include "clocksync/master_clock.hpp"
+#include "clocksync/synced_clock.hpp"
+#include "pkt/build.hpp"
+#include "runtime/forward_loop.hpp"
+#include "runtime/runtime.hpp"
+
+namespace linerate::clocksync {
+
+// The stats board, both roles: drop reason 0 is "tx full" (kTxFullReason, as in the other
+// apps), then the packet reasons of LINERATE_CS_DROPS in order. The client's timeouts are lost
+// probes, not packets, so they are an app counter rather than a drop reason.
+inline unsigned drop_reason(CsDrop d) {
+    return 1 + unsigned(d);
+}
+std::vector<std::string> drop_reason_names();
+
+// The client's app counters (also top-level JSON keys).
+enum ClientCounter : unsigned { kTimeouts, kResponses, kProbeAllocFailed, kOtherWorkerFrames };
+std::vector<std::string> client_counter_names();
+
+// Answers every valid request on the worker's queues with t2 read right after RX returned and
+// t3 right before TX; anything else is freed and counted by reason. `port_macs[port]` is used
+// as the response's source when the request went to a broadcast/multicast address.
+void master_loop(WorkerContext& ctx, const MasterClock& clock, uint16_t udp_port,
+                 const std::vector<pkt::MacAddr>& port_macs);
+
+// Frees whatever arrives on a client worker other than worker 0 (counted, see kOtherWorkerFrames).
+void drain_loop(WorkerContext& ctx);
+
+struct ClientIo {
+    pkt::UdpFrameSpec spec;  // src MAC/IP, master IP, port; dst MAC = the master's or broadcast
+    bool learn_master_mac = false;
+    rte_mempool* pool = nullptr;
+};
+
+// Worker 0 of the client. The session and the published clock outlive run(); main reads the
+// session after the workers stopped.
+class ClientWorker {
+  public:
+    ClientWorker(ClientSession& session, SyncedClock& synced, ClientIo io);
+
+    void run(WorkerContext& ctx);
+    // The master's MAC in use at the end: given, learned, or none (still broadcasting).
+    std::optional<pkt::MacAddr> master_mac() const;
+
+  private:
+    void receive(WorkerContext& ctx);
+    void send_probes(WorkerContext& ctx);
+    void report(stats::WorkerCounters& c);
+
+    ClientSession& session_;
+    SyncedClock& synced_;
+    ClientIo io_;
+    bool mac_known_;
+    rte_mbuf* spare_ = nullptr;  // allocated ahead so no alloc sits between t1 and TX
+    std::array<uint64_t, kCsDropCount> reported_{};
+    uint64_t published_syncs_ = 0;
+    uint64_t published_violations_ = 0;
+};
+
+}  // namespace linerate::clocksync

@@ -1,0 +1,138 @@
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "clocksync/options.hpp"
+
+using namespace linerate::clocksync;
+
+namespace {
+
+// Parses `args` as the app's options; rethrows CLI11's parse errors.
+Options parse(std::vector<std::string> args) {
+    CLI::App app("test");
+    Options o;
+    add_options(app, o);
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    app.parse(reversed);
+    check_role(app, o);
+    return o;
+}
+
+}  // namespace
+
+TEST(CsOptions, DefaultsFollowTheIssue) {
+    Options o = parse({"--role", "client"});
+    EXPECT_EQ(o.role, Role::client);
+    EXPECT_EQ(o.udp_port, 9001);
+    EXPECT_FALSE(o.master_mac);
+    EXPECT_FALSE(o.verification());
+    ClientConfig c = make_client_config(o, 0);
+    EXPECT_EQ(c.sync_period_ns, 100'000'000u);
+    EXPECT_EQ(c.probes, 1u);
+    EXPECT_EQ(c.sample_period_ns, 1'000'000u);
+    EXPECT_EQ(c.drift_bound_ppm, 10);
+    EXPECT_EQ(c.udp_port, 9001);
+    EXPECT_FALSE(c.sim);
+}
+
+TEST(CsOptions, ClientOptionsMakeTheSessionConfig) {
+    Options o = parse({"--role",
+                       "client",
+                       "--master-mac",
+                       "02:AB:cd:00:00:01",
+                       "--master-ip",
+                       "10.0.0.2",
+                       "--client-ip",
+                       "10.0.0.1",
+                       "--client-id",
+                       "9",
+                       "--sync-period-ms",
+                       "50",
+                       "--probes",
+                       "4",
+                       "--probe-gap-us",
+                       "2.5",
+                       "--probe-timeout-ms",
+                       "3",
+                       "--drift-bound-ppm",
+                       "20",
+                       "--sample-period-us",
+                       "250",
+                       "--sim-offset-ns",
+                       "-5000000",
+                       "--sim-drift-ppm",
+                       "8",
+                       "--udp-port",
+                       "9100"});
+    ASSERT_TRUE(o.master_mac);
+    EXPECT_EQ(format_mac(*o.master_mac), "02:ab:cd:00:00:01");
+    EXPECT_EQ(format_ipv4(o.master_ip), "10.0.0.2");
+    EXPECT_EQ(format_ipv4(o.client_ip), "10.0.0.1");
+    ClientConfig c = make_client_config(o, 12345);
+    EXPECT_EQ(c.client_id, 9u);
+    EXPECT_EQ(c.udp_port, 9100);
+    EXPECT_EQ(c.sync_period_ns, 50'000'000u);
+    EXPECT_EQ(c.probes, 4u);
+    EXPECT_EQ(c.probe_gap_ns, 2500u);
+    EXPECT_EQ(c.probe_timeout_ns, 3'000'000u);
+    EXPECT_EQ(c.drift_bound_ppm, 20);
+    EXPECT_EQ(c.sample_period_ns, 250'000u);
+    ASSERT_TRUE(c.sim);
+    EXPECT_EQ(c.sim->offset_ns, -5'000'000);
+    EXPECT_EQ(c.sim->drift_ppb, 8000);
+    EXPECT_EQ(c.sim->epoch_ns, 12345u);
+    EXPECT_EQ(config_json(o)["sim_drift_ppm"], 8.0);
+}
+
+TEST(CsOptions, EitherSimOptionTurnsVerificationOn) {
+    EXPECT_TRUE(parse({"--role", "client", "--sim-drift-ppm", "1"}).verification());
+    Options o = parse({"--role", "client", "--sim-offset-ns", "7"});
+    ASSERT_TRUE(make_client_config(o, 0).sim);
+    EXPECT_EQ(make_client_config(o, 0).sim->drift_ppb, 0);
+}
+
+TEST(CsOptions, BadValuesAndWrongRoleAreRejected) {
+    for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+             {},
+             {"--role", "slave"},
+             {"--role", "client", "--probes", "0"},
+             {"--role", "client", "--probes", "65"},
+             {"--role", "client", "--master-mac", "2:0:0:0:0:1"},
+             {"--role", "client", "--master-mac", "02:00:00:00:00:0g"},
+             {"--role", "client", "--master-ip", "1.2.3"},
+             {"--role", "client", "--sync-period-ms", "0"},
+             {"--role", "client", "--drift-bound-ppm", "100001"},
+             {"--role", "master", "--timestamps", "ptp"},
+         })
+        EXPECT_THROW(parse(args), CLI::ParseError) << (args.empty() ? "" : args.back());
+    EXPECT_THROW(parse({"--role", "master", "--sim-drift-ppm", "8"}), std::invalid_argument);
+    EXPECT_THROW(parse({"--role", "master", "--master-mac", "02:00:00:00:00:01"}),
+                 std::invalid_argument);
+    EXPECT_THROW(parse({"--role", "client", "--timestamps", "sw"}), std::invalid_argument);
+    // A period that rounds to 0 ns cannot drive the session.
+    Options o = parse({"--role", "client"});
+    o.sample_period_us = 0.0001;
+    EXPECT_THROW(make_client_config(o, 0), std::invalid_argument);
+}
+
+TEST(CsOptions, MasterTimestampModes) {
+    EXPECT_EQ(parse({"--role", "master"}).timestamps, TimestampMode::automatic);
+    EXPECT_EQ(parse({"--role", "master", "--timestamps", "hw"}).timestamps,
+              TimestampMode::hardware);
+    EXPECT_EQ(parse({"--role", "master", "--timestamps", "sw"}).timestamps,
+              TimestampMode::software);
+}
+
+TEST(CsOptions, AddressParsersAreStrict) {
+    EXPECT_TRUE(parse_mac("ff:FF:00:11:22:33"));
+    for (const char* bad : {"", "ff:ff:ff:ff:ff", "ff-ff-ff-ff-ff-ff", " f:ff:ff:ff:ff:ff",
+                            "+f:ff:ff:ff:ff:ff", "ff:ff:ff:ff:ff:ff:"})
+        EXPECT_FALSE(parse_mac(bad)) << bad;
+    EXPECT_EQ(parse_ipv4("192.168.0.1"), 0xC0A80001u);
+    EXPECT_EQ(parse_ipv4("0.0.0.0"), 0u);
+    for (const char* bad :
+         {"", "1.2.3", "1.2.3.4.", "1.2.3.256", "1..2.3", "1.2.3.4x", "0001.2.3.4", "-1.2.3.4"})
+        EXPECT_FALSE(parse_ipv4(bad)) << bad;
+}
