@@ -1,0 +1,170 @@
+#include "options.hpp"
+
+#include <arpa/inet.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "pkt/headers.hpp"
+
+namespace linerate::gen {
+
+pkt::MacAddr parse_mac(const std::string& text) {
+    pkt::MacAddr mac{};
+    unsigned b[6];
+    char tail;
+    if (std::sscanf(text.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4],
+                    &b[5], &tail) != 6 ||
+        text.size() != 17)
+        throw std::invalid_argument("bad MAC address '" + text + "' (want xx:xx:xx:xx:xx:xx)");
+    for (int i = 0; i < 6; ++i) mac[i] = uint8_t(b[i]);
+    return mac;
+}
+
+uint32_t parse_ip(const std::string& text) {
+    in_addr a{};
+    if (inet_pton(AF_INET, text.c_str(), &a) != 1)
+        throw std::invalid_argument("bad IPv4 address '" + text + "'");
+    return ntohl(a.s_addr);
+}
+
+void add_gen_options(CLI::App& app, GenOptions& o) {
+    TrafficConfig& t = o.traffic;
+    const std::string traffic = "Traffic", kv = "kvagg traffic", nfv = "nfv-mix traffic",
+                      send = "Sending";
+    app.add_option("--kind", o.kind, "udp | nfv-mix | kvagg | clocksync")
+        ->capture_default_str()
+        ->group(traffic);
+    app.add_option("--size", t.frame_size,
+                   "udp, nfv-mix: frame size on the wire with the 4-byte FCS, 64..9000 (the "
+                   "frame built is 4 bytes shorter)")
+        ->capture_default_str()
+        ->group(traffic);
+    app.add_option("--flows", t.flows,
+                   "udp, nfv-mix, clocksync: flows, i.e. UDP source ports --src-port ..")
+        ->capture_default_str()
+        ->group(traffic);
+    app.add_option("--src-port", t.src_port, "UDP source port of flow (kvagg: stream) 0")
+        ->capture_default_str()
+        ->group(traffic);
+    app.add_option("--dst-port", t.dst_port,
+                   "UDP destination port (default: udp/nfv-mix 9, kvagg 9000, clocksync 9001)")
+        ->group(traffic);
+    app.add_option("--src-mac", o.src_mac, "Source MAC (default 02:00:00:00:00:01)")
+        ->group(traffic);
+    app.add_option("--dst-mac", o.dst_mac, "Destination MAC (default 02:00:00:00:00:02)")
+        ->group(traffic);
+    app.add_option("--src-ip", o.src_ip, "Source IPv4 address (default 192.168.0.1)")
+        ->group(traffic);
+    app.add_option("--dst-ip", o.dst_ip, "Destination IPv4 address (default 192.168.0.2)")
+        ->group(traffic);
+    app.add_option("--seed", t.seed, "Seed of the traffic model: same seed, same frames")
+        ->capture_default_str()
+        ->group(traffic);
+
+    app.add_option("--bad,--bad-share", o.bad_all,
+                   "Share of bad frames, spread evenly over the 7 bad classes")
+        ->check(CLI::Range(0.0, 1.0))
+        ->group(nfv);
+    for (size_t i = 0; i < kBadClassCount; ++i)
+        app.add_option(std::string("--bad-") + kBadClassOptions[i], o.bad[i],
+                       std::string("Share of '") + kBadClassVerdicts[i] +
+                           "' frames (overrides --bad for this class)")
+            ->check(CLI::Range(0.0, 1.0))
+            ->group(nfv);
+
+    app.add_option("--tuples", t.tuples, "Key/value tuples per frame")
+        ->capture_default_str()
+        ->group(kv);
+    app.add_option("--keys", t.keys, "Distinct keys: 0 .. N-1")->capture_default_str()->group(kv);
+    app.add_option("--dist", o.dist, "Key distribution: uniform | zipf:S (key 0 hottest)")
+        ->capture_default_str()
+        ->group(kv);
+    app.add_option("--streams", t.streams, "Streams (own sequence numbers and source port each)")
+        ->capture_default_str()
+        ->group(kv);
+    app.add_option("--dup-share", t.dup_share, "Share of frames repeating an earlier frame")
+        ->check(CLI::Range(0.0, 1.0))
+        ->group(kv);
+    app.add_option("--malformed-share", t.malformed_share,
+                   "Share of frames kvagg must refuse (bad magic/version/op, tuple count too big)")
+        ->check(CLI::Range(0.0, 1.0))
+        ->group(kv);
+    app.add_option("--value-min", t.value_min, "Smallest tuple value")
+        ->capture_default_str()
+        ->group(kv);
+    app.add_option("--value-max", t.value_max, "Largest tuple value")
+        ->capture_default_str()
+        ->group(kv);
+    app.add_option("--expect", o.expect_path,
+                   "Write the per-key sums of the tuples sent to FILE (lines key,value sorted by "
+                   "key, as kvagg --dump)")
+        ->group(kv);
+
+    app.add_option("--count", o.count, "Frames to send (all workers), 0 = until --duration")
+        ->group(send);
+    auto* pps = app.add_option("--rate-pps", o.rate_pps, "Frames per second (default full rate)")
+                    ->check(CLI::Range(0.0, 1e10))
+                    ->group(send);
+    app.add_option("--rate-gbps", o.rate_gbps,
+                   "Gb/s counting 24 bytes of wire overhead per frame (default full rate)")
+        ->check(CLI::Range(0.0, 1e4))
+        ->excludes(pps)
+        ->group(send);
+    app.add_option("--catch-up", o.catch_up_s,
+                   "Paced: after a stall (preempted, ring full) send at most this many seconds "
+                   "of missed traffic at once (at least a burst)")
+        ->check(CLI::Range(0.0, 10.0))
+        ->capture_default_str()
+        ->group(send);
+    app.add_option("--drain", o.drain_s,
+                   "Seconds to keep receiving after the last frame went out, for the returns")
+        ->check(CLI::Range(0.0, 60.0))
+        ->capture_default_str()
+        ->group(send);
+    app.add_option("--write-pcap", o.write_pcap,
+                   "Write --count frames to FILE instead of sending (no EAL, no ports)")
+        ->group(send);
+}
+
+void finish_gen_options(const CLI::App& app, GenOptions& o) {
+    TrafficConfig& t = o.traffic;
+    t.kind = parse_kind(o.kind);
+    t.dist = parse_dist(o.dist);
+    if (!o.src_mac.empty()) t.src_mac = parse_mac(o.src_mac);
+    if (!o.dst_mac.empty()) t.dst_mac = parse_mac(o.dst_mac);
+    if (!o.src_ip.empty()) t.src_ip = parse_ip(o.src_ip);
+    if (!o.dst_ip.empty()) t.dst_ip = parse_ip(o.dst_ip);
+    for (size_t i = 0; i < kBadClassCount; ++i)
+        t.bad[i] = app.count(std::string("--bad-") + kBadClassOptions[i])
+                       ? o.bad[i]
+                       : o.bad_all / kBadClassCount;
+    t.track_expected = !o.expect_path.empty();
+
+    auto only_for = [&](const char* opt, bool applies, const char* kinds) {
+        if (app.count(opt) && !applies)
+            throw std::invalid_argument(std::string(opt) + " applies to --kind " + kinds + " only");
+    };
+    const bool kv = t.kind == Kind::kvagg, nfvmix = t.kind == Kind::nfv_mix;
+    const bool sized = t.kind == Kind::udp || nfvmix;
+    only_for("--size", sized, "udp and nfv-mix");
+    only_for("--flows", !kv, "udp, nfv-mix and clocksync");
+    only_for("--bad", nfvmix, "nfv-mix");
+    for (const char* c : kBadClassOptions)
+        only_for(("--bad-" + std::string(c)).c_str(), nfvmix, "nfv-mix");
+    for (const char* opt : {"--tuples", "--keys", "--dist", "--streams", "--dup-share",
+                            "--malformed-share", "--value-min", "--value-max", "--expect"})
+        only_for(opt, kv, "kvagg");
+    if (!o.write_pcap.empty() && o.count == 0)
+        throw std::invalid_argument("--write-pcap needs --count N");
+    t.validate();
+}
+
+double target_pps(const GenOptions& o) {
+    if (o.rate_pps > 0) return o.rate_pps;
+    if (o.rate_gbps > 0)
+        return o.rate_gbps * 1e9 / 8 / double(o.traffic.frame_len() + pkt::kWireOverhead);
+    return 0;
+}
+
+}  // namespace linerate::gen

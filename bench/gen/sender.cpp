@@ -1,0 +1,284 @@
+#include "sender.hpp"
+
+#include <fmt/core.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "pacer.hpp"
+#include "pkt/headers.hpp"
+#include "runtime/forward_loop.hpp"
+#include "stats/report.hpp"
+#include "worker/stop.hpp"
+
+namespace linerate::gen {
+
+namespace {
+
+unsigned idx(GenCounter c) {
+    return unsigned(c);
+}
+
+// Copies a frame longer than one mbuf's room into a chain of segments from `pool`; the caller
+// frees the whole chain on failure.
+bool fill_chain(rte_mempool* pool, rte_mbuf* head, const uint8_t* data, size_t len) {
+    rte_mbuf* m = head;
+    size_t off = 0;
+    for (;;) {
+        const size_t k = std::min<size_t>(rte_pktmbuf_tailroom(m), len - off);
+        std::memcpy(rte_pktmbuf_mtod(m, uint8_t*), data + off, k);
+        m->data_len = uint16_t(k);
+        off += k;
+        if (off == len) break;
+        rte_mbuf* seg = rte_pktmbuf_alloc(pool);
+        if (!seg) return false;
+        m->next = seg;
+        ++head->nb_segs;
+        m = seg;
+    }
+    head->pkt_len = uint32_t(len);
+    return true;
+}
+
+}  // namespace
+
+struct Sender::Worker {
+    Worker(const TrafficPlan& plan, unsigned index, unsigned workers, TscClock clock)
+        : traffic(plan, index, workers), returns(plan.config(), clock) {}
+    Traffic traffic;
+    ReturnTracker returns;
+    uint64_t quota = std::numeric_limits<uint64_t>::max();
+    uint64_t send_start = 0, send_end = 0;
+    std::vector<uint8_t> scratch;  // frames longer than an mbuf are built here, then copied
+};
+
+Sender::Sender(Runtime& runtime, const GenOptions& options, const TrafficPlan& plan)
+    : rt_(runtime), opt_(options), plan_(plan) {
+    for (const auto& slot : rt_.workers().slots())
+        if (!slot.queues.empty()) ++active_;
+    clock_ = {rte_rdtsc(), 1e9 / double(rte_get_tsc_hz())};
+    const uint16_t room = rte_pktmbuf_data_room_size(rt_.pool()) - RTE_PKTMBUF_HEADROOM;
+    for (unsigned w = 0; w < active_; ++w) {
+        auto worker = std::make_unique<Worker>(plan, w, active_, clock_);
+        if (opt_.count) worker->quota = opt_.count / active_ + (w < opt_.count % active_);
+        if (plan.frame_len() > room) worker->scratch.resize(plan.frame_len());
+        workers_.push_back(std::move(worker));
+    }
+    rt_.on_stopped([this] { merge_and_write(); });
+    rt_.add_json([this](nlohmann::json& j) {
+        const stats::Totals t = rt_.stats().totals();
+        const uint64_t back = t.app[idx(GenCounter::expected_back)];
+        const uint64_t returned = t.app[idx(GenCounter::returned)];
+        j["kind"] = kind_name(plan_.config().kind);
+        j["lost"] = back > returned ? back - returned : 0;
+        j["latency_ns"] = {{"p50", latency_.percentile(0.5)},
+                           {"p99", latency_.percentile(0.99)},
+                           {"p999", latency_.percentile(0.999)},
+                           {"max", latency_.max()},
+                           {"mean", latency_.mean()},
+                           {"count", latency_.count()}};
+        j["sent_pps_target"] = target_pps(opt_);
+        j["send_s"] = send_s_;
+        stats::Totals sent = t;
+        sent.rx_packets = sent.rx_bytes = 0;
+        const stats::Rates r = stats::rates(sent, send_s_);
+        j["sent_mpps"] = r.tx_mpps;
+        j["sent_gbps"] = r.tx_gbps;
+        if (expected_.enabled()) {
+            const ExpectedTotals e = expected_.totals();
+            j["expect"] = {
+                {"file", opt_.expect_path}, {"keys", e.keys}, {"tuples", e.tuples}, {"sum", e.sum}};
+        }
+    });
+    rt_.add_summary([this] {
+        const stats::Totals t = rt_.stats().totals();
+        const uint64_t back = t.app[idx(GenCounter::expected_back)];
+        const uint64_t returned = t.app[idx(GenCounter::returned)];
+        std::string s = fmt::format(
+            "  sent over {:.3f} s: {:.3f} Mpps (target {:.0f} pps, 0 = full rate)", send_s_,
+            send_s_ > 0 ? double(t.tx_packets) / send_s_ / 1e6 : 0.0, target_pps(opt_));
+        if (back)
+            s += fmt::format(
+                "\n  returns: {} of {} expected, lost {}, reordered {}\n  round trip ns: p50 {} "
+                "p99 {} p99.9 {} max {} mean {:.0f}",
+                returned, back, back > returned ? back - returned : 0,
+                t.app[idx(GenCounter::reordered)], latency_.percentile(0.5),
+                latency_.percentile(0.99), latency_.percentile(0.999), latency_.max(),
+                latency_.mean());
+        if (expected_.enabled()) {
+            const ExpectedTotals e = expected_.totals();
+            s += fmt::format("\n  expected sums: {} keys, {} tuples, total {} -> {}", e.keys,
+                             e.tuples, e.sum, opt_.expect_path);
+        }
+        return s;
+    });
+}
+
+Sender::~Sender() = default;
+
+int Sender::run() {
+    return rt_.run([this](WorkerContext& ctx) { work(ctx); });
+}
+
+void Sender::merge_and_write() {
+    uint64_t hz = rte_get_tsc_hz();
+    for (const auto& w : workers_) {
+        latency_.merge(w->returns.latency_ns());
+        if (w->traffic.expected().enabled()) expected_.merge(w->traffic.expected());
+        send_s_ = std::max(send_s_, double(w->send_end - w->send_start) / double(hz));
+    }
+    if (expected_.enabled()) {
+        try {
+            expected_.write_csv(opt_.expect_path);
+        } catch (const std::exception& e) {
+            fmt::print(stderr, "gen: error: {}\n", e.what());
+        }
+    }
+}
+
+void Sender::work(WorkerContext& ctx) {
+    Worker& me = *workers_[ctx.slot.index];
+    Traffic& traffic = me.traffic;
+    stats::WorkerCounters& c = ctx.counters;
+    rte_mempool* const pool = rt_.pool();
+    const uint16_t burst = uint16_t(ctx.burst);
+    const uint64_t hz = rte_get_tsc_hz();
+    const bool by_bytes = opt_.rate_gbps > 0;
+    const double rate = by_bytes ? opt_.rate_gbps * 1e9 / 8 : opt_.rate_pps;
+    // Units (frames, or wire bytes) a normal frame costs. After a stall (preempted, TX ring
+    // full) the worker catches up by a burst or --catch-up of traffic, whichever is more.
+    const double frame_units = by_bytes ? double(plan_.frame_len() + pkt::kWireOverhead) : 1.0;
+    const double worker_rate = rate / active_;
+    me.send_start = rte_rdtsc();
+    Pacer pacer = rate > 0 ? Pacer(worker_rate, hz, me.send_start,
+                                   std::max(burst * frame_units, worker_rate * opt_.catch_up_s))
+                           : Pacer();
+    const bool kv = plan_.config().kind == Kind::kvagg;
+    const uint64_t tuples = plan_.config().tuples;
+
+    // A burst per queue that TX has not taken yet. It waits for the next turn (re-stamped
+    // then) instead of being dropped: a full ring slows the generator down, the device under
+    // test sets the pace, and every frame built either goes out or is accounted for at stop.
+    struct Pending {
+        rte_mbuf* pkts[kMaxBurst];
+        FrameInfo info[kMaxBurst];
+        uint16_t n = 0, off = 0;
+    };
+    std::vector<Pending> pending(ctx.slot.queues.size());
+    rte_mbuf* rx[kMaxBurst];
+
+    auto receive = [&](const worker::QueueRef& q) {
+        const uint16_t n = rte_eth_rx_burst(q.port, q.queue, rx, burst);
+        if (n == 0) return;
+        const uint64_t now = rte_rdtsc();
+        uint64_t bytes = 0, counts[3] = {0, 0, 0};
+        for (uint16_t i = 0; i < n; ++i) {
+            bytes += rte_pktmbuf_pkt_len(rx[i]);
+            ++counts[unsigned(me.returns.on_frame(rte_pktmbuf_mtod(rx[i], const uint8_t*),
+                                                  rte_pktmbuf_data_len(rx[i]), now))];
+        }
+        rte_pktmbuf_free_bulk(rx, n);
+        c.app[idx(GenCounter::foreign)].add(counts[unsigned(Return::foreign)]);
+        c.app[idx(GenCounter::reordered)].add(counts[unsigned(Return::reordered)]);
+        c.app[idx(GenCounter::returned)].add(counts[unsigned(Return::in_order)] +
+                                             counts[unsigned(Return::reordered)]);
+        c.rx_bytes.add(bytes);
+        c.rx_packets.add(n);
+    };
+
+    // Builds a new burst into p; false when the pacer or the pool says not now.
+    auto build = [&](Pending& p) {
+        uint64_t want = std::min<uint64_t>(burst, me.quota);
+        if (pacer.paced()) {
+            const double credit = pacer.credit(rte_rdtsc());
+            if (credit <= 0) return false;
+            want = std::min<uint64_t>(want, uint64_t(std::ceil(credit / frame_units)));
+        }
+        auto n = uint16_t(want);
+        if (n == 0 || rte_pktmbuf_alloc_bulk(pool, p.pkts, n) != 0) return false;
+        for (uint16_t i = 0; i < n; ++i) {
+            rte_mbuf* m = p.pkts[i];
+            if (me.scratch.empty()) {
+                p.info[i] = traffic.next(rte_pktmbuf_mtod(m, uint8_t*));
+                m->data_len = uint16_t(p.info[i].len);
+                m->pkt_len = p.info[i].len;
+            } else {
+                p.info[i] = traffic.next(me.scratch.data());
+                if (!fill_chain(pool, m, me.scratch.data(), p.info[i].len)) {
+                    traffic.unsend(me.scratch.data(), p.info[i]);
+                    c.drops[unsigned(GenDrop::no_mbuf)].add(1);
+                    rte_pktmbuf_free_bulk(p.pkts + i, n - i);
+                    n = i;
+                    break;
+                }
+            }
+        }
+        p.n = n;
+        p.off = 0;
+        return n > 0;
+    };
+
+    auto send = [&](const worker::QueueRef& q, Pending& p) {
+        if (p.n == 0 && !build(p)) return;
+        // One TX time for the burst, read as late as possible.
+        const uint64_t tsc = rte_rdtsc();
+        const uint64_t ns = clock_.ns(tsc);
+        for (uint16_t i = p.off; i < p.n; ++i)
+            if (p.info[i].expects_return)
+                traffic.stamp_tx(rte_pktmbuf_mtod(p.pkts[i], uint8_t*), tsc, ns);
+        const uint16_t sent = rte_eth_tx_burst(q.port, q.queue, p.pkts + p.off, p.n - p.off);
+        uint64_t bytes = 0, back = 0, kv_tuples = 0;
+        for (uint16_t i = p.off; i < p.off + sent; ++i) {
+            bytes += p.info[i].len;
+            back += p.info[i].expects_return;
+            kv_tuples += kv && p.info[i].cls == FrameClass::normal ? tuples : 0;
+        }
+        p.off += sent;
+        if (p.off == p.n) p.n = p.off = 0;
+        if (pacer.paced()) pacer.spend(by_bytes ? double(bytes + sent * pkt::kWireOverhead) : sent);
+        me.quota -= sent;
+        c.app[idx(GenCounter::expected_back)].add(back);
+        c.app[idx(GenCounter::tuples)].add(kv_tuples);
+        c.tx_bytes.add(bytes);
+        c.tx_packets.add(sent);
+    };
+
+    // Frames still waiting at a stop never went out: freed, counted, and out of the expected
+    // sums (newest first).
+    auto abandon = [&](Pending& p) {
+        for (uint16_t i = p.n; i-- > p.off;) {
+            const uint8_t* data = rte_pktmbuf_mtod(p.pkts[i], const uint8_t*);
+            if (p.pkts[i]->nb_segs > 1)
+                data = static_cast<const uint8_t*>(
+                    rte_pktmbuf_read(p.pkts[i], 0, p.info[i].len, me.scratch.data()));
+            traffic.unsend(data, p.info[i]);
+        }
+        if (p.n > p.off) {
+            rte_pktmbuf_free_bulk(p.pkts + p.off, p.n - p.off);
+            c.drops[unsigned(GenDrop::tx_full)].add(p.n - p.off);
+        }
+        p.n = p.off = 0;
+    };
+
+    while (me.quota > 0 && !worker::stop_requested()) {
+        for (size_t i = 0; i < ctx.slot.queues.size(); ++i) {
+            if (me.quota > 0) send(ctx.slot.queues[i], pending[i]);
+            receive(ctx.slot.queues[i]);
+        }
+    }
+    me.send_end = rte_rdtsc();
+    for (Pending& p : pending) abandon(p);
+    // Returns still in flight: keep receiving for the drain time (kvagg returns nothing).
+    if (!kv) {
+        const uint64_t until = me.send_end + uint64_t(opt_.drain_s * double(hz));
+        while (rte_rdtsc() < until)
+            for (const worker::QueueRef& q : ctx.slot.queues) receive(q);
+    }
+    if (finished_.fetch_add(1) + 1 == active_) worker::request_stop();
+}
+
+}  // namespace linerate::gen

@@ -1,0 +1,50 @@
+#pragma once
+// The sending side of gen on the shared runtime: every worker builds frames with its own
+// Traffic generator straight into mbufs, paces them by TSC, transmits on its queues, and counts
+// what comes back; after the last frame it keeps receiving for the drain time.
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "options.hpp"
+#include "returns.hpp"
+#include "runtime/runtime.hpp"
+#include "traffic.hpp"
+
+namespace linerate::gen {
+
+// Index of the app counters on the stats board (AppInfo::counters in this order).
+enum class GenCounter : unsigned { expected_back, returned, reordered, foreign, tuples };
+inline constexpr const char* kGenCounterNames[] = {"expected_back", "returned", "reordered",
+                                                   "foreign", "tuples"};
+enum class GenDrop : unsigned { tx_full, no_mbuf };
+// tx full: frames TX had not taken when the run stopped (gen waits for a full ring rather than
+// dropping); no mbuf: a long frame found no mbufs for its chain.
+inline constexpr const char* kGenDropNames[] = {"tx full", "no mbuf"};
+
+class Sender {
+  public:
+    // Throws std::invalid_argument when the traffic cannot be split over the workers.
+    Sender(Runtime& runtime, const GenOptions& options, const TrafficPlan& plan);
+    ~Sender();
+
+    int run();
+
+  private:
+    struct Worker;
+    void work(WorkerContext& ctx);
+    void merge_and_write();
+
+    Runtime& rt_;
+    const GenOptions& opt_;
+    const TrafficPlan& plan_;
+    unsigned active_ = 0;  // workers with queues: slot indices 0 .. active_-1
+    std::vector<std::unique_ptr<Worker>> workers_;
+    std::atomic<unsigned> finished_{0};
+    TscClock clock_;
+    stats::LogHistogram latency_;
+    ExpectedSums expected_;
+    double send_s_ = 0;
+};
+
+}  // namespace linerate::gen
