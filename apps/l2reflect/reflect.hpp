@@ -30,6 +30,10 @@ inline constexpr unsigned kTransmit = 0;
 // Swaps the MACs of a frame whose first `len` bytes are contiguous; a frame shorter than an
 // Ethernet header has no MACs to swap and is a runt.
 inline unsigned reflect_frame(uint8_t* frame, size_t len) {
+    if (len >= 16) [[likely]] {
+        pkt::swap_macs_wide(frame);
+        return kTransmit;
+    }
     if (len < pkt::kEthHdrLen) return unsigned(Drop::runt);
     pkt::swap_macs(frame);
     return kTransmit;

@@ -32,7 +32,8 @@ class MbufKernel {
             return static_cast<unsigned>(r.verdict);
         }
         if (r.out_len < len) rte_pktmbuf_trim(m, uint16_t(len - r.out_len));
-        if constexpr (kMacSwap) pkt::swap_macs(frame);
+        // A valid frame holds Ethernet + IPv4 headers: at least 34 bytes, so the wide swap fits.
+        if constexpr (kMacSwap) pkt::swap_macs_wide(frame);
         return kTransmit;
     }
 

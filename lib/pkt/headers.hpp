@@ -32,6 +32,17 @@ inline void swap_macs(uint8_t* frame) {
     std::memcpy(frame + kMacLen, dst, kMacLen);
 }
 
+// The same on a frame with at least 16 bytes: one 16-byte load, a byte shuffle and a store
+// (pshufb on x86, tbl on Arm) instead of byte moves through a temporary; the hot path of every
+// reflector. Bytes 12..15 are written back unchanged.
+inline void swap_macs_wide(uint8_t* frame) {
+    using Bytes16 = uint8_t __attribute__((vector_size(16)));
+    Bytes16 v;
+    std::memcpy(&v, frame, sizeof v);
+    v = __builtin_shufflevector(v, v, 6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14, 15);
+    std::memcpy(frame, &v, sizeof v);
+}
+
 struct L2Header {
     uint16_t ethertype = 0;  // after the VLAN tags
     uint16_t length = 0;     // bytes of Ethernet header plus tags: where L3 starts

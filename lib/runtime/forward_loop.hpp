@@ -50,33 +50,39 @@ void forward_loop(WorkerContext& ctx, Kernel& kernel, const ForwardOptions& opti
     stats::WorkerCounters& c = ctx.counters;
     while (!worker::stop_requested()) {
         for (const worker::QueueRef& q : ctx.slot.queues) {
-            const uint16_t n = rte_eth_rx_burst(q.port, q.queue, pkts, burst);
+            const unsigned n = rte_eth_rx_burst(q.port, q.queue, pkts, burst);
             if (n == 0) continue;
-            for (uint16_t i = 0; i < n && i < kPrefetchAhead; ++i)
+            for (unsigned i = 0; i < n && i < kPrefetchAhead; ++i)
                 rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
             uint64_t rx_bytes = 0, keep_bytes = 0;
-            uint16_t keep = 0, dropped = 0;
-            for (uint16_t i = 0; i < n; ++i) {
-                if (i + kPrefetchAhead < n)
-                    rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kPrefetchAhead], void*));
-                rte_mbuf* m = pkts[i];
+            unsigned keep = 0, dropped = 0;
+            auto step = [&](rte_mbuf* m) {
                 rx_bytes += rte_pktmbuf_pkt_len(m);
-                if (unsigned reason = kernel(m); reason == kTransmit) {
+                if (unsigned reason = kernel(m); reason == kTransmit) [[likely]] {
                     keep_bytes += rte_pktmbuf_pkt_len(m);  // after the kernel (nfv trims)
                     pkts[keep++] = m;
                 } else {
                     c.drops[reason].add(1);
                     drop[dropped++] = m;
                 }
+            };
+            // Two loops rather than a bounds test per packet: the tail has nothing to prefetch.
+            unsigned i = 0;
+            for (; i + kPrefetchAhead < n; ++i) {
+                rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kPrefetchAhead], void*));
+                step(pkts[i]);
             }
-            TxResult tx = tx_burst_all(q.port, q.queue, pkts, keep, ctx.tx_retries, keep_bytes);
+            for (; i < n; ++i) step(pkts[i]);
+            TxResult tx =
+                tx_burst_all(q.port, q.queue, pkts, uint16_t(keep), ctx.tx_retries, keep_bytes);
             if (tx.dropped) c.drops[kTxFullReason].add(tx.dropped);
             c.tx_packets.add(tx.sent);
             c.tx_bytes.add(tx.sent_bytes);
             if (dropped) {
                 if (divert) {
                     // After the kept frames: the forwarded traffic's latency comes first.
-                    TxResult d = tx_burst_all(to.port, to.queue, drop, dropped, ctx.tx_retries);
+                    TxResult d =
+                        tx_burst_all(to.port, to.queue, drop, uint16_t(dropped), ctx.tx_retries);
                     c.app[to.sent_counter].add(d.sent);
                     if (d.dropped) c.app[to.full_counter].add(d.dropped);
                 } else {

@@ -40,6 +40,15 @@ TEST(Headers, SwapMacs) {
     EXPECT_EQ(0, memcmp(f, want, 14));
 }
 
+TEST(Headers, SwapMacsWideKeepsBytesAfterTheMacs) {
+    uint8_t f[20];
+    for (int i = 0; i < 20; ++i) f[i] = uint8_t(i + 1);
+    swap_macs_wide(f);
+    const uint8_t want[20] = {7, 8, 9,  10, 11, 12, 1,  2,  3,  4,
+                              5, 6, 13, 14, 15, 16, 17, 18, 19, 20};
+    EXPECT_EQ(0, memcmp(f, want, 20));
+}
+
 TEST(Headers, ParseL2SkipsUpToTwoTags) {
     uint8_t f[26] = {};
     store_be16(f + 12, kEtherTypeQinQ);
