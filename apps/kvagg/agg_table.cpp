@@ -54,12 +54,6 @@ std::optional<uint64_t> AggTable::find(uint64_t key) const {
     return agg_find(view(), key);
 }
 
-uint64_t AggTable::size() const {
-    if (mode_ == IndexMode::hash) return size_;
-    return uint64_t(
-        std::count_if(slots_, slots_ + capacity_, [](const AggSlot& s) { return s.key != 0; }));
-}
-
 // ---- lookup ----
 
 std::optional<uint64_t> agg_find(const AggView& t, uint64_t key) {

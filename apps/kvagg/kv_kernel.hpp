@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "kvagg/agg_table.hpp"
 #include "kvagg/dup_window.hpp"
@@ -20,6 +21,7 @@ namespace linerate::kvagg {
 struct alignas(64) KvCounters {
     std::array<uint64_t, kKvVerdictCount> by_verdict{};
     uint64_t tuples_aggregated = 0;
+    uint64_t value_sum = 0;     // wrapping sum of the aggregated tuples' values
     uint64_t overflow_sum = 0;  // wrapping sum of the refused tuples' values
 
     uint64_t packets() const;  // all frames seen
@@ -33,9 +35,17 @@ struct KvKernelConfig {
     uint16_t udp_port = kKvDefaultPort;
     uint64_t dup_window = DupFilter::kDefaultWindow;  // 0 = no duplicate detection
     uint32_t max_streams = DupFilter::kDefaultMaxStreams;
-    // Tuples whose slots are prefetched ahead of the add (0 = no prefetch). Packets with fewer
-    // tuples get all their slots prefetched before the first add.
+    // Tuples whose slots are prefetched ahead of the add (0 = no prefetch, at most
+    // kMaxPrefetchAhead). The look-ahead runs across the frames of a burst.
     unsigned prefetch_ahead = 16;
+};
+
+inline constexpr unsigned kMaxPrefetchAhead = 256;
+
+// One received frame: its bytes stay valid until aggregate_burst() returns.
+struct FrameRef {
+    const uint8_t* data;
+    size_t len;
 };
 
 template <class Table>
@@ -49,11 +59,34 @@ class KvKernel {
     // those are counted in tuple units as table_full).
     KvVerdict aggregate_frame(const uint8_t* frame, size_t len);
 
+    // The same for a burst, with the same result as aggregate_frame() on each frame in order:
+    // every frame is parsed and checked first, then the tuples of the accepted ones are added
+    // as one stream, so the slot look-ahead does not stall at every frame boundary (a restart
+    // per 32-tuple frame lost 40 % of the rate).
+    void aggregate_burst(std::span<const FrameRef> frames);
+
     const KvCounters& counters() const { return counters_; }
     const DupFilter& dup_filter() const { return dup_; }
     Table& table() { return table_; }
 
   private:
+    struct TupleRange {
+        const uint8_t* tuples;  // big-endian, 16 bytes each
+        size_t count;
+    };
+    struct Admitted {
+        KvVerdict verdict;
+        TupleRange tuples;
+    };
+    static constexpr size_t kChunk = 64;  // frames admitted before their tuples are added
+
+    // Parse and duplicate check; counts the verdict.
+    Admitted admit(const uint8_t* frame, size_t len);
+    // Adds the tuples of accepted frames, hashing each key once, `prefetch_ahead` in front.
+    void add_tuples(std::span<const TupleRange> ranges);
+    template <bool kLookAhead>
+    void add_tuples_impl(std::span<const TupleRange> ranges);
+
     Table& table_;
     DupFilter dup_;
     KvKernelConfig cfg_;

@@ -1,6 +1,5 @@
 #include "kvagg/shared_agg_table.hpp"
 
-#include <algorithm>
 #include <cstring>
 
 namespace linerate::kvagg {
@@ -40,10 +39,26 @@ std::optional<uint64_t> SharedAggTable::find(uint64_t key) const {
     return agg_find(view(), key);
 }
 
-uint64_t SharedAggTable::size() const {
-    if (mode_ == IndexMode::hash) return size_.load();
-    return uint64_t(
-        std::count_if(slots_, slots_ + capacity_, [](const AggSlot& s) { return s.key != 0; }));
+std::optional<uint64_t> SharedAggTable::find_live(uint64_t key) const {
+    // atomic_ref<const T> is C++26; the loads below never write.
+    auto load = [](const uint64_t& v) {
+        return std::atomic_ref<uint64_t>(const_cast<uint64_t&>(v)).load(std::memory_order_relaxed);
+    };
+    if (mode_ == IndexMode::direct) {
+        if (key >= max_keys_ || load(slots_[key].key) == 0) return std::nullopt;
+        return load(slots_[key].value);
+    }
+    if (key == 0) {
+        if (zero_used_.load(std::memory_order_relaxed) == 0) return std::nullopt;
+        return zero_value_.load(std::memory_order_relaxed);
+    }
+    size_t i = index(key);
+    for (unsigned n = 0; n < probe_; ++n, i = (i + 1) & mask_) {
+        const uint64_t k = load(slots_[i].key);
+        if (k == key) return load(slots_[i].value);
+        if (k == 0) break;
+    }
+    return std::nullopt;
 }
 
 }  // namespace linerate::kvagg

@@ -24,18 +24,24 @@ class SharedAggTable : public AggGeometry {
 
     // Thread-safe. false: refused (table full). Near the key limit, which of two racing new keys
     // gets the last place is up to the race; the conservation invariant holds regardless.
-    bool add(uint64_t key, uint64_t value) {
+    bool add(uint64_t key, uint64_t value) { return add_at(slot_hint(key), key, value); }
+
+    // add() with the key's slot_hint() already computed.
+    bool add_at(size_t hint, uint64_t key, uint64_t value) {
         if (mode_ == IndexMode::direct) {
-            if (key >= max_keys_) return false;
-            AggSlot& s = slots_[key];
+            if (hint >= capacity_) return false;
+            AggSlot& s = slots_[hint];
             std::atomic_ref<uint64_t> used(s.key);
-            if (used.load(std::memory_order_relaxed) == 0) used.store(1, std::memory_order_relaxed);
+            // Exactly one writer turns the flag on and counts the key: size() stays O(1).
+            if (used.load(std::memory_order_relaxed) == 0 &&
+                used.exchange(1, std::memory_order_relaxed) == 0)
+                size_.fetch_add(1, std::memory_order_relaxed);
             std::atomic_ref<uint64_t>(s.value).fetch_add(value, std::memory_order_relaxed);
             return true;
         }
         if (key == 0) [[unlikely]]
             return add_zero(value);
-        size_t i = index(key);
+        size_t i = hint;
         for (unsigned n = 0; n < probe_; ++n, i = (i + 1) & mask_) {
             AggSlot& s = slots_[i];
             std::atomic_ref<uint64_t> k(s.key);
@@ -56,7 +62,11 @@ class SharedAggTable : public AggGeometry {
     }
 
     std::optional<uint64_t> find(uint64_t key) const;
-    uint64_t size() const;
+    // find() while workers add (telemetry): relaxed atomic loads, so a concurrent read is no
+    // data race; the value is one that the slot held at some point during the call.
+    std::optional<uint64_t> find_live(uint64_t key) const;
+    // Distinct keys held, O(1) (may lag concurrent adds).
+    uint64_t size() const { return size_.load(std::memory_order_relaxed); }
     // Read after the workers stopped (their join orders their writes before this).
     AggView view() const;
     void clear();

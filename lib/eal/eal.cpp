@@ -39,8 +39,17 @@ std::vector<std::string> pcap_mode_eal_args(const std::string& pcap_spec, bool u
     vdev += ",tx_pcap=" + (p.out.empty() ? std::string("/dev/null") : p.out);
     std::vector<std::string> args;
     if (!user_gave_eal) {
-        args = {"-l",  "0",        "--no-huge",   "-m",
-                "256", "--no-pci", "--no-shconf", "--log-level=lib.eal:warning"};
+        // No telemetry: without shared config every such process would contend for the one
+        // default socket, and a test run has nobody to answer it.
+        args = {"-l",
+                "0",
+                "--no-huge",
+                "-m",
+                "256",
+                "--no-pci",
+                "--no-shconf",
+                "--no-telemetry",
+                "--log-level=lib.eal:warning"};
     }
     args.push_back(vdev);
     return args;

@@ -15,6 +15,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -200,7 +201,8 @@ std::string describe_placement(const void* addr, size_t len) {
                                       : fmt::format("socket {}", msl->socket_id);
     where += fmt::format(", {} pages", format_bytes(double(msl->page_sz)));
     if (msl->external || msl->page_sz == k4K) {
-        size_t thp = thp_bytes_in(addr, len);
+        // smaps counts whole mappings: a pool smaller than its mapping reads at most its size.
+        size_t thp = std::min(thp_bytes_in(addr, len), len);
         if (thp) where += fmt::format(", {} on transparent huge pages", format_bytes(double(thp)));
     }
     return where;

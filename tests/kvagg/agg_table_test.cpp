@@ -272,3 +272,41 @@ TEST(SharedAggTable, ConcurrentAddsConserveAndRespectTheKeyLimit) {
         }
     }
 }
+
+// Direct mode counts its keys as it goes (size() is O(1)): each key once, even when several
+// threads set a key's flag at the same time; find_live reads what find reads.
+TEST(SharedAggTable, DirectSizeCountsEachKeyOnceAndFindLiveMatches) {
+    for (AggConfig cfg : {direct_cfg(4096), hash_cfg(4096)}) {
+        Owned<SharedAggTable> o(cfg);
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 4; ++t)
+            threads.emplace_back([&, t] {
+                std::mt19937_64 rng(7 + t);
+                for (int i = 0; i < 20000; ++i) o.table.add(rng() % 3000, 1);
+            });
+        for (auto& th : threads) th.join();
+        const AggView v = o.table.view();
+        const AggResult r = merge_tables({&v, 1});
+        EXPECT_EQ(o.table.size(), r.sums.size());
+        EXPECT_EQ(r.total, 80000u);
+        for (uint64_t k = 0; k < 3100; ++k) ASSERT_EQ(o.table.find_live(k), o.table.find(k)) << k;
+    }
+}
+
+// add_at(slot_hint(k)) is add(k); keys without a slot get the capacity as hint.
+TEST(AggTable, SlotHints) {
+    Owned h(hash_cfg(16)), d(direct_cfg(16));
+    EXPECT_EQ(h.table.slot_hint(0), h.table.capacity());
+    EXPECT_LT(h.table.slot_hint(5), h.table.capacity());
+    EXPECT_EQ(d.table.slot_hint(5), 5u);
+    EXPECT_EQ(d.table.slot_hint(16), d.table.capacity());
+    h.table.prefetch_hint(h.table.capacity());  // one past the end: no fault
+    EXPECT_TRUE(h.table.add_at(h.table.slot_hint(0), 0, 4));
+    EXPECT_TRUE(h.table.add_at(h.table.slot_hint(9), 9, 5));
+    EXPECT_FALSE(d.table.add_at(d.table.slot_hint(16), 16, 1));
+    EXPECT_TRUE(d.table.add_at(d.table.slot_hint(15), 15, 1));
+    EXPECT_EQ(h.table.find(0), 4u);
+    EXPECT_EQ(h.table.find(9), 5u);
+    EXPECT_EQ(d.table.find(15), 1u);
+    EXPECT_EQ(d.table.size(), 1u);
+}

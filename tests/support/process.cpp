@@ -69,7 +69,14 @@ nlohmann::json read_json(const std::string& path) {
 }
 
 std::vector<std::string> no_huge_eal(const std::string& lcores) {
-    return {"--lcores=" + lcores,         "--no-huge", "-m", "512", "--no-pci", "--no-shconf",
+    // No telemetry: see pcap_mode_eal_args.
+    return {"--lcores=" + lcores,
+            "--no-huge",
+            "-m",
+            "512",
+            "--no-pci",
+            "--no-shconf",
+            "--no-telemetry",
             "--log-level=lib.eal:warning"};
 }
 

@@ -1,0 +1,218 @@
+// kvagg: key-value stream aggregation, a sink. Wiring only: the packet kernel is kv_kernel.hpp
+// (on kv_wire.hpp, agg_table.hpp, dup_window.hpp), the worker loop sink_loop.hpp, the table
+// memory agg_buffer.hpp, the telemetry slot worker_link.hpp, the options options.hpp, the dump
+// and figures results.hpp.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "kvagg/agg_buffer.hpp"
+#include "kvagg/agg_merge.hpp"
+#include "kvagg/options.hpp"
+#include "kvagg/results.hpp"
+#include "kvagg/sink_loop.hpp"
+#include "kvagg/worker_link.hpp"
+#include "runtime/runtime.hpp"
+#include "stats/telemetry.hpp"
+
+using namespace linerate;
+using namespace linerate::kvagg;
+
+namespace {
+
+constexpr const char* kApp = "kvagg";
+// How long telemetry waits for a busy worker to answer between two bursts.
+constexpr auto kQueryTimeout = std::chrono::milliseconds(200);
+
+// --aggbuf resolved with the aliases the Runtime will know, before the EAL starts: a typo gets
+// one line and exit 2 like every other bad value.
+void precheck_aggbuf(const cli::CommonOptions& common, const Options& o) {
+    try {
+        mem::RegionCatalog catalog;
+        if (!common.regions_file.empty()) catalog.load_file(common.regions_file);
+        for (const auto& def : common.region_defs) catalog.define(def);
+        catalog.resolve(o.aggbuf);
+    } catch (const std::invalid_argument& e) {
+        cli::usage_error(kApp, std::string("--aggbuf: ") + e.what());
+    }
+}
+
+std::optional<uint64_t> parse_key(const std::string& text) {
+    std::string_view s = text;
+    int base = 10;
+    if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        s.remove_prefix(2);
+        base = 16;
+    }
+    uint64_t key = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), key, base);
+    if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+    return key;
+}
+
+template <class Table>
+int serve(Runtime& runtime, const Options& o) {
+    constexpr bool kShared = std::is_same_v<Table, SharedAggTable>;
+    const AggConfig cfg = agg_config(o);
+    const unsigned workers = runtime.workers().size();
+
+    std::unique_ptr<AggBuffer> buffer;
+    try {
+        buffer = std::make_unique<AggBuffer>(runtime.regions().resolve(o.aggbuf),
+                                             AggGeometry::slots_for(cfg), kShared ? 1 : workers,
+                                             runtime.ports().front()->socket());
+    } catch (const mem::RegionError& e) {
+        cli::usage_error(kApp, std::string("--aggbuf: ") + e.what());
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "{}: {}\n", kApp, e.what());
+        return 1;
+    }
+    fmt::print("{}: aggbuf {}\n", kApp, buffer->describe());
+
+    std::vector<std::unique_ptr<Table>> tables;
+    for (unsigned t = 0; t < buffer->count(); ++t)
+        tables.push_back(std::make_unique<Table>(buffer->table(t), cfg));
+    std::vector<std::unique_ptr<KvKernel<Table>>> kernels;
+    for (unsigned w = 0; w < workers; ++w)
+        kernels.push_back(
+            std::make_unique<KvKernel<Table>>(*tables[kShared ? 0 : w], kernel_config(o)));
+    auto links = std::make_unique<WorkerLink[]>(workers);
+    for (const worker::WorkerSlot& slot : runtime.workers().slots())
+        if (slot.queues.empty()) links[slot.index].stopped = true;  // it never runs
+
+    stats::register_telemetry(
+        "/linerate/kvagg/key",
+        "One key's value (params: the key, decimal or 0x hex) summed over the tables, and the "
+        "tables' totals",
+        [&](const std::string& params) -> nlohmann::json {
+            const std::optional<uint64_t> key = parse_key(params);
+            if (!key) return {{"error", "params must be a key: decimal or 0x hex u64"}};
+            nlohmann::json j = {{"key", *key}, {"agg", agg_mode_name(o.agg)}};
+            uint64_t value = 0, found = 0, unanswered = 0, keys = 0, value_sum = 0, overflow = 0;
+            std::vector<uint64_t> per_value, per_found, per_keys;
+            for (unsigned w = 0; w < workers; ++w) {
+                value_sum += links[w].value_sum.load(std::memory_order_relaxed);
+                overflow += links[w].overflow_sum.load(std::memory_order_relaxed);
+            }
+            if constexpr (kShared) {
+                const std::optional<uint64_t> v = tables[0]->find_live(*key);
+                value = v.value_or(0);
+                found = v.has_value();
+                keys = tables[0]->size();
+            } else {
+                for (unsigned w = 0; w < workers; ++w) {
+                    const auto a = ask(links[w], *tables[w], *key, kQueryTimeout);
+                    unanswered += !a.has_value();
+                    const uint64_t v = a && *a ? **a : 0;
+                    per_value.push_back(v);
+                    per_found.push_back(a && *a);
+                    per_keys.push_back(links[w].keys.load(std::memory_order_relaxed));
+                    value += v;
+                    found |= a && *a;
+                    keys += per_keys.back();
+                }
+                j["workers_value"] = per_value;
+                j["workers_found"] = per_found;
+                j["workers_keys"] = per_keys;
+                j["unanswered_workers"] = unanswered;
+                j["note"] =
+                    "value: sum over per-worker tables, each read by its own worker; keys: per "
+                    "table (distinct: final JSON)";
+            }
+            const stats::Totals t = runtime.stats().totals();
+            j["found"] = found;
+            j["value"] = value;
+            j["keys"] = keys;
+            j["aggregated_sum"] = value_sum;
+            j["overflow_sum"] = overflow;
+            j["tuples"] = t.app[kTuples];
+            j["overflow"] = t.app[kOverflowTuples];
+            return j;
+        });
+
+    RunFigures figures;
+    bool dump_failed = false;
+    std::vector<uint64_t> worker_keys(workers);
+    const auto t0 = std::chrono::steady_clock::now();
+    runtime.on_stopped([&] {
+        figures.seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::vector<AggView> views;
+        for (const auto& t : tables) views.push_back(t->view());
+        const AggResult merged = merge_tables(views);
+        for (unsigned w = 0; w < workers; ++w) {
+            figures.totals += kernels[w]->counters();
+            worker_keys[w] = kShared ? 0 : tables[w]->size();
+        }
+        figures.keys = merged.sums.size();
+        figures.aggregated_sum = merged.total;
+        if (o.dump.empty()) return;
+        try {
+            write_dump(o.dump, merged.sums);
+            fmt::print("{}: dump {} keys to {}\n", kApp, merged.sums.size(), o.dump);
+        } catch (const std::exception& e) {
+            fmt::print(stderr, "{}: error: {}\n", kApp, e.what());
+            dump_failed = true;
+        }
+    });
+    runtime.add_summary([&] { return figures_line(figures); });
+    runtime.add_json([&](nlohmann::json& j) {
+        figures.seconds = j["duration_s"].get<double>();  // the rate of the JSON's own duration
+        j.update(figures_json(figures));
+        j["agg"] = agg_mode_name(o.agg);
+        j["index"] = index_name(o.index);
+        j["aggbuf"] = buffer->placement();
+        j["aggbuf_bytes"] = buffer->count() * buffer->table_bytes();
+        j["kvagg"] = config_json(o);
+        for (unsigned w = 0; w < workers && w < j["workers"].size(); ++w) {
+            const KvCounters& c = kernels[w]->counters();
+            j["workers"][w]["overflow_sum"] = c.overflow_sum;
+            j["workers"][w]["aggregated_sum"] = c.value_sum;
+            if (!kShared) j["workers"][w]["keys"] = worker_keys[w];
+        }
+    });
+
+    const int status = runtime.run([&](WorkerContext& ctx) {
+        SinkLoop<Table> loop(*kernels[ctx.slot.index], links[ctx.slot.index]);
+        loop.run(ctx);
+    });
+    return dump_failed ? std::max(status, 1) : status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App cli(
+        "kvagg: receive key-value packets (16-byte tuples behind a 64-byte header, DESIGN.md), "
+        "sum every tuple's value into its key in an aggregation table placed in a chosen "
+        "memory region; a sink: transmits nothing",
+        kApp);
+    cli::CommonOptions common;
+    cli::add_common_options(cli, common);
+    Options options;
+    add_options(cli, options);
+    // kvagg's checks and the --aggbuf region come before the EAL: parse here first; the
+    // Runtime's own parse of the same line gives the same values.
+    cli::parse_or_exit(cli, argc, argv);
+    try {
+        check_options(options);
+    } catch (const std::invalid_argument& e) {
+        cli::usage_error(kApp, e.what());
+    }
+    precheck_aggbuf(common, options);
+
+    Runtime runtime(
+        {kApp, "key-value stream aggregation", board_drop_reasons(), board_app_counters()}, argc,
+        argv, cli, common);
+    fmt::print("{}: config {}\n", kApp, config_json(options).dump());
+    if (options.agg == AggMode::shared) return serve<SharedAggTable>(runtime, options);
+    return serve<AggTable>(runtime, options);
+}

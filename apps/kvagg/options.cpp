@@ -1,0 +1,109 @@
+#include "options.hpp"
+
+#include <bit>
+#include <stdexcept>
+
+namespace linerate::kvagg {
+
+namespace {
+
+constexpr uint64_t kMaxKeys = uint64_t(1) << 32;
+constexpr uint64_t kMaxWindow = uint64_t(1) << 24;
+// Per worker: max_streams x window / 8 bytes of bitmap, allocated at start.
+constexpr uint64_t kMaxDupBytes = uint64_t(1) << 30;
+
+const CLI::Validator kWindow(
+    [](std::string& text) {
+        uint64_t w = 0;
+        if (!CLI::detail::lexical_cast(text, w)) return std::string("not a number: " + text);
+        if (w != 0 && (w < 64 || w > kMaxWindow || !std::has_single_bit(w)))
+            return std::string("must be 0 (off) or a power of two in [64, 2^24]");
+        return std::string();
+    },
+    "0|2^k", "DUP_WINDOW");
+
+}  // namespace
+
+const char* index_name(IndexMode mode) {
+    return mode == IndexMode::hash ? "hash" : "direct";
+}
+
+const char* agg_mode_name(AggMode mode) {
+    return mode == AggMode::per_worker ? "per-worker" : "shared";
+}
+
+void add_options(CLI::App& app, Options& o) {
+    app.add_option("--udp-port", o.udp_port, "UDP destination port of kvagg packets")
+        ->check(CLI::Range(1, 65535))
+        ->capture_default_str();
+    app.add_option("--keys", o.keys,
+                   "Table capacity: distinct keys held (hash), or the key bound, key < N "
+                   "(direct); tuples beyond it count as overflow. K, M, G suffixes are 2^10, "
+                   "2^20, 2^30")
+        ->transform(CLI::AsSizeValue(false))
+        ->check(CLI::Range(uint64_t(1), kMaxKeys))
+        ->capture_default_str();
+    app.add_option_function<std::string>(
+           "--index",
+           [&o](const std::string& s) {
+               o.index = s == "direct" ? IndexMode::direct : IndexMode::hash;
+           },
+           "hash: open addressing for any u64 key; direct: slot = key, for dense keys (default "
+           "hash)")
+        ->check(CLI::IsMember({"hash", "direct"}));
+    app.add_option_function<std::string>(
+           "--agg",
+           [&o](const std::string& s) {
+               o.agg = s == "shared" ? AggMode::shared : AggMode::per_worker;
+           },
+           "per-worker: a table per worker, merged when read (no atomics); shared: one table, "
+           "atomic adds (default per-worker)")
+        ->check(CLI::IsMember({"per-worker", "shared"}));
+    app.add_option("--dup-window", o.dup_window,
+                   "Sequence numbers remembered per stream for duplicate detection (0 = off)")
+        ->check(kWindow)
+        ->capture_default_str();
+    app.add_option("--max-streams", o.max_streams, "Streams tracked per worker")
+        ->check(CLI::Range(1u, 1u << 20))
+        ->capture_default_str();
+    app.add_option("--probe-limit", o.probe_limit,
+                   "Hash mode: slots probed for a key before its tuple counts as overflow")
+        ->check(CLI::Range(1u, 4096u))
+        ->capture_default_str();
+    app.add_option("--prefetch", o.prefetch, "Table slots prefetched ahead of the add (0 = off)")
+        ->check(CLI::Range(0u, 256u))
+        ->capture_default_str();
+    app.add_option("--aggbuf", o.aggbuf,
+                   "Memory region of the aggregation table(s), as --netbuf: socket:N, pages:4k, "
+                   "pages:thp, file:PATH[,size=BYTES] or an alias (default: the port's NUMA node)");
+    app.add_option("--dump", o.dump,
+                   "At exit write `key,value` lines (decimal u64, sorted by key, keys that "
+                   "received a tuple) to FILE");
+}
+
+void check_options(const Options& o) {
+    if (o.dup_window != 0 && uint64_t(o.max_streams) * (o.dup_window / 8) > kMaxDupBytes)
+        throw std::invalid_argument(
+            "--max-streams x --dup-window / 8 exceeds 1 GiB of duplicate bitmap per worker");
+}
+
+AggConfig agg_config(const Options& o) {
+    return {.mode = o.index, .max_keys = o.keys, .probe_limit = o.probe_limit};
+}
+
+KvKernelConfig kernel_config(const Options& o) {
+    return {.udp_port = o.udp_port,
+            .dup_window = o.dup_window,
+            .max_streams = o.max_streams,
+            .prefetch_ahead = o.prefetch};
+}
+
+nlohmann::json config_json(const Options& o) {
+    return {{"udp_port", o.udp_port},       {"keys", o.keys},
+            {"index", index_name(o.index)}, {"agg", agg_mode_name(o.agg)},
+            {"dup_window", o.dup_window},   {"max_streams", o.max_streams},
+            {"probe_limit", o.probe_limit}, {"prefetch", o.prefetch},
+            {"aggbuf", o.aggbuf},           {"dump", o.dump}};
+}
+
+}  // namespace linerate::kvagg

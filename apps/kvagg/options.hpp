@@ -1,0 +1,48 @@
+#pragma once
+// kvagg's own command-line options (beside the common ones of lib/cli), their checks, and the
+// table and kernel configs made of them. No EAL: unit tests use it.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "kvagg/agg_table.hpp"
+#include "kvagg/kv_kernel.hpp"
+
+namespace linerate::kvagg {
+
+// per_worker: one AggTable per worker, merged when read; shared: one SharedAggTable (atomics).
+enum class AggMode : uint8_t { per_worker, shared };
+
+struct Options {
+    static constexpr uint64_t kDefaultKeys = uint64_t(1) << 20;
+    uint16_t udp_port = kKvDefaultPort;
+    uint64_t keys = kDefaultKeys;  // --keys: capacity (hash) or key bound (direct)
+    IndexMode index = IndexMode::hash;
+    AggMode agg = AggMode::per_worker;
+    uint64_t dup_window = DupFilter::kDefaultWindow;
+    uint32_t max_streams = DupFilter::kDefaultMaxStreams;
+    unsigned probe_limit = AggConfig::kDefaultProbeLimit;
+    unsigned prefetch = KvKernelConfig{}.prefetch_ahead;
+    std::string aggbuf;  // region spec or alias; empty: the port's NUMA node
+    std::string dump;    // --dump FILE
+};
+
+// Adds the options to `app`; a bad value fails the parse itself (one line, exit 2).
+void add_options(CLI::App& app, Options& options);
+
+// What single-option checks cannot see (the duplicate filter's memory: streams x window).
+// Throws std::invalid_argument with the message for the user.
+void check_options(const Options& options);
+
+AggConfig agg_config(const Options& options);
+KvKernelConfig kernel_config(const Options& options);
+
+const char* index_name(IndexMode mode);
+const char* agg_mode_name(AggMode mode);
+
+// The effective configuration, for the JSON's "kvagg" object and the start-up line.
+nlohmann::json config_json(const Options& options);
+
+}  // namespace linerate::kvagg

@@ -1,0 +1,47 @@
+#pragma once
+// What kvagg_bench compares, each run over the same Trace on one core:
+//   plain          AggTable::add over the decoded tuples, with the kernel's rolling prefetch: the
+//                  same table without packets (no parsing, byte swaps, duplicate check): the
+//                  ceiling kvagg is held to (goal >= 0.8x)
+//   array          sums[key] += value over the decoded tuples, a plain u64 array: the memory
+//                  system's own ceiling for dense keys (for reference)
+//   unordered_map  std::unordered_map<u64,u64> (reserved for the key count), decoded tuples
+//   tbb_chm        tbb::concurrent_hash_map<u64,u64> with an accessor per tuple, decoded tuples
+//   ours           KvKernel<AggTable> (hash) on the frames: parse + duplicate window + table
+//   ours_direct    the same with --index direct
+//   ours_shared    KvKernel<SharedAggTable> (atomic adds), one thread
+// The baselines get the tuples already decoded: any packet cost is kvagg's alone.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "bench_trace.hpp"
+#include "kvagg/agg_table.hpp"
+
+namespace linerate::kvagg::bench {
+
+enum class Variant { plain, array, unordered_map, tbb_chm, ours, ours_direct, ours_shared };
+
+const std::vector<Variant>& all_variants();
+std::string variant_name(Variant v);
+Variant parse_variant(const std::string& name);  // throws std::invalid_argument
+// Slots the variant needs in the AggBuf (0: it allocates its own memory).
+size_t variant_slots(Variant v, uint64_t keys);
+
+struct VariantRun {
+    std::vector<double> mtuples_per_s;  // one per timed pass
+    uint64_t keys_held = 0;
+    bool verified = false;  // the structure's total == passes x the trace's value sum
+};
+
+struct RunConfig {
+    unsigned passes = 3;     // timed passes, after one warm-up pass (which inserts the keys)
+    unsigned prefetch = 16;  // plain and ours: tuples whose slots are prefetched ahead
+};
+
+// `slots` is the table memory of the table variants (at least variant_slots()).
+VariantRun run_variant(Variant v, const Trace& trace, uint64_t keys, std::span<AggSlot> slots,
+                       const RunConfig& cfg);
+
+}  // namespace linerate::kvagg::bench

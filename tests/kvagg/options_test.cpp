@@ -1,0 +1,122 @@
+// kvagg's options, their checks and configs; the dump and the JSON figures.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "kvagg/options.hpp"
+#include "kvagg/results.hpp"
+
+using namespace linerate::kvagg;
+
+namespace {
+
+// Parses `args` into fresh options; throws CLI::ParseError on a bad value.
+Options parse(std::vector<std::string> args) {
+    CLI::App app("t");
+    Options o;
+    add_options(app, o);
+    std::reverse(args.begin(), args.end());
+    app.parse(args);
+    return o;
+}
+
+}  // namespace
+
+TEST(KvaggOptions, Defaults) {
+    const Options o = parse({});
+    EXPECT_EQ(o.udp_port, 9000);
+    EXPECT_EQ(o.keys, uint64_t(1) << 20);
+    EXPECT_EQ(o.index, IndexMode::hash);
+    EXPECT_EQ(o.agg, AggMode::per_worker);
+    EXPECT_EQ(o.dup_window, 65536u);
+    EXPECT_EQ(o.max_streams, 256u);
+    EXPECT_EQ(o.probe_limit, 64u);
+    EXPECT_EQ(o.prefetch, 16u);
+    EXPECT_TRUE(o.aggbuf.empty());
+    EXPECT_TRUE(o.dump.empty());
+    EXPECT_NO_THROW(check_options(o));
+}
+
+TEST(KvaggOptions, ValuesReachTheConfigs) {
+    const Options o =
+        parse({"--udp-port",    "7000",   "--keys",       "300", "--index",       "direct",
+               "--agg",         "shared", "--dup-window", "0",   "--max-streams", "9",
+               "--probe-limit", "8",      "--prefetch",   "0",   "--aggbuf",      "pages:thp",
+               "--dump",        "d.csv"});
+    const AggConfig a = agg_config(o);
+    EXPECT_EQ(a.mode, IndexMode::direct);
+    EXPECT_EQ(a.max_keys, 300u);
+    EXPECT_EQ(a.probe_limit, 8u);
+    const KvKernelConfig k = kernel_config(o);
+    EXPECT_EQ(k.udp_port, 7000);
+    EXPECT_EQ(k.dup_window, 0u);
+    EXPECT_EQ(k.max_streams, 9u);
+    EXPECT_EQ(k.prefetch_ahead, 0u);
+    EXPECT_EQ(o.agg, AggMode::shared);
+    const nlohmann::json j = config_json(o);
+    EXPECT_EQ(j["index"], "direct");
+    EXPECT_EQ(j["agg"], "shared");
+    EXPECT_EQ(j["aggbuf"], "pages:thp");
+    EXPECT_EQ(j["dup_window"], 0);
+}
+
+TEST(KvaggOptions, BadValuesFailTheParse) {
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"--index", "tree"},
+             {"--agg", "all"},
+             {"--keys", "0"},
+             {"--keys", "4294967297"},
+             {"--dup-window", "100"},
+             {"--dup-window", "32"},
+             {"--dup-window", "33554432"},
+             {"--dup-window", "x"},
+             {"--max-streams", "0"},
+             {"--probe-limit", "0"},
+             {"--udp-port", "0"},
+         })
+        EXPECT_THROW(parse(args), CLI::ParseError) << testing::PrintToString(args);
+    EXPECT_EQ(parse({"--keys", "1K"}).keys, 1024u);
+    EXPECT_EQ(parse({"--keys", "16M"}).keys, 16u << 20);
+    EXPECT_EQ(parse({"--keys", "1000"}).keys, 1000u);
+    for (const char* w : {"0", "64", "65536", "16777216"})
+        EXPECT_NO_THROW(parse({"--dup-window", w})) << w;
+    EXPECT_THROW(check_options(parse({"--max-streams", "1048576", "--dup-window", "16777216"})),
+                 std::invalid_argument);
+}
+
+TEST(KvaggResults, DumpIsKeyCommaValueLines) {
+    const std::string path = testing::TempDir() + "kvagg_dump_" + std::to_string(getpid());
+    const std::vector<KeySum> sums = {{0, 5}, {7, 0}, {~0ull, ~0ull}};
+    write_dump(path, sums);
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    EXPECT_EQ(s.str(), "0,5\n7,0\n18446744073709551615,18446744073709551615\n");
+    write_dump(path, {});
+    std::ifstream empty(path);
+    EXPECT_EQ(empty.peek(), std::ifstream::traits_type::eof());
+    unlink(path.c_str());
+    EXPECT_THROW(write_dump("/nonexistent/dir/d.csv", sums), std::runtime_error);
+}
+
+TEST(KvaggResults, FiguresJson) {
+    RunFigures f;
+    f.totals.tuples_aggregated = 90;
+    f.totals.by_verdict[size_t(KvVerdict::table_full)] = 10;
+    f.totals.by_verdict[size_t(KvVerdict::duplicate)] = 3;
+    f.totals.overflow_sum = 44;
+    f.keys = 7;
+    f.aggregated_sum = 1000;
+    f.seconds = 2;
+    const nlohmann::json j = figures_json(f);
+    EXPECT_EQ(j["tuples"], 100);
+    EXPECT_EQ(j["overflow"], 10);
+    EXPECT_EQ(j["overflow_sum"], 44);
+    EXPECT_EQ(j["keys"], 7);
+    EXPECT_EQ(j["duplicates"], 3);
+    EXPECT_EQ(j["aggregated_sum"], 1000);
+    EXPECT_DOUBLE_EQ(j["mtuples_per_s"].get<double>(), 100 / 2.0 / 1e6);
+    EXPECT_NE(figures_line(f).find("tuples 100"), std::string::npos);
+}
