@@ -1,8 +1,10 @@
 #include "mem/mempool.hpp"
 
 #include <fmt/core.h>
+#include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_pool_ops.h>
 
 #include <bit>
 #include <stdexcept>
@@ -27,6 +29,34 @@ size_t region_bytes_for(unsigned mbufs, uint16_t data_room, size_t page) {
     return objects + size_t(mbufs) * 16 + (8u << 20);
 }
 
+// rte_pktmbuf_pool_create keeps every object inside one page so its IOVA is contiguous. On
+// 4 KiB pages that leaves one 2.3 KiB mbuf per page, all at the same page offset: 40% of the
+// memory wasted and every mbuf header in the same few L1 sets. With IOVA as VA, virtually
+// contiguous is IOVA contiguous, so objects may cross pages: the same pool, packed.
+rte_mempool* create_packed_pool(const std::string& name, unsigned n, unsigned cache,
+                                uint16_t data_room, int socket) {
+    if (rte_eal_iova_mode() != RTE_IOVA_VA)
+        return rte_pktmbuf_pool_create(name.c_str(), n, cache, 0, data_room, socket);
+    rte_mempool* mp = rte_mempool_create_empty(name.c_str(), n, sizeof(rte_mbuf) + data_room, cache,
+                                               sizeof(rte_pktmbuf_pool_private), socket,
+                                               RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+    if (mp == nullptr) return nullptr;
+    rte_pktmbuf_pool_private priv{};
+    priv.mbuf_data_room_size = data_room;
+    priv.mbuf_priv_size = 0;
+    if (rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), nullptr) != 0) {
+        rte_mempool_free(mp);
+        return nullptr;
+    }
+    rte_pktmbuf_pool_init(mp, &priv);
+    if (rte_mempool_populate_default(mp) < 0) {
+        rte_mempool_free(mp);
+        return nullptr;
+    }
+    rte_mempool_obj_iter(mp, rte_pktmbuf_init, nullptr);
+    return mp;
+}
+
 }  // namespace
 
 PacketPool::PacketPool(const std::string& name, unsigned mbufs, unsigned cache,
@@ -34,9 +64,8 @@ PacketPool::PacketPool(const std::string& name, unsigned mbufs, unsigned cache,
     size_t page = region.kind == RegionKind::pages_thp ? (2u << 20) : 4096;
     region_ = std::make_unique<Region>(region, region_bytes_for(mbufs, data_room, page),
                                        name + "_heap", default_socket);
-    pool_ = rte_pktmbuf_pool_create(name.c_str(), mbufs,
-                                    std::min(cache, unsigned(RTE_MEMPOOL_CACHE_MAX_SIZE)), 0,
-                                    data_room, region_->socket_id());
+    pool_ = create_packed_pool(name, mbufs, std::min(cache, unsigned(RTE_MEMPOOL_CACHE_MAX_SIZE)),
+                               data_room, region_->socket_id());
     if (pool_ == nullptr)
         throw std::runtime_error(fmt::format("cannot create pool of {} mbufs in region {}: {}",
                                              mbufs, region_->name(), rte_strerror(rte_errno)));
