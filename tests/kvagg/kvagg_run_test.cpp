@@ -187,23 +187,10 @@ TEST(KvaggTelemetry, KeyCommandAnswersWhileRunning) {
     unlink(pcap.c_str());
 }
 
-struct CliCase {
-    std::vector<std::string> args;
-    std::string message;
-    friend void PrintTo(const CliCase& c, std::ostream* os) {
-        for (const auto& a : c.args) *os << a << ' ';
-    }
-};
-
 class KvaggCliErrors : public testing::TestWithParam<CliCase> {};
 
 TEST_P(KvaggCliErrors, ExitTwoWithOneLine) {
-    std::vector<std::string> argv = {kApp};
-    argv.insert(argv.end(), GetParam().args.begin(), GetParam().args.end());
-    auto r = run_process(argv);
-    EXPECT_EQ(r.exit_status, 2) << r.out;
-    EXPECT_NE(r.out.find(GetParam().message), std::string::npos) << r.out;
-    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    expect_usage_error(kApp, GetParam().args, GetParam().message);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -66,6 +67,16 @@ nlohmann::json read_json(const std::string& path) {
     std::ifstream in(path);
     if (!in) return nlohmann::json();
     return nlohmann::json::parse(in, nullptr, false);
+}
+
+void expect_usage_error(const std::string& binary, const std::vector<std::string>& args,
+                        const std::string& message) {
+    std::vector<std::string> argv = {binary};
+    argv.insert(argv.end(), args.begin(), args.end());
+    ProcessResult r = run_process(argv);
+    EXPECT_EQ(r.exit_status, 2) << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
 }
 
 std::vector<std::string> no_huge_eal(const std::string& lcores) {

@@ -3,6 +3,7 @@
 // status, optionally sends it a signal after a delay.
 #include <nlohmann/json.hpp>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,17 @@ std::string binary(const std::string& relative);
 // A fresh scratch path in the test temp dir, unique per process and call.
 std::string scratch(const std::string& name);
 nlohmann::json read_json(const std::string& path);
+
+// A command line an app must refuse: exit status 2 and one line that contains `message`.
+struct CliCase {
+    std::vector<std::string> args;
+    std::string message;
+    friend void PrintTo(const CliCase& c, std::ostream* os) {
+        for (const auto& a : c.args) *os << a << ' ';
+    }
+};
+void expect_usage_error(const std::string& binary, const std::vector<std::string>& args,
+                        const std::string& message);
 
 // EAL args for a no-hugepage run beside other tests: `-l`, memory, no PCI, no shared config.
 std::vector<std::string> no_huge_eal(const std::string& lcores = "0");
