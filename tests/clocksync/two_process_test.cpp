@@ -36,17 +36,6 @@ void print_figures(const char* what, const nlohmann::json& j) {
         j["max_abs_error_ns"].dump().c_str());
 }
 
-std::string capture(const std::string& cmd) {
-    std::string text;
-    if (FILE* p = popen(cmd.c_str(), "r")) {
-        char buf[4096];
-        size_t n;
-        while ((n = fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
-        pclose(p);
-    }
-    return text;
-}
-
 // Reads /linerate/clocksync from a running client until it reports a sync or time runs out.
 nlohmann::json query_client(const std::string& prefix, double until_s) {
     if (system("command -v dpdk-telemetry.py >/dev/null 2>&1") != 0) return nullptr;
@@ -55,8 +44,8 @@ nlohmann::json query_client(const std::string& prefix, double until_s) {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
     while (elapsed() < until_s) {
-        std::string out = capture("printf '/linerate/clocksync\\n' | dpdk-telemetry.py -f " +
-                                  prefix + " 2>/dev/null");
+        std::string out = command_output("printf '/linerate/clocksync\\n' | dpdk-telemetry.py -f " +
+                                         prefix + " 2>/dev/null");
         auto at = out.find("{\"/linerate/clocksync\"");
         if (at != std::string::npos) {
             auto j = nlohmann::json::parse(out.substr(at, out.find('\n', at) - at), nullptr, false);

@@ -265,13 +265,7 @@ TEST(L2reflectTelemetry, StatsCommandAnswersWhileRunning) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     std::string cmd =
         "printf '/linerate/stats\\n/linerate/drops\\n' | dpdk-telemetry.py -f " + prefix + " 2>&1";
-    std::string answer;
-    if (FILE* p = popen(cmd.c_str(), "r")) {
-        char buf[4096];
-        size_t n;
-        while ((n = fread(buf, 1, sizeof buf, p)) > 0) answer.append(buf, n);
-        pclose(p);
-    }
+    std::string answer = command_output(cmd);
     runner.join();
     EXPECT_EQ(app.exit_status, 0) << app.out;
     EXPECT_NE(answer.find("{\"/linerate/stats\": {\"app\": \"l2reflect\""), std::string::npos)

@@ -155,13 +155,7 @@ TEST(KvaggTelemetry, KeyCommandAnswersWhileRunning) {
             "printf '/linerate/kvagg/key,5\\n/linerate/kvagg/key,0x3e8\\n/linerate/kvagg/key,x\\n' "
             "| dpdk-telemetry.py -f " +
             prefix + " 2>&1";
-        std::string answer;
-        if (FILE* p = popen(cmd.c_str(), "r")) {
-            char buf[4096];
-            size_t n;
-            while ((n = fread(buf, 1, sizeof buf, p)) > 0) answer.append(buf, n);
-            pclose(p);
-        }
+        std::string answer = command_output(cmd);
         runner.join();
         EXPECT_EQ(app.exit_status, 0) << app.out;
         std::vector<nlohmann::json> replies;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <thread>
 
@@ -51,6 +52,17 @@ ProcessResult run_process(const std::vector<std::string>& argv, const RunOptions
     res.out.assign(std::istreambuf_iterator<char>(in), {});
     unlink(log.c_str());
     return res;
+}
+
+std::string command_output(const std::string& shell_command) {
+    std::string out;
+    if (FILE* p = popen(shell_command.c_str(), "r")) {
+        char buf[4096];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+        pclose(p);
+    }
+    return out;
 }
 
 std::string binary(const std::string& relative) {

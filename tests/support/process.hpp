@@ -22,6 +22,9 @@ struct RunOptions {
 
 ProcessResult run_process(const std::vector<std::string>& argv, const RunOptions& opts = {});
 
+// Output of a shell command (e.g. dpdk-telemetry.py reading a running app), stdout as it printed.
+std::string command_output(const std::string& shell_command);
+
 // Path of a built binary, e.g. binary("apps/l2reflect/l2reflect").
 std::string binary(const std::string& relative);
 // A fresh scratch path in the test temp dir, unique per process and call.
