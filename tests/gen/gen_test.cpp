@@ -55,15 +55,15 @@ std::map<uint64_t, std::string> tshark_flagged(const std::string& pcap, uint64_t
     return flagged;
 }
 
-struct PcapRun {
+struct WrittenPcap {
     ProcessResult proc;
     std::vector<Frame> frames;
     nlohmann::json json;
     std::string pcap;
 };
 
-PcapRun write_pcap(std::vector<std::string> args, uint64_t count) {
-    PcapRun r;
+WrittenPcap write_pcap(std::vector<std::string> args, uint64_t count) {
+    WrittenPcap r;
     r.pcap = scratch("gen.pcap");
     const std::string json = scratch("gen.json");
     std::vector<std::string> argv = {
@@ -100,7 +100,7 @@ struct ValidCase {
 class GenPcapValid : public testing::TestWithParam<ValidCase> {};
 
 TEST_P(GenPcapValid, WrittenAndNothingMalformedForTshark) {
-    PcapRun r = write_pcap(GetParam().args, 500);
+    WrittenPcap r = write_pcap(GetParam().args, 500);
     ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
     ASSERT_EQ(r.frames.size(), 500u);
     EXPECT_EQ(r.json["frames"], 500);
@@ -131,7 +131,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(GenPcap, NfvMixFlagsOnlyTheIntendedBadFramesAndTheModelMatches) {
     const uint64_t n = 3000;
-    PcapRun r =
+    WrittenPcap r =
         write_pcap({"--kind", "nfv-mix", "--size", "128", "--bad", "0.35", "--seed", "9"}, n);
     ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
     gen::TrafficConfig c;
@@ -174,7 +174,7 @@ TEST(GenPcap, NfvMixFlagsOnlyTheIntendedBadFramesAndTheModelMatches) {
 
 TEST(GenPcap, KvaggExpectFileAndModelMatch) {
     const std::string csv = scratch("expect.csv");
-    PcapRun r = write_pcap(
+    WrittenPcap r = write_pcap(
         {"--kind", "kvagg", "--tuples", "16", "--keys", "500", "--streams", "3", "--dup-share",
          "0.1", "--malformed-share", "0.05", "--value-max", "1000", "--expect", csv},
         2000);
@@ -207,7 +207,7 @@ TEST(GenPcap, KvaggExpectFileAndModelMatch) {
 TEST(GenPcap, NfvDropsExactlyTheBadClassesAndReflectsTheRestStamped) {
     const std::string nfv = binary("apps/nfv/nfv");
     if (access(nfv.c_str(), X_OK) != 0) GTEST_SKIP() << "nfv not built";
-    PcapRun r = write_pcap({"--kind", "nfv-mix", "--size", "100", "--bad", "0.3"}, 5000);
+    WrittenPcap r = write_pcap({"--kind", "nfv-mix", "--size", "100", "--bad", "0.3"}, 5000);
     ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
     const std::string out = scratch("nfv_out.pcap"), json = scratch("nfv.json");
     auto p = run_process({nfv, "--pcap", r.pcap + ":" + out, "--json", json}, {.timeout_s = 60});
@@ -231,7 +231,7 @@ TEST(GenPcap, KvaggReproducesTheExpectedSumsExactly) {
     const std::string kvagg = binary("apps/kvagg/kvagg");
     if (access(kvagg.c_str(), X_OK) != 0) GTEST_SKIP() << "kvagg not built";
     const std::string expect = scratch("kv_expect.csv"), dump = scratch("kv_dump.csv");
-    PcapRun r = write_pcap({"--kind", "kvagg", "--tuples", "24", "--keys", "500", "--dist",
+    WrittenPcap r = write_pcap({"--kind", "kvagg", "--tuples", "24", "--keys", "500", "--dist",
                             "zipf:0.9", "--streams", "5", "--dup-share", "0.1", "--malformed-share",
                             "0.1", "--value-max", "1000000", "--expect", expect},
                            4000);

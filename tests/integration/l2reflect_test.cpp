@@ -41,26 +41,8 @@ Frame swapped(Frame f) {
     return f;
 }
 
-struct PcapRun {
-    ProcessResult proc;
-    std::vector<Frame> out;
-    nlohmann::json json;
-};
-
-PcapRun run_pcap(const std::vector<Frame>& in, std::vector<std::string> extra = {}) {
-    std::string in_path = scratch("in.pcap"), out_path = scratch("out.pcap"),
-                json_path = scratch("out.json");
-    pcapio::write_frames(in_path, in);
-    std::vector<std::string> argv = {kApp, "--pcap", in_path + ":" + out_path, "--json", json_path};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    PcapRun r;
-    r.proc = run_process(argv, {.timeout_s = 30});
-    r.out = pcapio::read_frames(out_path);
-    r.json = read_json(json_path);
-    unlink(in_path.c_str());
-    unlink(out_path.c_str());
-    unlink(json_path.c_str());
-    return r;
+PcapRun run_pcap(const std::vector<Frame>& in, const std::vector<std::string>& extra = {}) {
+    return run_pcap_app(kApp, in, extra);
 }
 
 }  // namespace
@@ -209,12 +191,7 @@ TEST_P(L2reflectRegions, PoolLivesInTheRegion) {
 
 INSTANTIATE_TEST_SUITE_P(All, L2reflectRegions,
                          testing::Values("socket:0", "pages:4k", "pages:thp", "file"),
-                         [](const auto& param_info) {
-                             std::string s = param_info.param;
-                             for (auto& c : s)
-                                 if (!isalnum(c)) c = '_';
-                             return s;
-                         });
+                         [](const auto& param_info) { return identifier(param_info.param); });
 
 TEST(L2reflectNetNull, RegionAliasFromDefinition) {
     auto j =

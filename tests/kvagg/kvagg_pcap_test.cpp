@@ -81,33 +81,12 @@ AppRun run_file(const std::vector<std::string>& eal, const std::vector<std::stri
     return r;
 }
 
-// The EAL args --pcap adds by itself, plus --no-telemetry: with --no-shconf every process
-// shares the default telemetry socket path, and a stuck process listening there (seen: one
-// under callgrind) blocks the next one's EAL init. KvaggPcap.EmptyInput... and KvaggCli keep
-// the automatic path.
-std::vector<std::string> pcap_eal() {
-    return {"-l",
-            "0",
-            "--no-huge",
-            "-m",
-            "256",
-            "--no-pci",
-            "--no-shconf",
-            "--no-telemetry",
-            "--log-level=lib.eal:warning"};
-}
-
-std::vector<std::string> with_no_telemetry(std::vector<std::string> eal) {
-    eal.push_back("--no-telemetry");
-    return eal;
-}
-
-AppRun run_pcap(const std::vector<pcapio::Frame>& frames, std::vector<std::string> args = {},
-                bool automatic_eal = false) {
+// The EAL args come from --pcap itself (no hugepages, no PCI, no telemetry), as users run it.
+AppRun run_pcap(const std::vector<pcapio::Frame>& frames, std::vector<std::string> args = {}) {
     const std::string in = scratch("in.pcap");
     pcapio::write_frames(in, frames);
     args.insert(args.begin(), {"--pcap", in});
-    AppRun r = run_file(automatic_eal ? std::vector<std::string>{} : pcap_eal(), args);
+    AppRun r = run_file({}, args);
     unlink(in.c_str());
     return r;
 }
@@ -181,7 +160,7 @@ TEST(KvaggPcap, SameTraceSameBytes) {
 }
 
 TEST(KvaggPcap, EmptyInputGivesAnEmptyDump) {
-    AppRun r = run_pcap({}, {}, true);  // `kvagg --pcap IN --dump OUT` as documented
+    AppRun r = run_pcap({}, {});  // `kvagg --pcap IN --dump OUT` as documented
     ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
     EXPECT_EQ(r.dump_text, "");
     EXPECT_EQ(r.json["keys"], 0);
@@ -270,7 +249,7 @@ TEST(KvaggPcap, TwoWorkersTwoQueuesExact) {
     const std::string vdev = "--vdev=net_pcap0,rx_pcap=" + pa + ",rx_pcap=" + pb +
                              ",tx_pcap=/dev/null,tx_pcap=/dev/null";
     for (const char* agg : {"per-worker", "shared"}) {
-        std::vector<std::string> eal = with_no_telemetry(no_huge_eal("0@0,1@0,2@1"));
+        std::vector<std::string> eal = no_huge_eal("0@0,1@0,2@1");
         eal.push_back(vdev);
         AppRun r = run_file(eal, {"--duration", "1.5", "--dup-window", "256", "--max-streams", "4",
                                   "--keys", "10000", "--agg", agg});
@@ -321,12 +300,7 @@ TEST_P(KvaggRegions, TableLivesInTheRegionAndDumpIsExact) {
 
 INSTANTIATE_TEST_SUITE_P(All, KvaggRegions,
                          testing::Values("socket:0", "pages:4k", "pages:thp", "file"),
-                         [](const auto& param_info) {
-                             std::string s = param_info.param;
-                             for (auto& c : s)
-                                 if (!isalnum(c)) c = '_';
-                             return s;
-                         });
+                         [](const auto& param_info) { return identifier(param_info.param); });
 
 // gen's traces and its own expected sums (an implementation independent of kvagg's).
 TEST(KvaggGen, GenTraceMatchesGenExpectedSums) {
@@ -351,7 +325,7 @@ TEST(KvaggGen, GenTraceMatchesGenExpectedSums) {
         ProcessResult g = run_process(argv);
         ASSERT_EQ(g.exit_status, 0) << g.out;
         const nlohmann::json gj = read_json(gen_json);
-        AppRun r = run_file(pcap_eal(), {"--pcap", pcap, "--keys", "200000"});
+        AppRun r = run_file({}, {"--pcap", pcap, "--keys", "200000"});
         ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
         EXPECT_EQ(r.dump_text, file_text(expect)) << testing::PrintToString(c.args);
         const nlohmann::json& j = r.json;

@@ -41,13 +41,6 @@ std::string replay_pcap() {
     return path;
 }
 
-// --no-telemetry: see pcap_eal() in kvagg_pcap_test.cpp (the telemetry test has its own prefix).
-std::vector<std::string> quiet_eal(const std::string& lcores) {
-    std::vector<std::string> eal = no_huge_eal(lcores);
-    eal.push_back("--no-telemetry");
-    return eal;
-}
-
 std::string replay_vdev(const std::string& pcap) {
     return "--vdev=net_pcap0,rx_pcap=" + pcap + ",tx_pcap=/dev/null,infinite_rx=1";
 }
@@ -56,7 +49,7 @@ std::string replay_vdev(const std::string& pcap) {
 
 TEST(KvaggNetNull, TwoWorkersConservePackets) {
     const std::string json = scratch("null.json"), dump = scratch("null.csv");
-    std::vector<std::string> eal = quiet_eal("0@0,1@0,2@1");
+    std::vector<std::string> eal = no_huge_eal("0@0,1@0,2@1");
     eal.push_back("--vdev=net_null0");
     ProcessResult r =
         run_process(with_eal(eal, {"--duration", "0.5", "--stats-period", "0", "--json", json,
@@ -90,7 +83,7 @@ TEST(KvaggNetNull, TwoWorkersConservePackets) {
 
 TEST(KvaggReplay, SigintWritesTheDumpAndConsistentFigures) {
     const std::string pcap = replay_pcap(), json = scratch("sig.json"), dump = scratch("sig.csv");
-    std::vector<std::string> eal = quiet_eal("0,1");
+    std::vector<std::string> eal = no_huge_eal("0,1");
     eal.push_back(replay_vdev(pcap));
     ProcessResult r = run_process(with_eal(eal, {"--stats-period", "0", "--json", json, "--dump",
                                                  dump, "--dup-window", "0", "--keys", "1000"}),

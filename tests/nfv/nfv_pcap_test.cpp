@@ -86,27 +86,9 @@ nlohmann::json expected_drops(const std::vector<Case>& cases) {
     return j;
 }
 
-struct PcapRun {
-    ProcessResult proc;
-    std::vector<Frame> out;
-    nlohmann::json json;
-};
-
 PcapRun run_pcap(const std::vector<Frame>& in, std::vector<std::string> extra = {}) {
-    std::string in_path = scratch("in.pcap"), out_path = scratch("out.pcap"),
-                json_path = scratch("out.json");
-    pcapio::write_frames(in_path, in);
-    std::vector<std::string> argv = {
-        kApp, "--pcap", in_path + ":" + out_path, "--json", json_path, "--stats-period", "0"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    PcapRun r;
-    r.proc = run_process(argv, {.timeout_s = 30});
-    r.out = pcapio::read_frames(out_path);
-    r.json = read_json(json_path);
-    unlink(in_path.c_str());
-    unlink(out_path.c_str());
-    unlink(json_path.c_str());
-    return r;
+    extra.insert(extra.begin(), {"--stats-period", "0"});
+    return run_pcap_app(kApp, in, extra);
 }
 
 void expect_frames(const std::vector<Frame>& got, const std::vector<Frame>& want) {

@@ -1,5 +1,7 @@
 #include "support/process.hpp"
 
+#include "pcapio/pcap_file.hpp"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -8,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -89,6 +92,30 @@ void expect_usage_error(const std::string& binary, const std::vector<std::string
     EXPECT_EQ(r.exit_status, 2) << r.out;
     EXPECT_NE(r.out.find(message), std::string::npos) << r.out;
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+}
+
+PcapRun run_pcap_app(const std::string& binary, const std::vector<std::vector<uint8_t>>& frames,
+                     const std::vector<std::string>& extra) {
+    std::string in_path = scratch("in.pcap"), out_path = scratch("out.pcap"),
+                json_path = scratch("out.json");
+    pcapio::write_frames(in_path, frames);
+    std::vector<std::string> argv = {binary, "--pcap", in_path + ":" + out_path, "--json",
+                                     json_path};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    PcapRun r;
+    r.proc = run_process(argv, {.timeout_s = 30});
+    r.out = pcapio::read_frames(out_path);
+    r.json = read_json(json_path);
+    unlink(in_path.c_str());
+    unlink(out_path.c_str());
+    unlink(json_path.c_str());
+    return r;
+}
+
+std::string identifier(std::string text) {
+    for (auto& c : text)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    return text;
 }
 
 std::vector<std::string> no_huge_eal(const std::string& lcores) {

@@ -3,6 +3,7 @@
 // status, optionally sends it a signal after a delay.
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -41,6 +42,18 @@ struct CliCase {
 };
 void expect_usage_error(const std::string& binary, const std::vector<std::string>& args,
                         const std::string& message);
+
+// An app in test mode: `APP --pcap IN:OUT --json J [extra]` on `frames`; what it sent and wrote.
+struct PcapRun {
+    ProcessResult proc;
+    std::vector<std::vector<uint8_t>> out;
+    nlohmann::json json;
+};
+PcapRun run_pcap_app(const std::string& binary, const std::vector<std::vector<uint8_t>>& frames,
+                     const std::vector<std::string>& extra = {});
+
+// A string test parameter as a test name: every character but [A-Za-z0-9] becomes '_'.
+std::string identifier(std::string text);
 
 // EAL args for a no-hugepage run beside other tests: `-l`, memory, no PCI, no shared config.
 std::vector<std::string> no_huge_eal(const std::string& lcores = "0");
