@@ -33,6 +33,13 @@ size_t round_up(size_t v, size_t a) {
     return (v + a - 1) / a * a;
 }
 
+// The address a device uses for `p`: the virtual address itself with IOVA as VA, else the
+// physical one (the page must be present, which the mappings here ensure).
+rte_iova_t iova_of(const void* p) {
+    return rte_eal_iova_mode() == RTE_IOVA_VA ? rte_iova_t(reinterpret_cast<uintptr_t>(p))
+                                              : rte_mem_virt2phy(p);
+}
+
 // Bytes of the range [addr, addr+len) backed by transparent huge pages, from /proc/self/smaps.
 size_t thp_bytes_in(const void* addr, size_t len) {
     auto lo = reinterpret_cast<uintptr_t>(addr);
@@ -152,10 +159,9 @@ void Region::add_to_heap() {
     heap_created_ = true;
     size_t pages = len_ / page_size_;
     std::vector<rte_iova_t> iova(pages);
-    bool va = rte_eal_iova_mode() == RTE_IOVA_VA;
     for (size_t i = 0; i < pages; ++i) {
         auto* p = static_cast<char*>(base_) + i * page_size_;
-        iova[i] = va ? rte_iova_t(reinterpret_cast<uintptr_t>(p)) : rte_mem_virt2phy(p);
+        iova[i] = iova_of(p);
     }
     if (rte_malloc_heap_memory_add(heap_name_.c_str(), base_, len_, iova.data(), unsigned(pages),
                                    page_size_) != 0)
@@ -171,18 +177,14 @@ void Region::dma_map(rte_device* device) {
     // through the CPU.
     std::string bus = rte_bus_name(rte_dev_bus(device));
     if (bus == "vdev") return;
-    auto iova = rte_eal_iova_mode() == RTE_IOVA_VA ? uint64_t(reinterpret_cast<uintptr_t>(base_))
-                                                   : rte_mem_virt2phy(base_);
-    if (rte_dev_dma_map(device, base_, iova, len_) != 0 && rte_errno != ENOTSUP)
+    if (rte_dev_dma_map(device, base_, iova_of(base_), len_) != 0 && rte_errno != ENOTSUP)
         throw std::runtime_error(fmt::format("region {}: DMA map for {} failed: {}", spec_.text,
                                              rte_dev_name(device), rte_strerror(rte_errno)));
     dma_mapped_.push_back(device);
 }
 
 Region::~Region() {
-    auto iova = rte_eal_iova_mode() == RTE_IOVA_VA ? uint64_t(reinterpret_cast<uintptr_t>(base_))
-                                                   : rte_mem_virt2phy(base_);
-    for (rte_device* d : dma_mapped_) rte_dev_dma_unmap(d, base_, iova, len_);
+    for (rte_device* d : dma_mapped_) rte_dev_dma_unmap(d, base_, iova_of(base_), len_);
     if (memory_added_) rte_malloc_heap_memory_remove(heap_name_.c_str(), base_, len_);
     if (heap_created_) rte_malloc_heap_destroy(heap_name_.c_str());
     if (mapping_) munmap(mapping_, mapping_len_);
