@@ -87,6 +87,8 @@ CheckIpHeader::CheckIpHeader(Config config)
       good_dst_(std::move(config.good_dst)) {
     sort_unique(bad_src_);
     sort_unique(good_dst_);
+    source_test_ = bad_src_ == std::vector<uint32_t>{0x00000000u, 0xFFFFFFFFu} ? SourceTest::rfc1812
+                                                                               : SourceTest::filter;
     for (uint32_t addr : bad_src_) {
         uint8_t wire[4];
         pkt::store_be32(wire, addr);

@@ -2,6 +2,7 @@
 // The nfv packet kernel: Click/FastClick's CheckIPHeader on one Ethernet frame, no EAL.
 // Checks and reason texts follow elements/ip/checkipheader.cc, in Click's order.
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -76,26 +77,48 @@ std::vector<uint32_t> parse_ipv4_list(std::string_view text);
 // "a.b.c.d/len,..." with len 0..32; a bare address means /32, as in Click.
 Interfaces parse_interfaces(std::string_view text);
 
+// How check_fast() proves that a frame's source address is not a bad one.
+enum class SourceTest : uint8_t {
+    rfc1812,  // the bad sources are exactly 0.0.0.0 and 255.255.255.255 (the default)
+    filter,   // any other list: a hashed bit per bad source, the exact lookup on a set bit
+};
+
 class CheckIpHeader {
   public:
     explicit CheckIpHeader(Config config = {});
 
-    // Verdict for one frame of `len` bytes starting at its Ethernet header. Inline fast path
-    // for what line-rate traffic is: untagged IPv4 without options, valid, from a source that
-    // can't be a bad one. Anything else (drops, tags, options, a possibly bad source, non-IP)
-    // goes to check_full(), which gives the same answer for every frame.
+    // Verdict for one frame of `len` bytes starting at its Ethernet header.
     Result check(const uint8_t* frame, size_t len) const {
-        constexpr size_t kL2 = pkt::kEthHdrLen, kMin = pkt::kIpv4MinHdrLen;
-        if (len >= kL2 + kMin && pkt::load_be16(frame + 12) == pkt::kEtherTypeIpv4) [[likely]] {
-            const uint8_t* ip = frame + kL2;
-            const size_t total = pkt::load_be16(ip + 2);
-            // Non-short-circuit '&': one branch for all header checks.
-            const bool plain = (ip[0] == 0x45) & (total >= kMin) & (total <= len - kL2) &
-                               !maybe_bad_src(wire32(ip + 12));
-            if (plain && (!verify_checksum_ || header_checksum_ok(ip, 5))) [[likely]]
-                return {Verdict::ok, static_cast<uint32_t>(kL2 + total)};
-        }
-        return check_full(frame, len);
+        if (len > UINT32_MAX) [[unlikely]]
+            return check_full(frame, len);
+        const bool rfc1812 = source_test_ == SourceTest::rfc1812;
+        if (verify_checksum_)
+            return rfc1812 ? check_fast<true, SourceTest::rfc1812>(frame, len)
+                           : check_fast<true, SourceTest::filter>(frame, len);
+        return rfc1812 ? check_fast<false, SourceTest::rfc1812>(frame, len)
+                       : check_fast<false, SourceTest::filter>(frame, len);
+    }
+
+    // check() with the configuration's choices fixed at compile time, so that the per-frame path
+    // tests none of them; kChecksum must be verify_checksum() and kSource source_test().
+    // Inline fast path for what line-rate traffic is: untagged IPv4 without options, valid, from
+    // a source that can't be a bad one. Anything else (drops, tags, options, a possibly bad
+    // source, non-IP) goes to check_full(), which gives the same answer for every frame.
+    template <bool kChecksum, SourceTest kSource>
+    Result check_fast(const uint8_t* frame, uint32_t len) const {
+        constexpr uint32_t kL2 = pkt::kEthHdrLen, kMin = pkt::kIpv4MinHdrLen;
+        const uint8_t* ip = frame + kL2;
+        // One predictable branch per test: valid traffic never takes them. The ethertype and
+        // version/IHL bytes are compared as one word; total - kMin wraps around for
+        // total < kMin, so one compare bounds total on both sides.
+        if (len < kL2 + kMin) [[unlikely]]
+            return check_full(frame, len);
+        const uint32_t total = pkt::load_be16(ip + 2);
+        if ((wire32(frame + 12) & kTypeVersionMask) != kIpv4NoOptions ||
+            total - kMin > len - kL2 - kMin || maybe_bad_src<kSource>(wire32(ip + 12)) ||
+            (kChecksum && !header20_checksum_ok(ip))) [[unlikely]]
+            return check_full(frame, len);
+        return {Verdict::ok, kL2 + total};
     }
 
     // The whole check in Click's order: tiny, version, header length, length, checksum, source.
@@ -112,10 +135,33 @@ class CheckIpHeader {
         return sum % 0xFFFF == 0;  // compiles to a multiply and a compare
     }
 
+    bool verify_checksum() const { return verify_checksum_; }
+    SourceTest source_test() const { return source_test_; }
+    // header_checksum_ok(ip, 5) in three loads: 64-bit one's-complement addition (end-around
+    // carry) keeps the sum mod 2^64 - 1, of which 0xFFFF is a factor.
+    static bool header20_checksum_ok(const uint8_t* ip) {
+        uint64_t a, b;
+        std::memcpy(&a, ip, 8);
+        std::memcpy(&b, ip + 8, 8);
+        const uint64_t c = wire32(ip + 16);
+        uint64_t sum = a + b;
+        sum += sum < b;  // the carry out of a + b, added back: can't carry again
+        sum += c;
+        sum += sum < c;
+        return sum % 0xFFFF == 0;
+    }
+
     const std::vector<uint32_t>& bad_src() const { return bad_src_; }
     const std::vector<uint32_t>& good_dst() const { return good_dst_; }
 
   private:
+    // Bytes 12..14 of the frame as wire32() reads them: ethertype 0x0800, then 0x45 (IPv4,
+    // 5-word header); byte 15 (TOS) is masked out.
+    static constexpr uint32_t kIpv4NoOptions =
+        std::endian::native == std::endian::little ? 0x00450008u : 0x08004500u;
+    static constexpr uint32_t kTypeVersionMask =
+        std::endian::native == std::endian::little ? 0x00FFFFFFu : 0xFFFFFF00u;
+
     // 4 bytes as they lie in memory: hashing and summing them needs no byte swap.
     static uint32_t wire32(const uint8_t* p) {
         uint32_t v;
@@ -125,13 +171,17 @@ class CheckIpHeader {
     // A bit set per bad source (hashed, so other addresses may share it): a clear bit proves
     // the source good with one load; a set bit sends the frame to the exact lookup.
     static uint32_t filter_bit(uint32_t wire_addr) { return (wire_addr * 0x9E3779B1u) >> 20; }
+    template <SourceTest kSource>
     bool maybe_bad_src(uint32_t wire_addr) const {
+        // 0 and ~0 read the same in any byte order; adding 1 maps them to 1 and 0.
+        if constexpr (kSource == SourceTest::rfc1812) return wire_addr + 1 <= 1;
         const uint32_t bit = filter_bit(wire_addr);
         return (bad_src_filter_[bit / 64] >> (bit % 64)) & 1;
     }
 
     bool verify_checksum_;
     bool pass_non_ip_;
+    SourceTest source_test_;
     std::array<uint64_t, 64> bad_src_filter_{};  // 4096 bits
     std::vector<uint32_t> bad_src_;              // sorted, unique, host order
     std::vector<uint32_t> good_dst_;             // sorted, unique, host order

@@ -81,13 +81,8 @@ int main(int argc, char** argv) {
     nfv::FirstBadLog* log = nfv_options.verbose ? &first_bad : nullptr;
     const bool mac_swap = !nfv_options.no_mac_swap;
     return runtime.run([&](WorkerContext& ctx) {
-        ForwardOptions forward{divert_for(ctx.slot, bad_port)};
-        if (mac_swap) {
-            nfv::MbufKernel<true> kernel(check, log);
-            forward_loop(ctx, kernel, forward);
-        } else {
-            nfv::MbufKernel<false> kernel(check, log);
-            forward_loop(ctx, kernel, forward);
-        }
+        const ForwardOptions forward{divert_for(ctx.slot, bad_port)};
+        nfv::with_mbuf_kernel(check, log, mac_swap,
+                              [&](auto& kernel) { forward_loop(ctx, kernel, forward); });
     });
 }

@@ -3,6 +3,8 @@
 // its L2 header + IP total length (Ethernet padding removed, as Click does) and MAC-swapped.
 #include <rte_mbuf.h>
 
+#include <utility>
+
 #include "check_ip_header.hpp"
 #include "first_bad_log.hpp"
 #include "pkt/headers.hpp"
@@ -15,31 +17,64 @@ namespace linerate::nfv {
 static_assert(static_cast<unsigned>(Verdict::ok) == kTransmit);
 static_assert(static_cast<unsigned>(Verdict::ok) == kTxFullReason);
 
-// kMacSwap is a template parameter so the per-packet path has no test for it.
-template <bool kMacSwap>
+// The options the per-frame path would otherwise test for every frame are template parameters:
+// kMacSwap (--no-mac-swap) and the check's compile-time choices (see CheckIpHeader::check_fast).
+template <bool kMacSwap, bool kChecksum, SourceTest kSource>
 class MbufKernel {
   public:
-    // `log` is null unless --verbose.
+    // `log` is null unless --verbose. `check` must have been configured for kChecksum/kSource:
+    // with_mbuf_kernel() picks the instance that matches.
     MbufKernel(const CheckIpHeader& check, FirstBadLog* log) : check_(check), log_(log) {}
 
-    unsigned operator()(rte_mbuf* m) const {
+    unsigned operator()(rte_mbuf* m) {
         uint8_t* frame = rte_pktmbuf_mtod(m, uint8_t*);
         // The ports do not enable scattered RX: a frame is one segment.
         const uint32_t len = rte_pktmbuf_data_len(m);
-        const Result r = check_.check(frame, len);
+        const Result r = check_.check_fast<kChecksum, kSource>(frame, len);
         if (r.verdict != Verdict::ok) [[unlikely]] {
             if (log_) log_->record(r.verdict, frame, len);
             return static_cast<unsigned>(r.verdict);
         }
-        if (r.out_len < len) rte_pktmbuf_trim(m, uint16_t(len - r.out_len));
+        if (r.out_len < len) {
+            trimmed_bytes_ += len - r.out_len;
+            rte_pktmbuf_trim(m, uint16_t(len - r.out_len));
+        }
         // A valid frame holds Ethernet + IPv4 headers: at least 34 bytes, so the wide swap fits.
         if constexpr (kMacSwap) pkt::swap_macs_wide(frame);
         return kTransmit;
     }
 
+    // forward_loop's TrimmingKernel hook: bytes cut from transmitted frames since the last call.
+    uint64_t take_trimmed_bytes() { return std::exchange(trimmed_bytes_, 0); }
+
   private:
     const CheckIpHeader& check_;
     FirstBadLog* log_;
+    uint64_t trimmed_bytes_ = 0;
 };
+
+// Calls fn(kernel) with the MbufKernel instance that matches `check` and `mac_swap`.
+template <class Fn>
+void with_mbuf_kernel(const CheckIpHeader& check, FirstBadLog* log, bool mac_swap, Fn&& fn) {
+    auto pick_source = [&]<bool kSwap, bool kSum>() {
+        if (check.source_test() == SourceTest::rfc1812) {
+            MbufKernel<kSwap, kSum, SourceTest::rfc1812> kernel(check, log);
+            fn(kernel);
+        } else {
+            MbufKernel<kSwap, kSum, SourceTest::filter> kernel(check, log);
+            fn(kernel);
+        }
+    };
+    auto pick_checksum = [&]<bool kSwap>() {
+        if (check.verify_checksum())
+            pick_source.template operator()<kSwap, true>();
+        else
+            pick_source.template operator()<kSwap, false>();
+    };
+    if (mac_swap)
+        pick_checksum.template operator()<true>();
+    else
+        pick_checksum.template operator()<false>();
+}
 
 }  // namespace linerate::nfv

@@ -7,6 +7,8 @@
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 
+#include <concepts>
+#include <cstdint>
 #include <optional>
 
 #include "runtime/runtime.hpp"
@@ -38,6 +40,13 @@ struct ForwardOptions {
     std::optional<Divert> divert;  // none: rejected frames are freed
 };
 
+// A kernel that shortens the frames it transmits (nfv trims Ethernet padding) says by how many
+// bytes once per burst, so the loop reads no frame length after the kernel.
+template <class Kernel>
+concept TrimmingKernel = requires(Kernel& k) {
+    { k.take_trimmed_bytes() } -> std::convertible_to<uint64_t>;
+};
+
 // Kernel: `unsigned operator()(rte_mbuf*)` returning kTransmit to send the (possibly modified)
 // frame back out, or the index (>0) of a drop reason of the app's board.
 template <class Kernel>
@@ -54,15 +63,18 @@ void forward_loop(WorkerContext& ctx, Kernel& kernel, const ForwardOptions& opti
             if (n == 0) continue;
             for (unsigned i = 0; i < n && i < kPrefetchAhead; ++i)
                 rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
-            uint64_t rx_bytes = 0, keep_bytes = 0;
+            // What is kept is what came in minus what was dropped or trimmed: the common case
+            // adds one length per frame.
+            uint64_t rx_bytes = 0, drop_bytes = 0;
             unsigned keep = 0, dropped = 0;
             auto step = [&](rte_mbuf* m) {
-                rx_bytes += rte_pktmbuf_pkt_len(m);
+                const uint32_t len = rte_pktmbuf_pkt_len(m);
+                rx_bytes += len;
                 if (unsigned reason = kernel(m); reason == kTransmit) [[likely]] {
-                    keep_bytes += rte_pktmbuf_pkt_len(m);  // after the kernel (nfv trims)
                     pkts[keep++] = m;
                 } else {
                     c.drops[reason].add(1);
+                    drop_bytes += len;
                     drop[dropped++] = m;
                 }
             };
@@ -73,6 +85,8 @@ void forward_loop(WorkerContext& ctx, Kernel& kernel, const ForwardOptions& opti
                 step(pkts[i]);
             }
             for (; i < n; ++i) step(pkts[i]);
+            uint64_t keep_bytes = rx_bytes - drop_bytes;
+            if constexpr (TrimmingKernel<Kernel>) keep_bytes -= kernel.take_trimmed_bytes();
             TxResult tx =
                 tx_burst_all(q.port, q.queue, pkts, uint16_t(keep), ctx.tx_retries, keep_bytes);
             if (tx.dropped) c.drops[kTxFullReason].add(tx.dropped);

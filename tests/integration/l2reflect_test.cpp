@@ -91,6 +91,14 @@ TEST(L2reflectPcap, RuntsAreDroppedAndCounted) {
     EXPECT_EQ(r.json["drops"]["runt"], runts);
     EXPECT_EQ(r.json["rx_packets"], in.size());
     EXPECT_EQ(r.json["tx_packets"], want.size());
+    // Bytes: all that came in, and only the reflected frames out.
+    auto bytes = [](const std::vector<Frame>& frames) {
+        uint64_t n = 0;
+        for (const auto& f : frames) n += f.size();
+        return n;
+    };
+    EXPECT_EQ(r.json["rx_bytes"], bytes(in));
+    EXPECT_EQ(r.json["tx_bytes"], bytes(want));
 }
 
 TEST(L2reflectPcap, EmptyAndTruncatedInputsEndCleanly) {

@@ -224,6 +224,26 @@ TEST(nfv_checksum, FastSumAgreesWithRfc1071) {
     }
 }
 
+TEST(nfv_checksum, SixtyFourBitSumAgreesWithRfc1071) {
+    // Random 20-byte headers, half fixed up to verify, and ones made of 0x00/0xFF-heavy bytes so
+    // that both end-around carries of header20_checksum_ok() are taken.
+    std::mt19937 rng(777);
+    uint8_t h[20];
+    size_t valid = 0;
+    for (int n = 0; n < 200000; ++n) {
+        const unsigned style = n % 4;
+        for (auto& b : h) b = style < 2 ? uint8_t(rng()) : (rng() % 8 ? 0xFF : uint8_t(rng()));
+        if (style % 2) {
+            h[0] = 0x45;  // fix_ipv4_checksum() sums IHL words
+            pkt::fix_ipv4_checksum(h);
+        }
+        const bool expected = pkt::checksum_ok(h, 20);
+        valid += expected;
+        ASSERT_EQ(CheckIpHeader::header20_checksum_ok(h), expected) << n;
+    }
+    EXPECT_GT(valid, 90000u);
+}
+
 TEST(nfv_checksum, CarriesFoldIntoSum) {
     // All-0xFF words make every carry path matter; the stored checksum then is 0.
     uint8_t h[60];
@@ -354,8 +374,16 @@ TEST(nfv_fast_path, AgreesWithFullCheckOnMutatedFrames) {
     std::mt19937 rng(7);
     Config with_dst;
     with_dst.good_dst = {ipv4_addr(10, 0, 0, 2)};
-    const CheckIpHeader checkers[] = {CheckIpHeader(), CheckIpHeader(no_checksum()),
-                                      CheckIpHeader(pass_non_ip()), CheckIpHeader(with_dst)};
+    Config listed;  // not the default list: the fast path's filter instead of its 0/~0 test
+    listed.bad_src = {0, 0xFFFFFFFF, ipv4_addr(10, 0, 0, 1)};
+    Config listed_no_checksum = listed;
+    listed_no_checksum.verify_checksum = false;
+    const CheckIpHeader checkers[] = {
+        CheckIpHeader(),         CheckIpHeader(no_checksum()), CheckIpHeader(pass_non_ip()),
+        CheckIpHeader(with_dst), CheckIpHeader(listed),        CheckIpHeader(listed_no_checksum)};
+    EXPECT_EQ(checkers[0].source_test(), SourceTest::rfc1812);
+    EXPECT_EQ(checkers[3].source_test(), SourceTest::rfc1812);
+    EXPECT_EQ(checkers[4].source_test(), SourceTest::filter);
     std::array<size_t, kVerdictCount> seen{};
     for (int n = 0; n < 200000; ++n) {
         FrameSpec s;
@@ -389,6 +417,7 @@ TEST(nfv_fast_path, LongBadSourceList) {
     Config c;
     for (int i = 0; i < 3000; ++i) c.bad_src.push_back(uint32_t(rng()) | 1);  // odd addresses
     const CheckIpHeader chk(c);
+    EXPECT_EQ(chk.source_test(), SourceTest::filter);
     for (int i = 0; i < 3000; ++i) {
         auto bad = make_frame({.src = c.bad_src[size_t(i)]});
         EXPECT_EQ(chk.check(bad.data(), bad.size()).verdict, Verdict::bad_source);

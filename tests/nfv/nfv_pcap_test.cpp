@@ -91,6 +91,19 @@ PcapRun run_pcap(const std::vector<Frame>& in, std::vector<std::string> extra = 
     return run_pcap_app(kApp, in, extra);
 }
 
+uint64_t total_bytes(const std::vector<Frame>& frames) {
+    uint64_t n = 0;
+    for (const auto& f : frames) n += f.size();
+    return n;
+}
+
+// Byte counters: what came in, and what went out after trimming (the output pcap's frames).
+void expect_bytes(const PcapRun& r, const std::vector<Case>& cases) {
+    EXPECT_EQ(r.json["rx_bytes"], total_bytes(inputs(cases)));
+    EXPECT_EQ(r.json["tx_bytes"], total_bytes(expected_out(cases)));
+    EXPECT_EQ(r.json["tx_bytes"], total_bytes(r.out));
+}
+
 void expect_frames(const std::vector<Frame>& got, const std::vector<Frame>& want) {
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i], want[i]) << "output frame " << i;
@@ -110,6 +123,7 @@ TEST(NfvPcap, OnlyValidFramesComeOutTrimmedAndSwapped) {
     EXPECT_EQ(r.json["rx_packets"].get<uint64_t>(),
               r.json["tx_packets"].get<uint64_t>() + r.json["dropped"].get<uint64_t>());
     EXPECT_EQ(r.json["mempool_in_use_at_exit"], 0);
+    expect_bytes(r, cases);
     EXPECT_FALSE(r.json.contains("diverted"));  // only with --bad-port
 }
 
@@ -121,6 +135,7 @@ TEST(NfvPcap, ManyBurstsKeepOrderAndCounts) {
     ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
     expect_frames(r.out, expected_out(cases));
     EXPECT_EQ(r.json["drops"], expected_drops(cases));
+    expect_bytes(r, cases);
 }
 
 TEST(NfvPcap, JsonReportsTheEffectiveConfig) {
