@@ -109,15 +109,17 @@ class CheckIpHeader {
         constexpr uint32_t kL2 = pkt::kEthHdrLen, kMin = pkt::kIpv4MinHdrLen;
         const uint8_t* ip = frame + kL2;
         // One predictable branch per test: valid traffic never takes them. The ethertype and
-        // version/IHL bytes are compared as one word; total - kMin wraps around for
-        // total < kMin, so one compare bounds total on both sides.
-        if (len < kL2 + kMin) [[unlikely]]
-            return check_full(frame, len);
+        // version/IHL bytes are compared as one word. A frame that ends where its datagram
+        // does needs no further length test; for one with Ethernet padding, total - kMin wraps
+        // around for total < kMin, so one compare bounds total on both sides.
+        if (len < kL2 + kMin) [[unlikely]] return check_full(frame, len);
         const uint32_t total = pkt::load_be16(ip + 2);
         if ((wire32(frame + 12) & kTypeVersionMask) != kIpv4NoOptions ||
-            total - kMin > len - kL2 - kMin || maybe_bad_src<kSource>(wire32(ip + 12)) ||
+            maybe_bad_src<kSource>(wire32(ip + 12)) ||
             (kChecksum && !header20_checksum_ok(ip))) [[unlikely]]
             return check_full(frame, len);
+        if (kL2 + total == len) [[likely]] return {Verdict::ok, len};
+        if (total - kMin > len - kL2 - kMin) return check_full(frame, len);
         return {Verdict::ok, kL2 + total};
     }
 
