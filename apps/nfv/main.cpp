@@ -48,16 +48,15 @@ int main(int argc, char** argv) {
     cli::add_common_options(cli, options);
     nfv::Options nfv_options;
     nfv::add_options(cli, nfv_options);
-    // The board's counters depend on --bad-port and the Runtime builds the board as it parses,
-    // so parse here first; the Runtime's own parse of the same line gives the same values.
-    cli::parse_or_exit(cli, argc, argv);
-
     std::vector<std::string> reasons(nfv::kVerdictNames.begin(), nfv::kVerdictNames.end());
     reasons[kTxFullReason] = kTxFullName;  // verdict ok never drops: its index is "tx full"
-    std::vector<std::string> counters;
-    if (nfv_options.bad_port) counters = {"diverted", "divert tx full"};
-    Runtime runtime({kApp, "CheckIPHeader network function", reasons, counters}, argc, argv, cli,
-                    options);
+    // The divert counters exist only with --bad-port.
+    auto counters = [&nfv_options]() -> std::vector<std::string> {
+        if (nfv_options.bad_port) return {"diverted", "divert tx full"};
+        return {};
+    };
+    Runtime runtime({kApp, "CheckIPHeader network function", reasons, {}, counters}, argc, argv,
+                    cli, options);
 
     const std::optional<uint16_t> bad_port = nfv_options.bad_port;
     if (bad_port && !port_in_use(runtime, *bad_port)) {

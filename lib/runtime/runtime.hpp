@@ -27,6 +27,9 @@ struct AppInfo {
     std::string description;
     std::vector<std::string> drop_reasons;  // index = the reason a worker counts
     std::vector<std::string> counters;      // app-specific per-worker figures
+    // When the app's counters depend on its options: called once the command line is parsed,
+    // its result replaces `counters`.
+    std::function<std::vector<std::string>()> counters_after_parse;
 };
 
 struct WorkerContext {
