@@ -24,8 +24,9 @@ AggGeometry::AggGeometry(AggSlot* slots, size_t capacity, const AggConfig& cfg)
       probe_(unsigned(std::min<size_t>(cfg.probe_limit, capacity))),
       mode_(cfg.mode) {
     if (mode_ == IndexMode::hash) {
-        if (capacity < 2 || !std::has_single_bit(capacity))
-            throw std::invalid_argument("aggregation table: capacity must be a power of two >= 2");
+        if (capacity < kAggLineSlots || !std::has_single_bit(capacity))
+            throw std::invalid_argument(
+                "aggregation table: capacity must be a power of two >= 4 (a cache line)");
         if (probe_ == 0) throw std::invalid_argument("aggregation table: probe limit 0");
     } else if (capacity < max_keys_) {
         throw std::invalid_argument("aggregation table: direct mode needs max_keys slots");
@@ -44,6 +45,25 @@ void AggTable::clear() {
     size_ = 0;
     zero_value_ = 0;
     zero_used_ = false;
+}
+
+bool AggTable::add_probe(size_t hint, uint64_t key, uint64_t value) {
+    size_t i = hint;
+    for (unsigned n = 0; n < probe_; ++n, i = (i + 1) & mask_) {
+        AggSlot& s = slots_[i];
+        if (s.key == key) {
+            s.value += value;
+            return true;
+        }
+        if (s.key == 0) {
+            if (size_ >= max_keys_) return false;
+            s.key = key;
+            s.value = value;
+            ++size_;
+            return true;
+        }
+    }
+    return false;
 }
 
 AggView AggTable::view() const {

@@ -13,6 +13,7 @@
 //
 // AggTable is single-writer (one per worker, no atomics); SharedAggTable (shared_agg_table.hpp)
 // is the --agg shared variant on the same slot layout.
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -45,21 +46,34 @@ struct AggView {
     uint64_t zero_value = 0;
 };
 
-// Slot index of `key` in a hash table of 2^bits slots: the murmur3 64-bit finalizer, top bits.
-// A full mixer keeps probe lengths random-like for dense (0..N-1), strided and random keys alike;
-// a plain multiplicative hash gave dense keys structured clusters (home-slot rate 37 % vs 76 % at
-// 1 K keys, load 1/2).
+// Slots per 64-byte cache line. A hash key's probe starts at the first slot of a line (its
+// bucket), so one line holds the four slots a key is almost always found in.
+inline constexpr size_t kAggLineSlots = 64 / sizeof(AggSlot);
+
+// First slot of `key`'s probe in a hash table of 2^bits slots (bits >= 2): the top bits of a
+// folded 64x64->128-bit product of the key with itself under two constants (wyhash's "mum"),
+// rounded down to a line. One multiply: the murmur3 finalizer's two multiplies and three
+// shift-xors cost 5 instructions a tuple more for the same spread (in-line rate, load 1/2:
+// 93-98 % for dense, strided (x64, x1000, <<12, <<40, hi 32 bits) and random keys, fmix64
+// 96 %). A plain multiplicative hash is not enough: keys i<<12 put only 56 % in their line.
 inline size_t agg_hash_index(uint64_t key, unsigned bits) {
-    key ^= key >> 33;
-    key *= 0xFF51AFD7ED558CCDull;
-    key ^= key >> 33;
-    key *= 0xC4CEB9FE1A85EC53ull;
-    key ^= key >> 33;
-    return size_t(key >> (64 - bits));
+    const unsigned __int128 p =
+        static_cast<unsigned __int128>(key ^ 0x2D358DCCAA6C78A5ull) * (key ^ 0x8BB84B93962EACC9ull);
+    const uint64_t h = uint64_t(p) ^ uint64_t(p >> 64);
+    return size_t(h >> (64 - bits)) & ~(kAggLineSlots - 1);
+}
+
+// Bit j set: slot j of the line holds `key`. Arithmetic, not a chain of compares: GCC turns a
+// select chain back into branches, and a branch per slot mispredicts as often as a probe loop.
+inline unsigned agg_line_match(const AggSlot* line, uint64_t key) {
+    unsigned m = 0;
+    for (unsigned j = 0; j < kAggLineSlots; ++j) m |= unsigned(line[j].key == key) << j;
+    return m;
 }
 
 // Geometry shared by both tables; validates the config at construction (throws
-// std::invalid_argument: hash capacity not a power of two >= 2, direct capacity < max_keys).
+// std::invalid_argument: hash capacity not a power of two >= kAggLineSlots, direct capacity <
+// max_keys).
 class AggGeometry {
   public:
     // Slots to allocate for a config: hash -> power of two >= 2 x max_keys (load <= 1/2), at
@@ -73,7 +87,14 @@ class AggGeometry {
     // range; hash: key 0, kept aside). The kernel hashes each key once: the hint serves the
     // prefetch now and add_at() a few tuples later (hashing twice cost a third of the rate).
     size_t slot_hint(uint64_t key) const {
-        if (mode_ == IndexMode::direct) return key < max_keys_ ? size_t(key) : capacity_;
+        return mode_ == IndexMode::direct ? slot_hint<IndexMode::direct>(key)
+                                          : slot_hint<IndexMode::hash>(key);
+    }
+    // The same for a mode known at compile time: the kernel picks the mode once per burst, so
+    // the tuple loop tests no mode (M must be mode()).
+    template <IndexMode M>
+    size_t slot_hint(uint64_t key) const {
+        if constexpr (M == IndexMode::direct) return key < max_keys_ ? size_t(key) : capacity_;
         return key != 0 ? index(key) : capacity_;
     }
     // Brings a hint's slot into cache for writing (capacity() is one past the end: harmless).
@@ -118,7 +139,13 @@ class AggTable : public AggGeometry {
 
     // add() with the key's slot_hint() already computed.
     bool add_at(size_t hint, uint64_t key, uint64_t value) {
-        if (mode_ == IndexMode::direct) {
+        return mode_ == IndexMode::direct ? add_at<IndexMode::direct>(hint, key, value)
+                                          : add_at<IndexMode::hash>(hint, key, value);
+    }
+    // The same for a mode known at compile time (M must be mode()).
+    template <IndexMode M>
+    bool add_at(size_t hint, uint64_t key, uint64_t value) {
+        if constexpr (M == IndexMode::direct) {
             if (hint >= capacity_) return false;
             AggSlot& s = slots_[hint];
             size_ += s.key == 0;  // the line is loaded anyway: keeps size() O(1) here too
@@ -128,22 +155,16 @@ class AggTable : public AggGeometry {
         }
         if (key == 0) [[unlikely]]
             return add_zero(value);
-        size_t i = hint;
-        for (unsigned n = 0; n < probe_; ++n, i = (i + 1) & mask_) {
-            AggSlot& s = slots_[i];
-            if (s.key == key) {
-                s.value += value;
-                return true;
-            }
-            if (s.key == 0) {
-                if (size_ >= max_keys_) return false;
-                s.key = key;
-                s.value = value;
-                ++size_;
-                return true;
-            }
+        // A held key sits in its home line in nearly every case (measured: 96 % of random keys
+        // at load 1/2): compare all four slots without branching, so the common update costs
+        // no mispredicted probe-loop exit. Correct whatever the probe limit: slots are never
+        // freed, so a key in the line was placed there by the probe the slow path repeats.
+        AggSlot* const line = slots_ + hint;
+        if (const unsigned hit = agg_line_match(line, key)) [[likely]] {
+            line[std::countr_zero(hit)].value += value;
+            return true;
         }
-        return false;
+        return add_probe(hint, key, value);
     }
 
     std::optional<uint64_t> find(uint64_t key) const;
@@ -153,6 +174,8 @@ class AggTable : public AggGeometry {
     void clear();
 
   private:
+    // The full bounded probe: a key beyond its home line, or a new key (out of line: rare).
+    bool add_probe(size_t hint, uint64_t key, uint64_t value);
     bool add_zero(uint64_t value) {
         if (!zero_used_) {
             if (size_ >= max_keys_) return false;

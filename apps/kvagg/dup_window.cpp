@@ -20,24 +20,15 @@ DupFilter::DupFilter(uint64_t window, uint32_t max_streams)
     bits_.assign(size_t(max_streams) * words_, 0);
 }
 
-// An index, not a pointer, remembers the last stream, so copies of a filter stay independent.
-DupFilter::Entry* DupFilter::lookup(uint32_t stream) {
-    Entry& last = map_[last_];
-    if (last.bitmap_plus1 != 0 && last.id == stream) return &last;
-    size_t i = size_t((stream * 0x9E3779B97F4A7C15ull) >> 32) & map_mask_;
-    for (;; i = (i + 1) & map_mask_) {
-        Entry& e = map_[i];
-        if (e.bitmap_plus1 == 0) {
-            if (streams_ == max_streams_) return nullptr;
-            e = {stream, ++streams_, 0};
-            last_ = i;
-            return &e;
-        }
-        if (e.id == stream) {
-            last_ = i;
-            return &e;
-        }
-    }
+// A stream seen for the first time: a map entry (index, not pointer, in last_, so copies of a
+// filter stay independent) unless max_streams are tracked already.
+SeqVerdict DupFilter::check_new(uint32_t stream, uint64_t seq) {
+    if (streams_ == max_streams_) return SeqVerdict::too_many_streams;
+    size_t i = slot_of(stream) & map_mask_;
+    while (map_[i].bitmap_plus1 != 0) i = (i + 1) & map_mask_;
+    map_[i] = {stream, ++streams_, 0};
+    last_ = i;
+    return check_known(map_[i], seq);
 }
 
 // Clears the bits of `count` (< window) sequence numbers starting at `first`, wrapping.
@@ -53,25 +44,22 @@ void DupFilter::clear_bits(uint64_t* words, uint64_t first, uint64_t count) cons
     }
 }
 
-SeqVerdict DupFilter::check(uint32_t stream, uint64_t seq) {
-    if (window_ == 0) return SeqVerdict::accept;
-    Entry* e = lookup(stream);
-    if (!e) return SeqVerdict::too_many_streams;
-    uint64_t* words = bitmap(*e);
+SeqVerdict DupFilter::check_known(Entry& e, uint64_t seq) {
+    uint64_t* words = bitmap(e);
     const uint64_t pos = seq & (window_ - 1);
     const uint64_t bit = uint64_t(1) << (pos & 63);
     // A new entry has top 0 and an empty bitmap: seq 0 or anything in [0, W) is simply "not seen".
-    if (seq > e->top) {
-        const uint64_t ahead = seq - e->top;
+    if (seq > e.top) {
+        const uint64_t ahead = seq - e.top;
         if (ahead >= window_)
             std::memset(words, 0, words_ * sizeof(uint64_t));
         else
-            clear_bits(words, e->top + 1, ahead);
-        e->top = seq;
+            clear_bits(words, e.top + 1, ahead);
+        e.top = seq;
         words[pos >> 6] |= bit;
         return SeqVerdict::accept;
     }
-    if (e->top - seq >= window_) return SeqVerdict::stale;
+    if (e.top - seq >= window_) return SeqVerdict::stale;
     if (words[pos >> 6] & bit) return SeqVerdict::duplicate;
     words[pos >> 6] |= bit;
     return SeqVerdict::accept;

@@ -51,19 +51,22 @@ typename KvKernel<Table>::Admitted KvKernel<Table>::admit(const uint8_t* frame, 
 
 template <class Table>
 void KvKernel<Table>::add_tuples(std::span<const TupleRange> ranges) {
-    if (cfg_.prefetch_ahead)
-        add_tuples_impl<true>(ranges);
+    const bool hash = table_.mode() == IndexMode::hash;
+    if (cfg_.prefetch_ahead == 0)
+        hash ? add_tuples_impl<false, IndexMode::hash>(ranges)
+             : add_tuples_impl<false, IndexMode::direct>(ranges);
     else
-        add_tuples_impl<false>(ranges);
+        hash ? add_tuples_impl<true, IndexMode::hash>(ranges)
+             : add_tuples_impl<true, IndexMode::direct>(ranges);
 }
 
 template <class Table>
-template <bool kLookAhead>
+template <bool kLookAhead, IndexMode kMode>
 void KvKernel<Table>::add_tuples_impl(std::span<const TupleRange> ranges) {
     // A look-ahead cursor runs `ahead` tuples in front of the adds, across the ranges: it hashes
     // a key, prefetches its slot and parks the hint in a ring until the add reaches it, so the
-    // misses overlap instead of queueing one by one. Plain pointers, few live values: this
-    // loop is most of kvagg's time.
+    // misses overlap instead of queueing one by one. Plain pointers, few live values, the index
+    // mode fixed at compile time: this loop is most of kvagg's time.
     Table& table = table_;
     const size_t ahead = std::min<size_t>(cfg_.prefetch_ahead, kMaxPrefetchAhead);
     constexpr size_t kMask = kMaxPrefetchAhead - 1;
@@ -79,7 +82,7 @@ void KvKernel<Table>::add_tuples_impl(std::span<const TupleRange> ranges) {
             aend = ap + next_range->count * kKvTupleLen;
             ++next_range;
         }
-        const size_t hint = table.slot_hint(pkt::load_be64(ap));
+        const size_t hint = table.template slot_hint<kMode>(pkt::load_be64(ap));
         ap += kKvTupleLen;
         // The frame's own lines, a few ahead of this cursor.
         if ((reinterpret_cast<uintptr_t>(ap) & 63) == 0 && ap + kTupleLinesAhead * 64 < aend)
@@ -90,7 +93,9 @@ void KvKernel<Table>::add_tuples_impl(std::span<const TupleRange> ranges) {
     if constexpr (kLookAhead)
         for (size_t g = 0; g < ahead; ++g) look_ahead(g);
 
-    uint64_t tuples = 0, added = 0, added_sum = 0, refused_sum = 0;
+    // Sums of every tuple and of the refused ones: a refusal is rare, so only it pays a branch
+    // with bookkeeping.
+    uint64_t tuples = 0, refused = 0, sum = 0, refused_sum = 0;
     size_t g = 0;
     for (const TupleRange& r : ranges) {
         tuples += r.count;
@@ -103,19 +108,18 @@ void KvKernel<Table>::add_tuples_impl(std::span<const TupleRange> ranges) {
                 hint = ring[g & kMask];  // read before look_ahead may reuse the entry
                 look_ahead(g + ahead);
             } else {
-                hint = table.slot_hint(key);
+                hint = table.template slot_hint<kMode>(key);
             }
-            if (table.add_at(hint, key, value)) [[likely]] {
-                ++added;
-                added_sum += value;
-            } else {
+            sum += value;
+            if (!table.template add_at<kMode>(hint, key, value)) [[unlikely]] {
+                ++refused;
                 refused_sum += value;
             }
         }
     }
-    counters_.tuples_aggregated += added;
-    counters_.value_sum += added_sum;
-    counters_.by_verdict[size_t(KvVerdict::table_full)] += tuples - added;
+    counters_.tuples_aggregated += tuples - refused;
+    counters_.value_sum += sum - refused_sum;
+    counters_.by_verdict[size_t(KvVerdict::table_full)] += refused;
     counters_.overflow_sum += refused_sum;
 }
 

@@ -84,7 +84,7 @@ class KvKernel {
     Admitted admit(const uint8_t* frame, size_t len);
     // Adds the tuples of accepted frames, hashing each key once, `prefetch_ahead` in front.
     void add_tuples(std::span<const TupleRange> ranges);
-    template <bool kLookAhead>
+    template <bool kLookAhead, IndexMode kMode>
     void add_tuples_impl(std::span<const TupleRange> ranges);
 
     Table& table_;

@@ -28,7 +28,13 @@ class SharedAggTable : public AggGeometry {
 
     // add() with the key's slot_hint() already computed.
     bool add_at(size_t hint, uint64_t key, uint64_t value) {
-        if (mode_ == IndexMode::direct) {
+        return mode_ == IndexMode::direct ? add_at<IndexMode::direct>(hint, key, value)
+                                          : add_at<IndexMode::hash>(hint, key, value);
+    }
+    // The same for a mode known at compile time (M must be mode()).
+    template <IndexMode M>
+    bool add_at(size_t hint, uint64_t key, uint64_t value) {
+        if constexpr (M == IndexMode::direct) {
             if (hint >= capacity_) return false;
             AggSlot& s = slots_[hint];
             std::atomic_ref<uint64_t> used(s.key);

@@ -70,7 +70,7 @@ VariantRun run_kernel(const Trace& trace, Table& table, const RunConfig& cfg) {
 }
 
 // The kernel's tuple loop on decoded tuples: each key hashed once, its slot prefetched
-// cfg.prefetch tuples before the add.
+// cfg.prefetch tuples before the add, the index mode fixed at compile time as in the kernel.
 VariantRun run_plain(const Trace& trace, AggTable& table, const RunConfig& cfg) {
     const std::vector<KvTuple>& t = trace.tuples();
     const size_t ahead = std::min(cfg.prefetch, kMaxPrefetchAhead);
@@ -80,7 +80,7 @@ VariantRun run_plain(const Trace& trace, AggTable& table, const RunConfig& cfg) 
         const size_t n = t.size();
         size_t ring[kMaxPrefetchAhead];
         for (size_t i = 0; i < std::min(ahead, n); ++i) {
-            ring[i] = table.slot_hint(t[i].key);
+            ring[i] = table.slot_hint<IndexMode::hash>(t[i].key);
             table.prefetch_hint(ring[i]);
         }
         for (size_t i = 0; i < n; ++i) {
@@ -88,14 +88,14 @@ VariantRun run_plain(const Trace& trace, AggTable& table, const RunConfig& cfg) 
             if (ahead) {
                 hint = ring[i & kMask];
                 if (i + ahead < n) {
-                    const size_t next = table.slot_hint(t[i + ahead].key);
+                    const size_t next = table.slot_hint<IndexMode::hash>(t[i + ahead].key);
                     table.prefetch_hint(next);
                     ring[(i + ahead) & kMask] = next;
                 }
             } else {
-                hint = table.slot_hint(t[i].key);
+                hint = table.slot_hint<IndexMode::hash>(t[i].key);
             }
-            table.add_at(hint, t[i].key, t[i].value);
+            table.add_at<IndexMode::hash>(hint, t[i].key, t[i].value);
         }
         return n;
     });

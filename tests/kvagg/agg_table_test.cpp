@@ -118,23 +118,32 @@ TEST(AggTable, KeyLimitSendsTuplesToOverflowAndConserves) {
 }
 
 TEST(AggTable, ProbeBound) {
-    // 64 slots, probe bound 4: a fifth key with the same home slot finds no place although the
-    // table is nearly empty. The home slot is the last one, so the probe also wraps.
-    const AggConfig cfg = hash_cfg(64, 4);
+    // 64 slots, probe bound 6: keys sharing the last line as home fill it (slots 60..63), wrap to
+    // slots 0 and 1, and a seventh finds no place although the table is nearly empty.
+    const AggConfig cfg = hash_cfg(64, 6);
     Owned o(cfg, 64);
     std::vector<uint64_t> same;
-    for (uint64_t k = 1; same.size() < 6; ++k)
-        if (agg_hash_index(k, 6) == 63) same.push_back(k);
-    for (int i = 0; i < 4; ++i) EXPECT_TRUE(o.table.add(same[i], 1)) << i;
-    EXPECT_FALSE(o.table.add(same[4], 1));
-    EXPECT_FALSE(o.table.add(same[5], 1));
-    EXPECT_EQ(o.table.size(), 4u);
-    for (int i = 0; i < 4; ++i) EXPECT_EQ(o.table.find(same[i]), 1u);
-    EXPECT_EQ(o.table.find(same[4]), std::nullopt);
-    // The wrapped keys sit in slots 63, 0, 1, 2.
+    for (uint64_t k = 1; same.size() < 8; ++k)
+        if (agg_hash_index(k, 6) == 64 - kAggLineSlots) same.push_back(k);
+    for (int i = 0; i < 6; ++i) EXPECT_TRUE(o.table.add(same[i], 1)) << i;
+    EXPECT_FALSE(o.table.add(same[6], 1));
+    EXPECT_FALSE(o.table.add(same[7], 1));
+    EXPECT_EQ(o.table.size(), 6u);
+    // Updates: one in the home line (the branch-free match), one beyond it (the full probe).
+    EXPECT_TRUE(o.table.add(same[2], 2));
+    EXPECT_TRUE(o.table.add(same[5], 2));
+    for (int i = 0; i < 6; ++i) EXPECT_EQ(o.table.find(same[i]), i == 2 || i == 5 ? 3u : 1u);
+    EXPECT_EQ(o.table.find(same[6]), std::nullopt);
     const AggView v = o.table.view();
-    EXPECT_EQ(v.slots[63].key, same[0]);
-    EXPECT_EQ(v.slots[2].key, same[3]);
+    EXPECT_EQ(v.slots[60].key, same[0]);
+    EXPECT_EQ(v.slots[1].key, same[5]);
+}
+
+TEST(AggTable, HomeIsALine) {
+    // Every probe starts at the first slot of a 64-byte line.
+    for (uint64_t k = 1; k < 1000; ++k) EXPECT_EQ(agg_hash_index(k, 10) % kAggLineSlots, 0u);
+    std::vector<AggSlot> mem(2);
+    EXPECT_THROW(AggTable(mem, hash_cfg(1)), std::invalid_argument);  // less than a line
 }
 
 TEST(AggTable, ProbeLimitClampedToCapacity) {
