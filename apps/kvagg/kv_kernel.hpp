@@ -37,7 +37,7 @@ struct KvKernelConfig {
     uint32_t max_streams = DupFilter::kDefaultMaxStreams;
     // Tuples whose slots are prefetched ahead of the add (0 = no prefetch, at most
     // kMaxPrefetchAhead). The look-ahead runs across the frames of a burst.
-    unsigned prefetch_ahead = 16;
+    unsigned prefetch_ahead = 32;
 };
 
 inline constexpr unsigned kMaxPrefetchAhead = 256;

@@ -37,7 +37,7 @@ struct VariantRun {
 
 struct RunConfig {
     unsigned passes = 3;     // timed passes, after one warm-up pass (which inserts the keys)
-    unsigned prefetch = 16;  // plain and ours: tuples whose slots are prefetched ahead
+    unsigned prefetch = 32;  // plain and ours: tuples whose slots are prefetched ahead
 };
 
 // `slots` is the table memory of the table variants (at least variant_slots()).

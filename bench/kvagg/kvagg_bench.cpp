@@ -50,7 +50,7 @@ struct Options {
     std::string trace_tuples = "4M";
     std::string max_frames = "1M";
     unsigned passes = 3;
-    unsigned prefetch = 16;
+    unsigned prefetch = 32;
     unsigned repeats = 3;
     unsigned lcore = 0;
     std::string json_path;

@@ -33,7 +33,7 @@ TEST(KvaggOptions, Defaults) {
     EXPECT_EQ(o.dup_window, 65536u);
     EXPECT_EQ(o.max_streams, 256u);
     EXPECT_EQ(o.probe_limit, 64u);
-    EXPECT_EQ(o.prefetch, 16u);
+    EXPECT_EQ(o.prefetch, 32u);
     EXPECT_TRUE(o.aggbuf.empty());
     EXPECT_TRUE(o.dump.empty());
     EXPECT_NO_THROW(check_options(o));
