@@ -45,11 +45,21 @@ std::optional<ProbeToSend> ClientSession::next_probe(uint64_t now) {
         est_.begin_round();
     }
     if (sent_in_round_ == cfg_.probes || diff_ns(now, next_probe_at_) < 0) return std::nullopt;
+    if (sent_in_round_ > 0 && !cfg_.pipeline && probes_[sent_in_round_ - 1].pending)
+        return std::nullopt;
     probes_[sent_in_round_++] = Probe{now, true};
     ++pending_;
     ++probes_sent_;
     next_probe_at_ = now + cfg_.probe_gap_ns;
     return ProbeToSend{cfg_.client_id, next_seq_++};
+}
+
+void ClientSession::sent(uint64_t t1) {
+    if (!round_open_ || sent_in_round_ == 0) return;
+    Probe& p = probes_[sent_in_round_ - 1];
+    if (!p.pending) return;  // already resolved: nothing to correct
+    p.t1 = t1;
+    next_probe_at_ = t1 + cfg_.probe_gap_ns;
 }
 
 bool ClientSession::on_packet(const CsPacket& p, uint64_t t4) {

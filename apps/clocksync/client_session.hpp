@@ -4,7 +4,10 @@
 //
 // Loop of a caller (one lcore):
 //   now = local clock;  session.tick(now);
-//   while (auto p = session.next_probe(now)) build_request(frame, ..., p->client_id, p->seq, now);
+//   while (auto p = session.next_probe(now)) {
+//       build_request(frame, ..., p->client_id, p->seq, 0);  // t1 patched in below
+//       t1 = local clock; write t1 into the frame; TX; session.sent(t1);
+//   }
 //   for each received frame: session.on_frame(frame, len, t4);
 #include <array>
 #include <cstddef>
@@ -25,7 +28,11 @@ struct ClientConfig {
     uint16_t udp_port = kCsUdpPort;
     unsigned probes = 1;  // K per round, 1..kMaxProbes
     uint64_t sync_period_ns = 100'000'000;
-    uint64_t probe_gap_ns = 0;  // spacing of the K probes of a round (0: back to back)
+    // Spacing of the K probes of a round, from one send to the next. Unless `pipeline`, a probe
+    // also waits until the previous one is answered or lost: it then crosses a path the
+    // previous exchange has just warmed (caches, TLB), and never queues behind it.
+    uint64_t probe_gap_ns = 0;
+    bool pipeline = false;  // send the K probes without waiting for answers
     uint64_t probe_timeout_ns = 10'000'000;
     uint64_t sample_period_ns = 1'000'000;  // the ε grid
     double drift_bound_ppm = kDefaultDriftBoundPpm;
@@ -68,8 +75,12 @@ class ClientSession {
     // due up to `now`. Call it every loop iteration.
     void tick(uint64_t now);
     // The probe to send now, if one is due: a round starts every sync period and sends K
-    // probes. `now` is recorded as the probe's t1, so put the same value in the frame.
+    // probes. `now` is recorded as the probe's t1 unless sent() gives a later one.
     std::optional<ProbeToSend> next_probe(uint64_t now);
+    // The real t1 of the probe next_probe just handed out: read after its frame was built,
+    // right before TX, so building it is not part of its round trip. Put the same value in the
+    // frame.
+    void sent(uint64_t t1);
     // A parsed packet that arrived at local time t4: true when accepted as a probe's answer,
     // otherwise counted under its drop reason.
     bool on_packet(const CsPacket& p, uint64_t t4);
@@ -79,6 +90,9 @@ class ClientSession {
     const SyncState& sync() const { return est_.state(); }
     uint64_t to_master(uint64_t local) const { return est_.state().to_master(local); }
     uint64_t epsilon_at(uint64_t local) const { return est_.state().epsilon_at(local); }
+
+    // True while a probe sent is neither answered nor lost.
+    bool awaiting_answer() const { return pending_ > 0; }
 
     const stats::LogHistogram& epsilon_histogram() const { return eps_hist_; }
     const stats::LogHistogram& rtt_histogram() const { return rtt_hist_; }

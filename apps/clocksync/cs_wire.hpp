@@ -103,6 +103,11 @@ CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port = k
 size_t build_request(uint8_t* frame, size_t cap, const pkt::UdpFrameSpec& spec, uint32_t client_id,
                      uint64_t seq, uint64_t t1);
 
+// Overwrites t1 of a request made by build_request, for a t1 read once the frame is built.
+inline void set_request_t1(uint8_t* frame, uint64_t t1) {
+    pkt::store_be64(frame + pkt::kUdpPayloadOffset + kCsOffT1, t1);
+}
+
 // Turns the request `p` (parsed from `frame`, ok, type request) into its response in place:
 // MACs, IPs and UDP ports swapped, type = response, t2 and t3 written, everything else echoed.
 // The IPv4 checksum is left as is: swapping the two address words does not change a

@@ -79,6 +79,15 @@ int run_client(Runtime& runtime, const Options& cs, ClientSession& session, Loca
     io.spec.src_port = io.spec.dst_port = cs.udp_port;
     io.learn_master_mac = !cs.master_mac;
     io.pool = runtime.pool();
+    if (cs.background_pps > 0) {
+        try {
+            io.background = BackgroundLoad(io.pool, io.spec, cs.background_size, cs.background_pps);
+        } catch (const std::invalid_argument& e) {
+            cli::usage_error(kApp, e.what());
+        }
+        fmt::print("{}: background load: {} frames/s of {} bytes on port {} (UDP port 9)\n", kApp,
+                   cs.background_pps, cs.background_size, runtime.ports()[0]->id());
+    }
     SyncedClock synced(local);
     ClientWorker client(session, synced, io);
     fmt::print("{}: client {}, timestamps sw: clock_gettime(CLOCK_MONOTONIC_RAW){}\n", kApp,

@@ -10,9 +10,10 @@ namespace linerate::clocksync {
 namespace {
 
 constexpr const char* kClientOnly[] = {
-    "--master-mac",      "--master-ip",        "--client-ip",     "--client-id",
-    "--sync-period-ms",  "--probes",           "--probe-gap-us",  "--probe-timeout-ms",
-    "--drift-bound-ppm", "--sample-period-us", "--sim-offset-ns", "--sim-drift-ppm",
+    "--master-mac",      "--master-ip",        "--client-ip",       "--client-id",
+    "--sync-period-ms",  "--probes",           "--probe-gap-us",    "--probe-timeout-ms",
+    "--drift-bound-ppm", "--sample-period-us", "--sim-offset-ns",   "--sim-drift-ppm",
+    "--pipeline",        "--background-pps",   "--background-size",
 };
 constexpr const char* kMasterOnly[] = {"--timestamps"};
 
@@ -120,8 +121,20 @@ void add_options(CLI::App& app, Options& o) {
         ->check(CLI::Range(1u, kMaxProbes))
         ->capture_default_str();
     app.add_option("--probe-gap-us", o.probe_gap_us,
-                   "Client: spacing of the probes of a round (0 = back to back)")
+                   "Client: least time from one probe of a round to the next")
         ->check(CLI::Range(0.0, 3.6e9))
+        ->capture_default_str();
+    app.add_flag("--pipeline", o.pipeline,
+                 "Client: send the probes of a round without waiting for each answer (default: "
+                 "each waits for the previous answer, so it crosses a warm path)");
+    app.add_option("--background-pps", o.background_pps,
+                   "Client, benchmark aid: also send this many plain UDP frames/s (not clocksync) "
+                   "on the probe port, background traffic for the master's port (0 = none)")
+        ->check(CLI::Range(0.0, 1e9))
+        ->capture_default_str();
+    app.add_option("--background-size", o.background_size,
+                   "Client: bytes per background frame (Ethernet header to payload end)")
+        ->check(CLI::Range(60u, 1514u))
         ->capture_default_str();
     app.add_option("--probe-timeout-ms", o.probe_timeout_ms,
                    "Client: a probe unanswered this long is lost (counted in timeouts)")
@@ -164,6 +177,7 @@ ClientConfig make_client_config(const Options& o, uint64_t epoch_ns) {
     c.probes = o.probes;
     c.sync_period_ns = to_ns(o.sync_period_ms, 1e6);
     c.probe_gap_ns = to_ns(o.probe_gap_us, 1e3);
+    c.pipeline = o.pipeline;
     c.probe_timeout_ns = to_ns(o.probe_timeout_ms, 1e6);
     c.sample_period_ns = to_ns(o.sample_period_us, 1e3);
     c.drift_bound_ppm = o.drift_bound_ppm;
@@ -189,6 +203,9 @@ nlohmann::json config_json(const Options& o) {
     j["sync_period_ms"] = o.sync_period_ms;
     j["probes"] = o.probes;
     j["probe_gap_us"] = o.probe_gap_us;
+    j["pipeline"] = o.pipeline;
+    j["background_pps"] = o.background_pps;
+    if (o.background_pps > 0) j["background_size"] = o.background_size;
     j["probe_timeout_ms"] = o.probe_timeout_ms;
     j["drift_bound_ppm"] = o.drift_bound_ppm;
     j["sample_period_us"] = o.sample_period_us;

@@ -29,9 +29,13 @@ struct Options {
     double sync_period_ms = 100;
     unsigned probes = 1;
     double probe_gap_us = 0;
+    bool pipeline = false;
     double probe_timeout_ms = 10;
     double drift_bound_ppm = kDefaultDriftBoundPpm;
     double sample_period_us = 1000;
+    // Benchmark aid: plain UDP frames/s sent on the probe port (0 = none), and their size.
+    double background_pps = 0;
+    unsigned background_size = 64;
     // Verification mode: set when either --sim-* option is given.
     std::optional<int64_t> sim_offset_ns;
     std::optional<double> sim_drift_ppm;

@@ -1,5 +1,6 @@
 #include "clocksync/worker_loops.hpp"
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
@@ -19,10 +20,13 @@ std::vector<std::string> drop_reason_names() {
 }
 
 std::vector<std::string> client_counter_names() {
-    return {"timeouts", "responses", "probe_alloc_failed", "other_worker_frames"};
+    return {"timeouts",          "responses",         "probe_alloc_failed", "other_worker_frames",
+            "background_frames", "background_refused"};
 }
 
 namespace {
+
+constexpr unsigned kAwaitSpins = 64;  // RX polls, ~2 µs, between ticks while an answer is due
 
 // make_response swapped the MACs; a request sent to broadcast (a client that has not learned
 // the master's MAC yet) would get a broadcast source back, so the port's own MAC goes there.
@@ -107,10 +111,22 @@ std::optional<pkt::MacAddr> ClientWorker::master_mac() const {
 
 void ClientWorker::run(WorkerContext& ctx) {
     spare_ = rte_pktmbuf_alloc(io_.pool);
+    const worker::QueueRef out = ctx.slot.queues.front();
+    unsigned spins = 0;
     while (!worker::stop_requested()) {
         receive(ctx);
+        // While an answer is due, poll RX alone: the rest of the loop would delay t4 by up to
+        // its own length. Every kAwaitSpins polls the loop runs whole, for timeouts (ε samples
+        // are taken on their grid times whenever tick runs, so they do not move).
+        if (session_.awaiting_answer() && ++spins % kAwaitSpins != 0) continue;
         session_.tick(synced_.local().now());
         send_probes(ctx);
+        // The background frames load the master's port; sending them while an answer is due
+        // would also delay this loop's next RX poll, and so t4: a cost of generating the load
+        // on the client's core, not of the load on the master's port.
+        if (!session_.awaiting_answer())
+            io_.background.poll(out.port, out.queue, rte_rdtsc(), ctx.counters, kBackgroundFrames,
+                                kBackgroundRefused);
         report(ctx.counters);
     }
     if (spare_) rte_pktmbuf_free(spare_);
@@ -134,6 +150,7 @@ void ClientWorker::receive(WorkerContext& ctx) {
             ++accepted;
             if (!mac_known_) {
                 std::memcpy(io_.spec.dst_mac.data(), frame + pkt::kMacLen, pkt::kMacLen);
+                io_.background.set_dst_mac(io_.spec.dst_mac);
                 mac_known_ = true;
             }
         }
@@ -148,8 +165,7 @@ void ClientWorker::send_probes(WorkerContext& ctx) {
     const worker::QueueRef out = ctx.slot.queues.front();
     stats::WorkerCounters& c = ctx.counters;
     for (;;) {
-        const uint64_t t1 = synced_.local().now();
-        const std::optional<ProbeToSend> probe = session_.next_probe(t1);
+        const std::optional<ProbeToSend> probe = session_.next_probe(synced_.local().now());
         if (!probe) return;
         rte_mbuf* m = spare_ ? spare_ : rte_pktmbuf_alloc(io_.pool);
         spare_ = nullptr;
@@ -164,8 +180,12 @@ void ClientWorker::send_probes(WorkerContext& ctx) {
             continue;
         }
         io_.spec.ip_id = uint16_t(probe->seq);
-        build_request(frame, kCsFrameLen, io_.spec, probe->client_id, probe->seq, t1);
+        build_request(frame, kCsFrameLen, io_.spec, probe->client_id, probe->seq, 0);
+        // t1 once the frame is built: building it is no part of the round trip.
+        const uint64_t t1 = synced_.local().now();
+        set_request_t1(frame, t1);
         TxResult tx = tx_burst_all(out.port, out.queue, &m, 1, ctx.tx_retries);
+        session_.sent(t1);
         if (tx.dropped) c.drops[kTxFullReason].add(tx.dropped);
         c.tx_packets.add(tx.sent);
         c.tx_bytes.add(tx.sent_bytes);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "clocksync/background_load.hpp"
 #include "clocksync/client_session.hpp"
 #include "clocksync/cs_wire.hpp"
 #include "clocksync/master_clock.hpp"
@@ -29,7 +30,14 @@ inline unsigned drop_reason(CsDrop d) {
 std::vector<std::string> drop_reason_names();
 
 // The client's app counters (also top-level JSON keys).
-enum ClientCounter : unsigned { kTimeouts, kResponses, kProbeAllocFailed, kOtherWorkerFrames };
+enum ClientCounter : unsigned {
+    kTimeouts,
+    kResponses,
+    kProbeAllocFailed,
+    kOtherWorkerFrames,
+    kBackgroundFrames,   // --background-pps frames sent
+    kBackgroundRefused,  // ... refused by a full TX ring or a short pool
+};
 std::vector<std::string> client_counter_names();
 
 // Answers every valid request on the worker's queues with t2 read right after RX returned and
@@ -45,6 +53,7 @@ struct ClientIo {
     pkt::UdpFrameSpec spec;  // src MAC/IP, master IP, port; dst MAC = the master's or broadcast
     bool learn_master_mac = false;
     rte_mempool* pool = nullptr;
+    BackgroundLoad background;  // off unless --background-pps
 };
 
 // Worker 0 of the client. The session and the published clock outlive run(); main reads the

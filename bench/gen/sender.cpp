@@ -9,10 +9,10 @@
 #include <cmath>
 #include <limits>
 
-#include "pacer.hpp"
 #include "pkt/headers.hpp"
 #include "runtime/forward_loop.hpp"
 #include "stats/report.hpp"
+#include "worker/pacer.hpp"
 #include "worker/stop.hpp"
 
 namespace linerate::gen {
@@ -154,9 +154,10 @@ void Sender::work(WorkerContext& ctx) {
     const double frame_units = by_bytes ? double(plan_.frame_len() + pkt::kWireOverhead) : 1.0;
     const double worker_rate = rate / active_;
     me.send_start = rte_rdtsc();
-    Pacer pacer = rate > 0 ? Pacer(worker_rate, hz, me.send_start,
-                                   std::max(burst * frame_units, worker_rate * opt_.catch_up_s))
-                           : Pacer();
+    worker::Pacer pacer =
+        rate > 0 ? worker::Pacer(worker_rate, hz, me.send_start,
+                                 std::max(burst * frame_units, worker_rate * opt_.catch_up_s))
+                 : worker::Pacer();
     const bool kv = plan_.config().kind == Kind::kvagg;
     const uint64_t tuples = plan_.config().tuples;
 

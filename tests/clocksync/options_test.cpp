@@ -54,6 +54,9 @@ TEST(CsOptions, ClientOptionsMakeTheSessionConfig) {
                        "4",
                        "--probe-gap-us",
                        "2.5",
+                       "--pipeline",
+                       "--background-pps",
+                       "1e6",
                        "--probe-timeout-ms",
                        "3",
                        "--drift-bound-ppm",
@@ -76,6 +79,9 @@ TEST(CsOptions, ClientOptionsMakeTheSessionConfig) {
     EXPECT_EQ(c.sync_period_ns, 50'000'000u);
     EXPECT_EQ(c.probes, 4u);
     EXPECT_EQ(c.probe_gap_ns, 2500u);
+    EXPECT_TRUE(c.pipeline);
+    EXPECT_EQ(o.background_pps, 1e6);
+    EXPECT_EQ(o.background_size, 64u);
     EXPECT_EQ(c.probe_timeout_ns, 3'000'000u);
     EXPECT_EQ(c.drift_bound_ppm, 20);
     EXPECT_EQ(c.sample_period_ns, 250'000u);
@@ -105,12 +111,14 @@ TEST(CsOptions, BadValuesAndWrongRoleAreRejected) {
              {"--role", "client", "--sync-period-ms", "0"},
              {"--role", "client", "--drift-bound-ppm", "100001"},
              {"--role", "master", "--timestamps", "ptp"},
+             {"--role", "client", "--background-size", "59"},
          })
         EXPECT_THROW(parse(args), CLI::ParseError) << (args.empty() ? "" : args.back());
     EXPECT_THROW(parse({"--role", "master", "--sim-drift-ppm", "8"}), std::invalid_argument);
     EXPECT_THROW(parse({"--role", "master", "--master-mac", "02:00:00:00:00:01"}),
                  std::invalid_argument);
     EXPECT_THROW(parse({"--role", "client", "--timestamps", "sw"}), std::invalid_argument);
+    EXPECT_THROW(parse({"--role", "master", "--background-pps", "1e6"}), std::invalid_argument);
     // A period that rounds to 0 ns cannot drive the session.
     Options o = parse({"--role", "client"});
     o.sample_period_us = 0.0001;

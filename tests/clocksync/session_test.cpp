@@ -129,6 +129,7 @@ constexpr uint64_t kSecond = 1'000'000'000;
 TEST(CsSession, RoundsFollowThePeriod) {
     ClientConfig cfg;
     cfg.probes = 3;
+    cfg.pipeline = true;  // all three at once
     ClientSession s(cfg);
     std::vector<uint64_t> seqs;
     while (auto p = s.next_probe(1000)) seqs.push_back(p->seq);
@@ -148,12 +149,40 @@ TEST(CsSession, ProbeGapSpacesProbes) {
     ClientConfig cfg;
     cfg.probes = 2;
     cfg.probe_gap_ns = 50'000;
+    cfg.pipeline = true;
     ClientSession s(cfg);
     EXPECT_TRUE(s.next_probe(0));
     EXPECT_FALSE(s.next_probe(0));
     EXPECT_FALSE(s.next_probe(49'999));
     EXPECT_TRUE(s.next_probe(50'000));
     EXPECT_FALSE(s.next_probe(100'000));
+}
+
+// Not pipelined (the default): each probe waits for the previous one's answer or timeout, then
+// the gap, counted from the t1 that sent() gave.
+TEST(CsSession, ProbesWaitForThePreviousAnswer) {
+    ClientConfig cfg;
+    cfg.probes = 3;
+    cfg.probe_gap_ns = 1000;
+    ClientSession s(cfg);
+    UdpFrameSpec spec;
+    spec.src_port = spec.dst_port = kCsUdpPort;
+    auto p1 = s.next_probe(0);
+    ASSERT_TRUE(p1);
+    s.sent(400);                       // t1: built, then stamped right before TX
+    EXPECT_FALSE(s.next_probe(5000));  // p1 unanswered
+    Frame f{};
+    build_request(f.data(), f.size(), spec, 1, p1->seq, 400);
+    answer_request(f.data(), f.size(), 1000, 1100);
+    EXPECT_TRUE(s.on_frame(f.data(), f.size(), 1300));
+    EXPECT_EQ(s.rtt_histogram().min(), 800u);  // (1300 − 400) − (1100 − 1000)
+    EXPECT_FALSE(s.next_probe(1399));          // gap from t1 = 400
+    auto p2 = s.next_probe(1400);
+    ASSERT_TRUE(p2);
+    EXPECT_FALSE(s.next_probe(2400));
+    s.tick(1400 + cfg.probe_timeout_ns);  // p2 lost: the round goes on
+    EXPECT_EQ(s.drops()[CsDrop::timeout], 1u);
+    EXPECT_TRUE(s.next_probe(1400 + cfg.probe_timeout_ns));
 }
 
 TEST(CsSession, RejectsBadConfig) {
@@ -174,6 +203,7 @@ TEST(CsSession, AcceptsAnswerAndCountsEveryDropReason) {
     ClientConfig cfg;
     cfg.client_id = 5;
     cfg.probes = 2;
+    cfg.pipeline = true;  // both probes out before any answer
     ClientSession s(cfg);
     UdpFrameSpec spec;
     spec.src_port = spec.dst_port = kCsUdpPort;

@@ -153,6 +153,27 @@ TEST(ClocksyncTwoProcess, ClientWithinBoundDriftHasNoViolations) {
     }
 }
 
+// The benchmark's flood: --background-pps frames share the probes' port and queue, the master
+// drops every one of them as not_clocksync, and the bound still holds.
+TEST(ClocksyncTwoProcess, BackgroundLoadReachesTheMastersPort) {
+    PairResult r = run_pair(
+        {"--sim-offset-ns", "5000000", "--sim-drift-ppm", "8", "--probes", "4", "--sync-period-ms",
+         "50", "--probe-timeout-ms", "80", "--background-pps", "100000"},
+        3.0);
+    ASSERT_EQ(r.master.exit_status, 0) << r.master.out;
+    ASSERT_EQ(r.client.exit_status, 0) << r.client.out;
+    const nlohmann::json& j = r.client_json;
+    print_figures("background load", j);
+    ASSERT_TRUE(j.is_object()) << r.client.out;
+    EXPECT_GE(j["syncs"].get<uint64_t>(), 10u) << r.client.out;
+    EXPECT_EQ(j["violations"], 0) << r.client.out;
+    const uint64_t sent = j["background_frames"];
+    EXPECT_GT(sent, 100'000u) << r.client.out;  // 0.1 Mpps over 3 s, less the pauses
+    EXPECT_EQ(r.master_json["drops"]["not_clocksync"], sent) << r.master.out;
+    EXPECT_EQ(j["mempool_in_use_at_exit"], 0);
+    EXPECT_EQ(r.master_json["mempool_in_use_at_exit"], 0);
+}
+
 // Negative control: 50 ppm against rho = 10 ppm must be caught. ε0 <= δ/2 is capped by the
 // 0.1 ms probe timeout (slower answers are dropped), and the error at the sync is within ε0, so
 // once 40 ppm · t > 2 ε0 (t > 2.5 s) a violation is certain; one round of 64 spaced probes early

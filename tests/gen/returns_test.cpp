@@ -4,11 +4,11 @@
 #include <vector>
 
 #include "clocksync/cs_wire.hpp"
-#include "pacer.hpp"
 #include "pkt/headers.hpp"
 #include "returns.hpp"
 #include "stamp.hpp"
 #include "traffic.hpp"
+#include "worker/pacer.hpp"
 
 using namespace linerate;
 using namespace linerate::gen;
@@ -100,11 +100,11 @@ TEST(GenReturns, ClocksyncResponsesGiveRoundTrips) {
 }
 
 TEST(GenPacer, CreditFollowsTheClockAndLagIsBounded) {
-    Pacer unpaced;
+    worker::Pacer unpaced;
     EXPECT_FALSE(unpaced.paced());
     EXPECT_GT(unpaced.credit(0), 1e9);
 
-    Pacer p(1000, 1000000, 5000, 64);  // 1000 units/s, 1 MHz clock
+    worker::Pacer p(1000, 1000000, 5000, 64);  // 1000 units/s, 1 MHz clock
     EXPECT_TRUE(p.paced());
     EXPECT_DOUBLE_EQ(p.credit(5000), 0);
     EXPECT_DOUBLE_EQ(p.credit(5000 + 10000), 10);  // 10 ms -> 10 units
@@ -120,7 +120,7 @@ TEST(GenPacer, CreditFollowsTheClockAndLagIsBounded) {
 }
 
 TEST(GenPacer, SendingAtTheCreditGivesTheRate) {
-    Pacer p(2.5e6, 2000000000, 0, 32);  // 2.5 Mpps on a 2 GHz clock
+    worker::Pacer p(2.5e6, 2000000000, 0, 32);  // 2.5 Mpps on a 2 GHz clock
     uint64_t sent = 0;
     for (uint64_t now = 0; now <= 2000000000; now += 1000) {  // 0.5 us polls
         double credit = p.credit(now);

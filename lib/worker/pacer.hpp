@@ -5,7 +5,7 @@
 // Plain arithmetic on TSC values: no EAL, unit-tested with made-up clocks.
 #include <cstdint>
 
-namespace linerate::gen {
+namespace linerate::worker {
 
 class Pacer {
   public:
@@ -34,4 +34,4 @@ class Pacer {
     double spent_ = 0;
 };
 
-}  // namespace linerate::gen
+}  // namespace linerate::worker
