@@ -105,20 +105,23 @@ class CheckIpHeader {
     // a source that can't be a bad one. Anything else (drops, tags, options, a possibly bad
     // source, non-IP) goes to check_full(), which gives the same answer for every frame.
     template <bool kChecksum, SourceTest kSource>
-    Result check_fast(const uint8_t* frame, uint32_t len) const {
+    Result check_fast(const uint8_t* frame, uint16_t len) const {
         constexpr uint32_t kL2 = pkt::kEthHdrLen, kMin = pkt::kIpv4MinHdrLen;
         const uint8_t* ip = frame + kL2;
         // One predictable branch per test: valid traffic never takes them. The ethertype and
         // version/IHL bytes are compared as one word. A frame that ends where its datagram
-        // does needs no further length test; for one with Ethernet padding, total - kMin wraps
+        // does needs no further length test: its total length field, as it lies in memory,
+        // equals len - 14 byte-swapped. For one with Ethernet padding, total - kMin wraps
         // around for total < kMin, so one compare bounds total on both sides.
-        if (len < kL2 + kMin) [[unlikely]] return check_full(frame, len);
-        const uint32_t total = pkt::load_be16(ip + 2);
-        if ((wire32(frame + 12) & kTypeVersionMask) != kIpv4NoOptions ||
-            maybe_bad_src<kSource>(wire32(ip + 12)) ||
-            (kChecksum && !header20_checksum_ok(ip))) [[unlikely]]
+        if (len < kL2 + kMin) [[unlikely]]
             return check_full(frame, len);
-        if (kL2 + total == len) [[likely]] return {Verdict::ok, len};
+        if ((wire32(frame + 12) & kTypeVersionMask) != kIpv4NoOptions ||
+            maybe_bad_src<kSource>(wire32(ip + 12)) || (kChecksum && !header20_checksum_ok(ip)))
+            [[unlikely]]
+            return check_full(frame, len);
+        if (wire16(ip + 2) == wire16_of(uint16_t(len - kL2))) [[likely]]
+            return {Verdict::ok, len};
+        const uint32_t total = pkt::load_be16(ip + 2);
         if (total - kMin > len - kL2 - kMin) return check_full(frame, len);
         return {Verdict::ok, kL2 + total};
     }
@@ -164,6 +167,17 @@ class CheckIpHeader {
     static constexpr uint32_t kTypeVersionMask =
         std::endian::native == std::endian::little ? 0x00FFFFFFu : 0xFFFFFF00u;
 
+    static uint16_t wire16(const uint8_t* p) {
+        uint16_t v;
+        std::memcpy(&v, p, 2);
+        return v;
+    }
+    // How a big-endian field holding `value` lies in memory.
+    static uint16_t wire16_of(uint16_t value) {
+        uint8_t b[2];
+        pkt::store_be16(b, value);
+        return wire16(b);
+    }
     // 4 bytes as they lie in memory: hashing and summing them needs no byte swap.
     static uint32_t wire32(const uint8_t* p) {
         uint32_t v;

@@ -48,7 +48,9 @@ class MbufKernel {
     uint64_t take_trimmed_bytes() { return std::exchange(trimmed_bytes_, 0); }
 
   private:
-    const CheckIpHeader& check_;
+    // A copy, not a reference: the kernel's own address reaches it, so the per-frame path loads
+    // no pointer (stores into frames may alias anything reached through one).
+    const CheckIpHeader check_;
     FirstBadLog* log_;
     uint64_t trimmed_bytes_ = 0;
 };
