@@ -1,5 +1,6 @@
 #include "kvagg/kv_wire.hpp"
 
+#include <optional>
 #include <stdexcept>
 
 namespace linerate::kvagg {
@@ -19,10 +20,10 @@ KvPacket accepted(const uint8_t* app, uint16_t n) {
 
 // The canonical frame (untagged Ethernet, IPv4 without options, not a fragment, DESIGN.md) with
 // every check of the general path below, at fixed offsets and without walking headers: nearly
-// every frame kvagg sees. false: anything else, which the general path sorts out (and names).
-bool parse_canonical(const uint8_t* frame, size_t len, uint16_t udp_port, KvPacket& p) {
+// every frame kvagg sees. nullopt: anything else, which the general path sorts out (and names).
+std::optional<KvPacket> parse_canonical(const uint8_t* frame, size_t len, uint16_t udp_port) {
     // A valid canonical frame has at least the 64 header bytes: every read below is inside.
-    if (len < kKvTuplesOffset) return false;
+    if (len < kKvTuplesOffset) return std::nullopt;
     // Three 8-byte words hold every fixed field, compared under masks (big-endian, byte 0 of
     // the word in the top bits): about a third of the instructions of field-by-field tests.
     //   w12: ethertype 0x0800, version/IHL 0x45, (TOS, total length, id)
@@ -36,7 +37,7 @@ bool parse_canonical(const uint8_t* frame, size_t len, uint16_t udp_port, KvPack
         (w20 & 0x3FFF00FF00000000ull) != (uint64_t(kIpProtoUdp) << 32) ||
         (w36 & 0xFFFF00000000FFFFull) != (uint64_t(udp_port) << 48 | kKvMagic) ||
         load_be16(app + kKvVersionOff) != (kKvVersion << 8 | kKvOpSum))
-        return false;
+        return std::nullopt;
     const size_t total = (w12 >> 16) & 0xFFFF;
     const size_t udp_len = (w36 >> 32) & 0xFFFF;
     const uint16_t n = load_be16(app + kKvCountOff);
@@ -44,17 +45,20 @@ bool parse_canonical(const uint8_t* frame, size_t len, uint16_t udp_port, KvPack
     if (total > len - kEthHdrLen || udp_len < kUdpHdrLen + kKvHeaderLen ||
         udp_len + kIpv4MinHdrLen > total ||
         udp_len - kUdpHdrLen - kKvHeaderLen < size_t(n) * kKvTupleLen)
-        return false;
-    p = accepted(app, n);
-    return true;
+        return std::nullopt;
+    return accepted(app, n);
 }
 
 }  // namespace
 
 KvPacket parse_kv_packet(const uint8_t* frame, size_t len, uint16_t udp_port) {
+    if (std::optional<KvPacket> p = parse_canonical(frame, len, udp_port)) [[likely]]
+        return *p;
+    return parse_kv_packet_general(frame, len, udp_port);
+}
+
+KvPacket parse_kv_packet_general(const uint8_t* frame, size_t len, uint16_t udp_port) {
     KvPacket p;
-    if (parse_canonical(frame, len, udp_port, p)) [[likely]]
-        return p;
     auto bad = [&p](KvVerdict v) {
         p.verdict = v;
         return p;

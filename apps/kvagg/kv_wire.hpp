@@ -99,6 +99,9 @@ struct KvPacket {
 // Parser verdicts: ok, not_kvagg, malformed, bad_magic, bad_version, bad_op. Reads only inside
 // [frame, frame + len). The reserved field is ignored; bytes after the N tuples are allowed.
 KvPacket parse_kv_packet(const uint8_t* frame, size_t len, uint16_t udp_port);
+// The same verdicts by walking the headers (VLAN tags, IPv4 options): what parse_kv_packet does
+// for any frame its fixed-offset fast path for the canonical layout does not take.
+KvPacket parse_kv_packet_general(const uint8_t* frame, size_t len, uint16_t udp_port);
 
 inline uint64_t kv_tuple_key(const uint8_t* tuples, size_t i) {
     return pkt::load_be64(tuples + i * kKvTupleLen);

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <array>
+#include <random>
 #include <vector>
 
 #include "kvagg/kv_wire.hpp"
@@ -237,4 +239,35 @@ TEST(KvWire, VerdictNamesAndUnitsComeFromOneList) {
         EXPECT_FALSE(kKvVerdictNames[v].empty());
         EXPECT_FALSE(kKvVerdictHelp[v].empty());
     }
+}
+
+// The canonical-layout fast path must give the general parser's answer for every frame: random
+// bit flips in the headers, truncations and padding, tagged and untagged, both ports.
+TEST(KvWire, FastPathAgreesWithGeneralParserOnMutatedFrames) {
+    std::mt19937 rng(11);
+    std::array<size_t, kKvVerdictCount> seen{};
+    for (int n = 0; n < 200000; ++n) {
+        std::vector<KvTuple> tuples(rng() % 5);
+        for (auto& t : tuples) t = {rng(), rng()};
+        std::vector<uint8_t> f = make_kv_frame(kv_spec(), rng(), rng(), tuples);
+        if (rng() % 8 == 0) f = insert(f, 12, {0x81, 0x00, 0x00, 0x05});  // a VLAN tag
+        if (rng() % 8 == 0) f.resize(f.size() + rng() % 20);              // trailing bytes
+        for (unsigned k = rng() % 3; k > 0; --k) {
+            const size_t at = rng() % std::min<size_t>(f.size(), 70);
+            f[at] ^= uint8_t(1u << (rng() % 8));
+        }
+        const size_t len = rng() % 8 ? f.size() : rng() % (f.size() + 1);
+        const uint16_t port = rng() % 16 ? kKvDefaultPort : uint16_t(rng());
+        const KvPacket fast = parse_kv_packet(f.data(), len, port);
+        const KvPacket general = parse_kv_packet_general(f.data(), len, port);
+        ASSERT_EQ(fast.verdict, general.verdict) << n;
+        ++seen[size_t(fast.verdict)];
+        if (fast.verdict != KvVerdict::ok) continue;
+        ASSERT_EQ(fast.tuple_count, general.tuple_count) << n;
+        ASSERT_EQ(fast.stream, general.stream) << n;
+        ASSERT_EQ(fast.seq, general.seq) << n;
+        ASSERT_EQ(fast.tuples, general.tuples) << n;
+    }
+    // Each parser verdict (ok .. bad_op) was met.
+    for (size_t v = 0; v <= size_t(KvVerdict::bad_op); ++v) EXPECT_GT(seen[v], 50u) << v;
 }
