@@ -36,7 +36,7 @@ AggGeometry::AggGeometry(AggSlot* slots, size_t capacity, const AggConfig& cfg)
 // ---- per-worker table ----
 
 AggTable::AggTable(std::span<AggSlot> slots, const AggConfig& cfg)
-    : AggGeometry(slots.data(), slots.size(), cfg) {
+    : AggTableOps(slots.data(), slots.size(), cfg) {
     clear();
 }
 

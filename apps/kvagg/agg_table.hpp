@@ -99,6 +99,10 @@ class AggGeometry {
     }
     // Brings a hint's slot into cache for writing (capacity() is one past the end: harmless).
     void prefetch_hint(size_t hint) const { __builtin_prefetch(slots_ + hint, 1, 3); }
+    // The same from a key: the slot its probe starts at, if it has one.
+    void prefetch(uint64_t key) const {
+        if (const AggSlot* s = home(key)) __builtin_prefetch(s, 1, 3);
+    }
 
     size_t capacity() const { return capacity_; }
     IndexMode mode() const { return mode_; }
@@ -124,24 +128,31 @@ class AggGeometry {
     IndexMode mode_;
 };
 
-class AggTable : public AggGeometry {
+// add() and the run-time add_at() of a table whose Derived::add_at<M>() does the work, so both
+// tables (AggTable, SharedAggTable) share one mode dispatch.
+template <class Derived>
+class AggTableOps : public AggGeometry {
   public:
-    // Clears the slots (the first touch of the memory happens here, in the constructing thread).
-    AggTable(std::span<AggSlot> slots, const AggConfig& cfg);
-
-    // Hint: bring the slot `key` starts probing at into cache, for writing.
-    void prefetch(uint64_t key) const {
-        if (const AggSlot* s = home(key)) __builtin_prefetch(s, 1, 3);
-    }
-
     // Adds value to key's sum. false: refused (table full), nothing changed.
     bool add(uint64_t key, uint64_t value) { return add_at(slot_hint(key), key, value); }
 
     // add() with the key's slot_hint() already computed.
     bool add_at(size_t hint, uint64_t key, uint64_t value) {
-        return mode_ == IndexMode::direct ? add_at<IndexMode::direct>(hint, key, value)
-                                          : add_at<IndexMode::hash>(hint, key, value);
+        Derived& d = static_cast<Derived&>(*this);
+        return mode_ == IndexMode::direct ? d.template add_at<IndexMode::direct>(hint, key, value)
+                                          : d.template add_at<IndexMode::hash>(hint, key, value);
     }
+
+  protected:
+    using AggGeometry::AggGeometry;
+};
+
+class AggTable : public AggTableOps<AggTable> {
+  public:
+    // Clears the slots (the first touch of the memory happens here, in the constructing thread).
+    AggTable(std::span<AggSlot> slots, const AggConfig& cfg);
+
+    using AggTableOps::add_at;
     // The same for a mode known at compile time (M must be mode()).
     template <IndexMode M>
     bool add_at(size_t hint, uint64_t key, uint64_t value) {

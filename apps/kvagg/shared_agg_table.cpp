@@ -5,7 +5,7 @@
 namespace linerate::kvagg {
 
 SharedAggTable::SharedAggTable(std::span<AggSlot> slots, const AggConfig& cfg)
-    : AggGeometry(slots.data(), slots.size(), cfg) {
+    : AggTableOps(slots.data(), slots.size(), cfg) {
     clear();
 }
 

@@ -11,26 +11,16 @@
 
 namespace linerate::kvagg {
 
-class SharedAggTable : public AggGeometry {
+// Thread-safe add(): near the key limit, which of two racing new keys gets the last place is up
+// to the race; the conservation invariant holds regardless.
+class SharedAggTable : public AggTableOps<SharedAggTable> {
   public:
     static_assert(std::atomic_ref<uint64_t>::is_always_lock_free);
 
     // Clears the slots; construct before sharing it with workers.
     SharedAggTable(std::span<AggSlot> slots, const AggConfig& cfg);
 
-    void prefetch(uint64_t key) const {
-        if (const AggSlot* s = home(key)) __builtin_prefetch(s, 1, 3);
-    }
-
-    // Thread-safe. false: refused (table full). Near the key limit, which of two racing new keys
-    // gets the last place is up to the race; the conservation invariant holds regardless.
-    bool add(uint64_t key, uint64_t value) { return add_at(slot_hint(key), key, value); }
-
-    // add() with the key's slot_hint() already computed.
-    bool add_at(size_t hint, uint64_t key, uint64_t value) {
-        return mode_ == IndexMode::direct ? add_at<IndexMode::direct>(hint, key, value)
-                                          : add_at<IndexMode::hash>(hint, key, value);
-    }
+    using AggTableOps::add_at;
     // The same for a mode known at compile time (M must be mode()).
     template <IndexMode M>
     bool add_at(size_t hint, uint64_t key, uint64_t value) {
