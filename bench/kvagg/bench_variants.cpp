@@ -7,6 +7,7 @@
 #include <memory>
 #include <stdexcept>
 #include <unordered_map>
+#include <utility>
 
 #include "kvagg/agg_merge.hpp"
 #include "kvagg/kv_kernel.hpp"
@@ -121,6 +122,17 @@ VariantRun run_array(const Trace& trace, uint64_t* sums, uint64_t keys, unsigned
     return r;
 }
 
+// What a map baseline ends with: the keys it holds, and whether its sums add up to the trace's
+// value sum over the warm-up pass and the timed ones.
+template <class Map>
+VariantRun finish_map_run(VariantRun r, const Map& m, const Trace& trace, unsigned passes) {
+    uint64_t total = 0;
+    for (const auto& [k, v] : m) total += v;
+    r.keys_held = m.size();
+    r.verified = total == (passes + 1) * trace.value_sum();
+    return r;
+}
+
 VariantRun run_unordered_map(const Trace& trace, uint64_t keys, unsigned passes) {
     std::unordered_map<uint64_t, uint64_t> m;
     m.reserve(std::min<uint64_t>(keys, trace.tuples().size()));
@@ -129,11 +141,7 @@ VariantRun run_unordered_map(const Trace& trace, uint64_t keys, unsigned passes)
         for (const KvTuple& x : trace.tuples()) m[x.key] += x.value;
         return trace.tuples().size();
     });
-    uint64_t total = 0;
-    for (const auto& [k, v] : m) total += v;
-    r.keys_held = m.size();
-    r.verified = total == (passes + 1) * trace.value_sum();
-    return r;
+    return finish_map_run(std::move(r), m, trace, passes);
 }
 
 VariantRun run_tbb(const Trace& trace, uint64_t keys, unsigned passes) {
@@ -149,11 +157,7 @@ VariantRun run_tbb(const Trace& trace, uint64_t keys, unsigned passes) {
         }
         return trace.tuples().size();
     });
-    uint64_t total = 0;
-    for (const auto& [k, v] : m) total += v;
-    r.keys_held = m.size();
-    r.verified = total == (passes + 1) * trace.value_sum();
-    return r;
+    return finish_map_run(std::move(r), m, trace, passes);
 }
 
 AggConfig config(IndexMode mode, uint64_t keys) {
