@@ -83,10 +83,10 @@ enum class SourceTest : uint8_t {
     filter,   // any other list: a hashed bit per bad source, the exact lookup on a set bit
 };
 
-// The divisibility test multiplies by the inverse of 0xFFFF mod 2^64 and compares with
-// (2^64 - 1) / 0xFFFF
-// CheckIpHeader::check_fast() passes them from a member, so the per-frame loop reads
-// them as memory operands instead of re-creating two 10-byte constants for every frame.
+// The checksum's test "sum % 0xFFFF == 0" as a multiply by the inverse of 0xFFFF mod 2^64 and a
+// compare with (2^64 - 1) / 0xFFFF. CheckIpHeader::check_fast() passes these from a member, so
+// the per-frame loop reads them as memory operands instead of re-creating two 10-byte
+// constants for every frame.
 struct SumConstants {
     uint64_t inverse = 0xFFFEFFFEFFFEFFFFull;
     uint64_t multiples = 0x0001000100010001ull;
