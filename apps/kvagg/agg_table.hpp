@@ -50,26 +50,81 @@ struct AggView {
 // bucket), so one line holds the four slots a key is almost always found in.
 inline constexpr size_t kAggLineSlots = 64 / sizeof(AggSlot);
 
-// First slot of `key`'s probe in a hash table of 2^bits slots (bits >= 2): the top bits of a
-// folded 64x64->128-bit product of the key with itself under two constants (wyhash's "mum"),
-// rounded down to a line. One multiply: the murmur3 finalizer's two multiplies and three
+// wyhash's "mum" fold: the 64x64->128-bit product of the key with itself under two constants,
+// high half xor low half. One multiply: the murmur3 finalizer's two multiplies and three
 // shift-xors cost 5 instructions a tuple more for the same spread (in-line rate, load 1/2:
 // 93-98 % for dense, strided (x64, x1000, <<12, <<40, hi 32 bits) and random keys, fmix64
 // 96 %). A plain multiplicative hash is not enough: keys i<<12 put only 56 % in their line.
-inline size_t agg_hash_index(uint64_t key, unsigned bits) {
-    const unsigned __int128 p =
-        static_cast<unsigned __int128>(key ^ 0x2D358DCCAA6C78A5ull) * (key ^ 0x8BB84B93962EACC9ull);
-    const uint64_t h = uint64_t(p) ^ uint64_t(p >> 64);
-    return size_t(h >> (64 - bits)) & ~(kAggLineSlots - 1);
+inline uint64_t agg_hash(uint64_t key) {
+    const uint64_t a = key ^ 0x2D358DCCAA6C78A5ull, b = key ^ 0x8BB84B93962EACC9ull;
+#if defined(__x86_64__)
+    // GCC 12 keeps an unsigned __int128 product in a stack slot inside loops (4 extra loads and
+    // stores a key); one mulq leaves it in rdx:rax.
+    uint64_t lo = a, hi;
+    asm("mulq %2" : "+a"(lo), "=d"(hi) : "rm"(b) : "cc");
+    return lo ^ hi;
+#else
+    const unsigned __int128 p = static_cast<unsigned __int128>(a) * b;
+    return uint64_t(p) ^ uint64_t(p >> 64);
+#endif
 }
 
-// Bit j set: slot j of the line holds `key`. Arithmetic, not a chain of compares: GCC turns a
-// select chain back into branches, and a branch per slot mispredicts as often as a probe loop.
-inline unsigned agg_line_match(const AggSlot* line, uint64_t key) {
+// First slot of `key`'s probe in a hash table of 2^bits slots (bits >= 2): the hash's top bits,
+// rounded down to a line.
+inline size_t agg_hash_index(uint64_t key, unsigned bits) {
+    return size_t(agg_hash(key) >> (64 - bits)) & ~(kAggLineSlots - 1);
+}
+
+// The slot of `line` that holds `key` if any, else the line's first slot (whose key the caller
+// compares again). Branch-free: the slot a key sits in is random, and a branch per slot
+// mispredicts as often as a probe loop. Portable form: a bit mask of four compares.
+inline AggSlot* agg_line_find_portable(AggSlot* line, uint64_t key) {
     unsigned m = 0;
     for (unsigned j = 0; j < kAggLineSlots; ++j) m |= unsigned(line[j].key == key) << j;
-    return m;
+    return line + (m ? std::countr_zero(m) : 0);
 }
+
+// agg_line_find_portable(); on x86-64 three cmovs, 9 instructions against 21 (GCC turns a
+// select chain written in C++ back into branches).
+inline AggSlot* agg_line_find(AggSlot* line, uint64_t key) {
+#if defined(__x86_64__)
+    AggSlot* s = line;
+    AggSlot* t;
+    asm("lea 16(%[l]), %[t]\n\t"
+        "cmp %[k], 16(%[l])\n\t"
+        "cmove %[t], %[s]\n\t"
+        "lea 32(%[l]), %[t]\n\t"
+        "cmp %[k], 32(%[l])\n\t"
+        "cmove %[t], %[s]\n\t"
+        "lea 48(%[l]), %[t]\n\t"
+        "cmp %[k], 48(%[l])\n\t"
+        "cmove %[t], %[s]"
+        : [s] "+r"(s), [t] "=&r"(t)
+        : [l] "r"(line), [k] "r"(key), "m"(*reinterpret_cast<const AggSlot(*)[kAggLineSlots]>(line))
+        : "cc");
+    return s;
+#else
+    return agg_line_find_portable(line, key);
+#endif
+}
+
+// Where keys' probes start, from three values the tuple loop keeps in registers: the kernel
+// copies them out of the table once per burst (read through the table they are reloaded after
+// every add, as a slot store may alias the table's own u64 members). The home of a key is its
+// line (hash; key 0, kept aside, gets one too, never used) or its slot (direct; nullptr when
+// out of range). Prefetching any home is harmless.
+struct AggHomes {
+    AggSlot* slots;
+    uint64_t max_keys;  // direct: the key bound
+    unsigned shift;     // hash: 60 - log2(capacity): the hash's top bits are the line's byte offset
+
+    template <IndexMode M>
+    AggSlot* home(uint64_t key) const {
+        if constexpr (M == IndexMode::direct) return key < max_keys ? slots + key : nullptr;
+        const size_t offset = size_t(agg_hash(key) >> shift) & ~size_t(63);
+        return reinterpret_cast<AggSlot*>(reinterpret_cast<char*>(slots) + offset);
+    }
+};
 
 // Geometry shared by both tables; validates the config at construction (throws
 // std::invalid_argument: hash capacity not a power of two >= kAggLineSlots, direct capacity <
@@ -83,26 +138,15 @@ class AggGeometry {
     static size_t slots_for(const AggConfig& cfg);
     static constexpr size_t bytes_for(size_t capacity) { return capacity * sizeof(AggSlot); }
 
-    // The slot a key's probe starts at, or capacity() when it has none (direct: key out of
-    // range; hash: key 0, kept aside). The kernel hashes each key once: the hint serves the
-    // prefetch now and add_at() a few tuples later (hashing twice cost a third of the rate).
-    size_t slot_hint(uint64_t key) const {
-        return mode_ == IndexMode::direct ? slot_hint<IndexMode::direct>(key)
-                                          : slot_hint<IndexMode::hash>(key);
+    // The kernel hashes each key once: the home serves the prefetch now and add_at() a few
+    // tuples later (hashing twice cost a third of the rate).
+    AggHomes homes() const { return {slots_, max_keys_, 60 - bits_}; }
+    AggSlot* home(uint64_t key) const {
+        return mode_ == IndexMode::direct ? homes().home<IndexMode::direct>(key)
+                                          : homes().home<IndexMode::hash>(key);
     }
-    // The same for a mode known at compile time: the kernel picks the mode once per burst, so
-    // the tuple loop tests no mode (M must be mode()).
-    template <IndexMode M>
-    size_t slot_hint(uint64_t key) const {
-        if constexpr (M == IndexMode::direct) return key < max_keys_ ? size_t(key) : capacity_;
-        return key != 0 ? index(key) : capacity_;
-    }
-    // Brings a hint's slot into cache for writing (capacity() is one past the end: harmless).
-    void prefetch_hint(size_t hint) const { __builtin_prefetch(slots_ + hint, 1, 3); }
-    // The same from a key: the slot its probe starts at, if it has one.
-    void prefetch(uint64_t key) const {
-        if (const AggSlot* s = home(key)) __builtin_prefetch(s, 1, 3);
-    }
+    // Brings a key's home into cache for writing.
+    void prefetch(uint64_t key) const { __builtin_prefetch(home(key), 1, 3); }
 
     size_t capacity() const { return capacity_; }
     IndexMode mode() const { return mode_; }
@@ -111,13 +155,6 @@ class AggGeometry {
 
   protected:
     AggGeometry(AggSlot* slots, size_t capacity, const AggConfig& cfg);
-    size_t index(uint64_t key) const { return agg_hash_index(key, bits_); }
-    // The slot a key maps to, or nullptr if it maps to none (key 0 in hash mode, key out of
-    // range in direct mode).
-    AggSlot* home(uint64_t key) const {
-        if (mode_ == IndexMode::direct) return key < max_keys_ ? slots_ + key : nullptr;
-        return key != 0 ? slots_ + index(key) : nullptr;
-    }
 
     AggSlot* slots_;
     size_t capacity_;
@@ -134,13 +171,13 @@ template <class Derived>
 class AggTableOps : public AggGeometry {
   public:
     // Adds value to key's sum. false: refused (table full), nothing changed.
-    bool add(uint64_t key, uint64_t value) { return add_at(slot_hint(key), key, value); }
+    bool add(uint64_t key, uint64_t value) { return add_at(home(key), key, value); }
 
-    // add() with the key's slot_hint() already computed.
-    bool add_at(size_t hint, uint64_t key, uint64_t value) {
+    // add() with the key's home() already computed.
+    bool add_at(AggSlot* home, uint64_t key, uint64_t value) {
         Derived& d = static_cast<Derived&>(*this);
-        return mode_ == IndexMode::direct ? d.template add_at<IndexMode::direct>(hint, key, value)
-                                          : d.template add_at<IndexMode::hash>(hint, key, value);
+        return mode_ == IndexMode::direct ? d.template add_at<IndexMode::direct>(home, key, value)
+                                          : d.template add_at<IndexMode::hash>(home, key, value);
     }
 
   protected:
@@ -155,13 +192,12 @@ class AggTable : public AggTableOps<AggTable> {
     using AggTableOps::add_at;
     // The same for a mode known at compile time (M must be mode()).
     template <IndexMode M>
-    bool add_at(size_t hint, uint64_t key, uint64_t value) {
+    bool add_at(AggSlot* home, uint64_t key, uint64_t value) {
         if constexpr (M == IndexMode::direct) {
-            if (hint >= capacity_) return false;
-            AggSlot& s = slots_[hint];
-            size_ += s.key == 0;  // the line is loaded anyway: keeps size() O(1) here too
-            s.key = 1;
-            s.value += value;
+            if (!home) return false;
+            size_ += home->key == 0;  // the line is loaded anyway: keeps size() O(1) here too
+            home->key = 1;
+            home->value += value;
             return true;
         }
         if (key == 0) [[unlikely]]
@@ -170,12 +206,11 @@ class AggTable : public AggTableOps<AggTable> {
         // at load 1/2): compare all four slots without branching, so the common update costs
         // no mispredicted probe-loop exit. Correct whatever the probe limit: slots are never
         // freed, so a key in the line was placed there by the probe the slow path repeats.
-        AggSlot* const line = slots_ + hint;
-        if (const unsigned hit = agg_line_match(line, key)) [[likely]] {
-            line[std::countr_zero(hit)].value += value;
+        if (AggSlot* const s = agg_line_find(home, key); s->key == key) [[likely]] {
+            s->value += value;
             return true;
         }
-        return add_probe(hint, key, value);
+        return add_probe(size_t(home - slots_), key, value);
     }
 
     std::optional<uint64_t> find(uint64_t key) const;

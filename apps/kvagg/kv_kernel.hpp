@@ -35,8 +35,8 @@ struct KvKernelConfig {
     uint16_t udp_port = kKvDefaultPort;
     uint64_t dup_window = DupFilter::kDefaultWindow;  // 0 = no duplicate detection
     uint32_t max_streams = DupFilter::kDefaultMaxStreams;
-    // Tuples whose slots are prefetched ahead of the add (0 = no prefetch, at most
-    // kMaxPrefetchAhead). The look-ahead runs across the frames of a burst.
+    // Tuples per look-ahead block (0 = no prefetch, at most kMaxPrefetchAhead): a tuple's home
+    // is prefetched a block before its add, across the frames of a burst.
     unsigned prefetch_ahead = 32;
 };
 
@@ -80,12 +80,51 @@ class KvKernel {
     };
     static constexpr size_t kChunk = 64;  // frames admitted before their tuples are added
 
+    // A tuple between its look-ahead and its add: decoded, its home computed (and prefetched).
+    struct StagedTuple {
+        uint64_t key;
+        uint64_t value;
+        AggSlot* home;
+    };
+    // The look-ahead's place in a burst's tuple ranges.
+    class TupleCursor {
+      public:
+        explicit TupleCursor(std::span<const TupleRange> r)
+            : range_(r.data()), ranges_end_(r.data() + r.size()) {}
+        // Stages the next tuples, at most `max`; returns how many (0: none left).
+        template <IndexMode kMode, bool kPrefetch>
+        size_t take(const AggHomes& homes, StagedTuple* out, size_t max);
+
+      private:
+        template <IndexMode kMode, bool kPrefetch>
+        static size_t stage(const AggHomes& homes, TupleRange r, StagedTuple* out);
+
+        const TupleRange* range_;
+        const TupleRange* ranges_end_;
+        const uint8_t* p_ = nullptr;
+        const uint8_t* end_ = nullptr;
+    };
+    // What a block of adds leaves for the counters.
+    struct AddSums {
+        uint64_t tuples = 0, refused = 0, sum = 0, refused_sum = 0;
+        AddSums& operator+=(const AddSums& o) {
+            tuples += o.tuples;
+            refused += o.refused;
+            sum += o.sum;
+            refused_sum += o.refused_sum;
+            return *this;
+        }
+    };
+
     // Parse and duplicate check; counts the verdict.
     Admitted admit(const uint8_t* frame, size_t len);
-    // Adds the tuples of accepted frames, hashing each key once, `prefetch_ahead` in front.
+    // Adds the tuples of accepted frames in blocks of `prefetch_ahead`, each key hashed once and
+    // its home prefetched a block before its add.
     void add_tuples(std::span<const TupleRange> ranges);
     template <bool kLookAhead, IndexMode kMode>
     void add_tuples_impl(std::span<const TupleRange> ranges);
+    template <IndexMode kMode>
+    AddSums add_staged(std::span<const StagedTuple> block);
 
     Table& table_;
     DupFilter dup_;

@@ -70,7 +70,9 @@ void add_options(CLI::App& app, Options& o) {
                    "Hash mode: slots probed for a key before its tuple counts as overflow")
         ->check(CLI::Range(1u, 4096u))
         ->capture_default_str();
-    app.add_option("--prefetch", o.prefetch, "Table slots prefetched ahead of the add (0 = off)")
+    app.add_option("--prefetch", o.prefetch,
+                   "Tuples per look-ahead block: their table lines are prefetched a block "
+                   "before the adds (0 = off)")
         ->check(CLI::Range(0u, 256u))
         ->capture_default_str();
     app.add_option("--aggbuf", o.aggbuf,

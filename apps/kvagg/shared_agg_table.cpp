@@ -52,7 +52,7 @@ std::optional<uint64_t> SharedAggTable::find_live(uint64_t key) const {
         if (zero_used_.load(std::memory_order_relaxed) == 0) return std::nullopt;
         return zero_value_.load(std::memory_order_relaxed);
     }
-    size_t i = index(key);
+    size_t i = agg_hash_index(key, bits_);
     for (unsigned n = 0; n < probe_; ++n, i = (i + 1) & mask_) {
         const uint64_t k = load(slots_[i].key);
         if (k == key) return load(slots_[i].value);

@@ -23,10 +23,10 @@ class SharedAggTable : public AggTableOps<SharedAggTable> {
     using AggTableOps::add_at;
     // The same for a mode known at compile time (M must be mode()).
     template <IndexMode M>
-    bool add_at(size_t hint, uint64_t key, uint64_t value) {
+    bool add_at(AggSlot* home, uint64_t key, uint64_t value) {
         if constexpr (M == IndexMode::direct) {
-            if (hint >= capacity_) return false;
-            AggSlot& s = slots_[hint];
+            if (!home) return false;
+            AggSlot& s = *home;
             std::atomic_ref<uint64_t> used(s.key);
             // Exactly one writer turns the flag on and counts the key: size() stays O(1).
             if (used.load(std::memory_order_relaxed) == 0 &&
@@ -37,7 +37,7 @@ class SharedAggTable : public AggTableOps<SharedAggTable> {
         }
         if (key == 0) [[unlikely]]
             return add_zero(value);
-        size_t i = hint;
+        size_t i = size_t(home - slots_);
         for (unsigned n = 0; n < probe_; ++n, i = (i + 1) & mask_) {
             AggSlot& s = slots_[i];
             std::atomic_ref<uint64_t> k(s.key);

@@ -21,6 +21,10 @@ constexpr size_t kBurst = 32;  // frames per RX burst, the app's default
 
 using Clock = std::chrono::steady_clock;
 
+AggConfig config(IndexMode mode, uint64_t keys) {
+    return {.mode = mode, .max_keys = keys};
+}
+
 // Times `passes` calls of pass() after one untimed one; pass() returns the tuples it handled.
 template <class Pass>
 std::vector<double> timed(unsigned passes, Pass&& pass) {
@@ -70,38 +74,90 @@ VariantRun run_kernel(const Trace& trace, Table& table, const RunConfig& cfg) {
     return r;
 }
 
-// The kernel's tuple loop on decoded tuples: each key hashed once, its slot prefetched
-// cfg.prefetch tuples before the add, the index mode fixed at compile time as in the kernel.
+// A tuple with its home, between the look-ahead and the add (as the kernel stages them).
+struct Staged {
+    uint64_t key, value;
+    AggSlot* home;
+};
+
+// Stages tuples [first, last) of `t`: hashes each key and, with kPrefetch, prefetches its home.
+// Out of line, as in the kernel: two short loops keep their values in registers.
+template <bool kPrefetch>
+[[gnu::noinline]] void stage(const AggHomes homes, const KvTuple* t, size_t first, size_t last,
+                             Staged* out) {
+    for (size_t i = first; i != last; ++i) {
+        AggSlot* const home = homes.home<IndexMode::hash>(t[i].key);
+        if constexpr (kPrefetch) __builtin_prefetch(home, 1, 3);
+        out[i - first] = {t[i].key, t[i].value, home};
+    }
+}
+
+[[gnu::noinline]] void add_staged(AggTable& table, const Staged* s, size_t n) {
+    for (const Staged* e = s + n; s != e; ++s)
+        table.add_at<IndexMode::hash>(s->home, s->key, s->value);
+}
+
+// The kernel's tuple loop on decoded tuples: the next block of `prefetch` tuples staged (homes
+// hashed and prefetched), then the adds of the block before, the index mode fixed at compile
+// time.
 VariantRun run_plain(const Trace& trace, AggTable& table, const RunConfig& cfg) {
-    const std::vector<KvTuple>& t = trace.tuples();
-    const size_t ahead = std::min(cfg.prefetch, kMaxPrefetchAhead);
-    constexpr size_t kMask = kMaxPrefetchAhead - 1;
+    const KvTuple* const t = trace.tuples().data();
+    const size_t n = trace.tuples().size();
+    const size_t block =
+        cfg.prefetch ? std::min(cfg.prefetch, kMaxPrefetchAhead) : kMaxPrefetchAhead;
+    const AggHomes homes = table.homes();
     VariantRun r;
     r.mtuples_per_s = timed(cfg.passes, [&] {
-        const size_t n = t.size();
-        size_t ring[kMaxPrefetchAhead];
-        for (size_t i = 0; i < std::min(ahead, n); ++i) {
-            ring[i] = table.slot_hint<IndexMode::hash>(t[i].key);
-            table.prefetch_hint(ring[i]);
-        }
-        for (size_t i = 0; i < n; ++i) {
-            size_t hint;
-            if (ahead) {
-                hint = ring[i & kMask];
-                if (i + ahead < n) {
-                    const size_t next = table.slot_hint<IndexMode::hash>(t[i + ahead].key);
-                    table.prefetch_hint(next);
-                    ring[(i + ahead) & kMask] = next;
-                }
-            } else {
-                hint = table.slot_hint<IndexMode::hash>(t[i].key);
+        Staged buf[2][kMaxPrefetchAhead];
+        if (!cfg.prefetch) {
+            for (size_t first = 0; first < n; first += block) {
+                const size_t last = std::min(n, first + block);
+                stage<false>(homes, t, first, last, buf[0]);
+                add_staged(table, buf[0], last - first);
             }
-            table.add_at<IndexMode::hash>(hint, t[i].key, t[i].value);
+            return n;
+        }
+        stage<true>(homes, t, 0, std::min(n, block), buf[0]);
+        for (size_t first = 0, b = 0; first < n; first += block, b ^= 1) {
+            const size_t last = std::min(n, first + block);
+            stage<true>(homes, t, last, std::min(n, last + block), buf[b ^ 1]);
+            add_staged(table, buf[b], last - first);
         }
         return n;
     });
     r.keys_held = table.size();
     r.verified = merged_total(table.view()) == (cfg.passes + 1) * trace.value_sum();
+    return r;
+}
+
+// One random line read-modify-write per tuple over `slots` (the "lines" variant): the plain
+// loop without the key compare, probe or refusal. The line is the key's hash scaled to the line
+// count (any footprint, not only the table's power of two).
+VariantRun run_lines(const Trace& trace, std::span<AggSlot> slots, const RunConfig& cfg) {
+    std::fill(slots.begin(), slots.end(), AggSlot{0, 0});
+    AggSlot* const base = slots.data();
+    const uint64_t lines = slots.size() / kAggLineSlots;
+    auto line = [&](uint64_t key) {
+        return base + size_t((static_cast<unsigned __int128>(agg_hash(key)) * lines) >> 64) *
+                          kAggLineSlots;
+    };
+    const std::vector<KvTuple>& t = trace.tuples();
+    const size_t ahead = cfg.prefetch;
+    VariantRun r;
+    r.mtuples_per_s = timed(cfg.passes, [&] {
+        const size_t n = t.size();
+        for (size_t i = 0; i < n; ++i) {
+            if (ahead && i + ahead < n) __builtin_prefetch(line(t[i + ahead].key), 1, 3);
+            line(t[i].key)->value += t[i].value;
+        }
+        return n;
+    });
+    uint64_t total = 0;
+    for (const AggSlot& s : slots) {
+        total += s.value;
+        r.keys_held += s.value != 0;  // lines touched
+    }
+    r.verified = total == (cfg.passes + 1) * trace.value_sum();
     return r;
 }
 
@@ -160,16 +216,12 @@ VariantRun run_tbb(const Trace& trace, uint64_t keys, unsigned passes) {
     return finish_map_run(std::move(r), m, trace, passes);
 }
 
-AggConfig config(IndexMode mode, uint64_t keys) {
-    return {.mode = mode, .max_keys = keys};
-}
-
 }  // namespace
 
 const std::vector<Variant>& all_variants() {
     static const std::vector<Variant> v = {
-        Variant::plain, Variant::array,       Variant::unordered_map, Variant::tbb_chm,
-        Variant::ours,  Variant::ours_direct, Variant::ours_shared};
+        Variant::plain,   Variant::array, Variant::lines,       Variant::unordered_map,
+        Variant::tbb_chm, Variant::ours,  Variant::ours_direct, Variant::ours_shared};
     return v;
 }
 
@@ -179,6 +231,8 @@ std::string variant_name(Variant v) {
             return "plain";
         case Variant::array:
             return "array";
+        case Variant::lines:
+            return "lines";
         case Variant::unordered_map:
             return "unordered_map";
         case Variant::tbb_chm:
@@ -199,8 +253,11 @@ Variant parse_variant(const std::string& name) {
     throw std::invalid_argument("unknown variant '" + name + "'");
 }
 
-size_t variant_slots(Variant v, uint64_t keys) {
+size_t variant_slots(Variant v, uint64_t keys, const RunConfig& cfg) {
     switch (v) {
+        case Variant::lines:
+            if (cfg.lines_bytes) return std::max<size_t>(cfg.lines_bytes / 64, 1) * kAggLineSlots;
+            [[fallthrough]];
         case Variant::plain:
         case Variant::ours:
         case Variant::ours_shared:
@@ -219,9 +276,9 @@ size_t variant_slots(Variant v, uint64_t keys) {
 VariantRun run_variant(Variant v, const Trace& trace, uint64_t keys, std::span<AggSlot> slots,
                        const RunConfig& cfg) {
     const unsigned passes = cfg.passes;
-    if (slots.size() < variant_slots(v, keys))
+    if (slots.size() < variant_slots(v, keys, cfg))
         throw std::invalid_argument("run_variant: AggBuf too small");
-    const std::span<AggSlot> mine = slots.first(variant_slots(v, keys));
+    const std::span<AggSlot> mine = slots.first(variant_slots(v, keys, cfg));
     switch (v) {
         case Variant::plain: {
             AggTable t(mine, config(IndexMode::hash, keys));
@@ -229,6 +286,8 @@ VariantRun run_variant(Variant v, const Trace& trace, uint64_t keys, std::span<A
         }
         case Variant::array:
             return run_array(trace, reinterpret_cast<uint64_t*>(slots.data()), keys, passes);
+        case Variant::lines:
+            return run_lines(trace, mine, cfg);
         case Variant::unordered_map:
             return run_unordered_map(trace, keys, passes);
         case Variant::tbb_chm:

@@ -51,6 +51,7 @@ struct Options {
     std::string max_frames = "1M";
     unsigned passes = 3;
     unsigned prefetch = 32;
+    unsigned lines_mib = 0;
     unsigned repeats = 3;
     unsigned lcore = 0;
     std::string json_path;
@@ -97,25 +98,28 @@ std::vector<nlohmann::json> measure(const Options& o, const Point& p,
     tc.tuples = parse_count(o.trace_tuples);
     tc.max_frames = parse_count(o.max_frames);
     const Trace trace(tc);
+    const RunConfig rc{
+        .passes = o.passes, .prefetch = o.prefetch, .lines_bytes = size_t(o.lines_mib) << 20};
     size_t slots = 1;
-    for (Variant v : variants) slots = std::max(slots, variant_slots(v, p.keys));
+    for (Variant v : variants) slots = std::max(slots, variant_slots(v, p.keys, rc));
     AggBuffer buf(region, slots, 1, 0, fmt::format("kvb_heap{}", heap_seq++));
 
     std::vector<std::vector<double>> runs(variants.size());
     std::vector<VariantRun> last(variants.size());
     for (unsigned r = 0; r < o.repeats; ++r)
         for (size_t i = 0; i < variants.size(); ++i) {
-            last[i] = run_variant(variants[i], trace, p.keys, buf.table(0),
-                                  {.passes = o.passes, .prefetch = o.prefetch});
+            last[i] = run_variant(variants[i], trace, p.keys, buf.table(0), rc);
             runs[i].push_back(median(last[i].mtuples_per_s));
         }
     std::vector<nlohmann::json> rows;
     for (size_t i = 0; i < variants.size(); ++i) {
-        const bool in_aggbuf = variant_slots(variants[i], p.keys) > 0;
+        const size_t aggbuf_slots = variant_slots(variants[i], p.keys, rc);
+        const bool in_aggbuf = aggbuf_slots > 0;
         rows.push_back({{"variant", variant_name(variants[i])},
                         {"tuples_per_packet", p.tuples},
                         {"keys", p.keys},
                         {"keys_held", last[i].keys_held},
+                        {"aggbuf_bytes", AggGeometry::bytes_for(aggbuf_slots)},
                         {"trace_tuples", trace.tuples().size()},
                         {"region", in_aggbuf ? region.text : "malloc"},
                         {"placement", in_aggbuf ? buf.placement() : "process heap (malloc)"},
@@ -141,7 +145,7 @@ int main(int argc, char** argv) {
     cli.add_option("--tuples", o.tuples, "Tuples per packet to sweep")->delimiter(',');
     cli.add_option("--keys", o.keys, "Distinct keys to sweep (K = 2^10, M = 2^20)")->delimiter(',');
     cli.add_option("--variants", o.variants,
-                   "plain,array,unordered_map,tbb_chm,ours,ours_direct,ours_shared or all")
+                   "plain,array,lines,unordered_map,tbb_chm,ours,ours_direct,ours_shared or all")
         ->delimiter(',');
     cli.add_option("--grid", o.grid,
                    "cross: tuples at --pivot-keys and keys at --pivot-tuples; full: every pair")
@@ -160,8 +164,11 @@ int main(int argc, char** argv) {
     cli.add_option("--passes", o.passes, "Timed passes over the trace per run (median)")
         ->check(CLI::Range(1u, 100u));
     cli.add_option("--prefetch", o.prefetch,
-                   "plain and ours: slots prefetched ahead (kvagg --prefetch)")
+                   "plain and ours: look-ahead block (kvagg --prefetch); lines: prefetch distance")
         ->check(CLI::Range(0u, 256u));
+    cli.add_option("--lines-mib", o.lines_mib,
+                   "lines: its memory in MiB (0 = the hash table's footprint)")
+        ->check(CLI::Range(0u, 65536u));
     cli.add_option("--repeats", o.repeats, "Runs per variant, interleaved (median)")
         ->check(CLI::Range(1u, 100u));
     cli.add_option("--lcore", o.lcore, "CPU to run on");
@@ -204,9 +211,11 @@ int main(int argc, char** argv) {
     }
 
     // DPDK's own heap must hold the largest socket:0 table (16 B x 2 x keys, rounded up).
-    const size_t table_mb = AggGeometry::bytes_for(AggGeometry::slots_for(
-                                {.mode = IndexMode::hash, .max_keys = max_keys})) >>
-                            20;
+    const size_t table_mb = std::max<size_t>(
+        AggGeometry::bytes_for(
+            AggGeometry::slots_for({.mode = IndexMode::hash, .max_keys = max_keys})) >>
+            20,
+        size_t(o.lines_mib));
     const std::string mem_mb = std::to_string(table_mb + 256);
     std::unique_ptr<eal::Eal> eal;
     try {

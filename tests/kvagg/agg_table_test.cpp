@@ -139,6 +139,27 @@ TEST(AggTable, ProbeBound) {
     EXPECT_EQ(v.slots[1].key, same[5]);
 }
 
+// Both forms (the x86-64 cmovs and the portable one the Arm build uses) on every position.
+TEST(AggTable, LineFind) {
+    for (auto find : {agg_line_find, agg_line_find_portable}) {
+        alignas(64) AggSlot line[kAggLineSlots] = {{7, 1}, {8, 2}, {0, 0}, {9, 3}};
+        EXPECT_EQ(find(line, 7), line);
+        EXPECT_EQ(find(line, 8), line + 1);
+        EXPECT_EQ(find(line, 9), line + 3);
+        EXPECT_EQ(find(line, 0), line + 2);
+        EXPECT_EQ(find(line, 5), line);  // absent: the first slot, which does not hold it
+    }
+}
+
+TEST(AggTable, HashPortableAndX86Agree) {
+    // The hash the Arm build computes with unsigned __int128.
+    for (uint64_t k : {0ull, 1ull, 42ull, 1ull << 40, ~0ull, 0x123456789ABCDEFull}) {
+        const unsigned __int128 p =
+            static_cast<unsigned __int128>(k ^ 0x2D358DCCAA6C78A5ull) * (k ^ 0x8BB84B93962EACC9ull);
+        EXPECT_EQ(agg_hash(k), uint64_t(p) ^ uint64_t(p >> 64)) << k;
+    }
+}
+
 TEST(AggTable, HomeIsALine) {
     // Every probe starts at the first slot of a 64-byte line.
     for (uint64_t k = 1; k < 1000; ++k) EXPECT_EQ(agg_hash_index(k, 10) % kAggLineSlots, 0u);
@@ -302,18 +323,20 @@ TEST(SharedAggTable, DirectSizeCountsEachKeyOnceAndFindLiveMatches) {
     }
 }
 
-// add_at(slot_hint(k)) is add(k); keys without a slot get the capacity as hint.
-TEST(AggTable, SlotHints) {
+// add_at(home(k)) is add(k); a direct key out of range has no home, a hash key 0 one never
+// used (it is kept aside).
+TEST(AggTable, Homes) {
     Owned h(hash_cfg(16)), d(direct_cfg(16));
-    EXPECT_EQ(h.table.slot_hint(0), h.table.capacity());
-    EXPECT_LT(h.table.slot_hint(5), h.table.capacity());
-    EXPECT_EQ(d.table.slot_hint(5), 5u);
-    EXPECT_EQ(d.table.slot_hint(16), d.table.capacity());
-    h.table.prefetch_hint(h.table.capacity());  // one past the end: no fault
-    EXPECT_TRUE(h.table.add_at(h.table.slot_hint(0), 0, 4));
-    EXPECT_TRUE(h.table.add_at(h.table.slot_hint(9), 9, 5));
-    EXPECT_FALSE(d.table.add_at(d.table.slot_hint(16), 16, 1));
-    EXPECT_TRUE(d.table.add_at(d.table.slot_hint(15), 15, 1));
+    const AggSlot* const hs = h.table.view().slots.data();
+    EXPECT_EQ(h.table.home(5), hs + agg_hash_index(5, 5));  // 16 keys: 32 slots
+    EXPECT_EQ(h.table.homes().home<IndexMode::hash>(5), h.table.home(5));
+    EXPECT_EQ(d.table.home(5), d.table.view().slots.data() + 5);
+    EXPECT_EQ(d.table.home(16), nullptr);
+    d.table.prefetch(16);  // no home: no fault
+    EXPECT_TRUE(h.table.add_at(h.table.home(0), 0, 4));
+    EXPECT_TRUE(h.table.add_at(h.table.home(9), 9, 5));
+    EXPECT_FALSE(d.table.add_at(d.table.home(16), 16, 1));
+    EXPECT_TRUE(d.table.add_at(d.table.home(15), 15, 1));
     EXPECT_EQ(h.table.find(0), 4u);
     EXPECT_EQ(h.table.find(9), 5u);
     EXPECT_EQ(d.table.find(15), 1u);

@@ -63,7 +63,7 @@ std::vector<KeySum> to_vector(const std::map<uint64_t, uint64_t>& m) {
 }  // namespace
 
 TEST(KvKernel, AggregatesATraceExactly) {
-    for (unsigned ahead : {0u, 4u, 16u, 64u}) {
+    for (unsigned ahead : {0u, 1u, 4u, 16u, 64u, 256u}) {
         const Trace t = make_trace(11, 5, 3000, 2000);
         const AggConfig cfg{.mode = IndexMode::hash, .max_keys = 2000};
         std::vector<AggSlot> mem(AggTable::slots_for(cfg));
