@@ -83,15 +83,6 @@ enum class SourceTest : uint8_t {
     filter,   // any other list: a hashed bit per bad source, the exact lookup on a set bit
 };
 
-// The checksum's test "sum % 0xFFFF == 0" as a multiply by the inverse of 0xFFFF mod 2^64 and a
-// compare with (2^64 - 1) / 0xFFFF. CheckIpHeader::check_fast() passes these from a member, so
-// the per-frame loop reads them as memory operands instead of re-creating two 10-byte
-// constants for every frame.
-struct SumConstants {
-    uint64_t inverse = 0xFFFEFFFEFFFEFFFFull;
-    uint64_t multiples = 0x0001000100010001ull;
-};
-
 class CheckIpHeader {
   public:
     explicit CheckIpHeader(Config config = {});
@@ -125,8 +116,8 @@ class CheckIpHeader {
         if (len < kL2 + kMin) [[unlikely]]
             return check_full(frame, len);
         if ((wire32(frame + 12) & kTypeVersionMask) != kIpv4NoOptions ||
-            maybe_bad_src<kSource>(wire32(ip + 12)) ||
-            (kChecksum && !header20_checksum_ok(ip, sum_consts_))) [[unlikely]]
+            maybe_bad_src<kSource>(wire32(ip + 12)) || (kChecksum && !header20_checksum_ok(ip)))
+            [[unlikely]]
             return check_full(frame, len);
         if (wire16(ip + 2) == wire16_of(uint16_t(len - kL2))) [[likely]]
             return {Verdict::ok, len};
@@ -153,7 +144,7 @@ class CheckIpHeader {
     SourceTest source_test() const { return source_test_; }
     // header_checksum_ok(ip, 5) in three loads: 64-bit one's-complement addition (end-around
     // carry) keeps the sum mod 2^64 - 1, of which 0xFFFF is a factor.
-    static bool header20_checksum_ok(const uint8_t* ip, const SumConstants& k = {}) {
+    static bool header20_checksum_ok(const uint8_t* ip) {
         uint64_t a, b;
         std::memcpy(&a, ip, 8);
         std::memcpy(&b, ip + 8, 8);
@@ -162,7 +153,7 @@ class CheckIpHeader {
         sum += sum < b;  // the carry out of a + b, added back: can't carry again
         sum += c;
         sum += sum < c;
-        return sum * k.inverse <= k.multiples;  // sum % 0xFFFF == 0
+        return sum % 0xFFFF == 0;
     }
 
     const std::vector<uint32_t>& bad_src() const { return bad_src_; }
@@ -204,7 +195,6 @@ class CheckIpHeader {
         return (bad_src_filter_[bit / 64] >> (bit % 64)) & 1;
     }
 
-    SumConstants sum_consts_;
     bool verify_checksum_;
     bool pass_non_ip_;
     SourceTest source_test_;
