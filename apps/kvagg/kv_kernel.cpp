@@ -43,25 +43,34 @@ KvVerdict seq_verdict(SeqVerdict s) {
 template <class Table>
 template <IndexMode kMode, bool kPrefetch>
 size_t KvKernel<Table>::TupleCursor::take(const AggHomes& homes, StagedTuple* out, size_t max) {
+    // Locals, stored back once: a store through `out` may alias the members, which would then
+    // be reloaded and stored for every frame.
+    const TupleRange* range = range_;
+    const TupleRange* const ranges_end = ranges_end_;
+    const uint8_t* p = p_;
+    const uint8_t* end = end_;
     size_t n = 0;
     while (n < max) {
-        if (p_ == end_) {
-            if (range_ == ranges_end_) break;
-            p_ = range_->tuples;
-            end_ = p_ + range_->count * kKvTupleLen;
-            ++range_;
+        if (p == end) {
+            if (range == ranges_end) break;
+            p = range->tuples;
+            end = p + range->count * kKvTupleLen;
+            ++range;
             continue;
         }
-        const size_t k = std::min(max - n, size_t(end_ - p_) / kKvTupleLen);
+        const size_t k = std::min(max - n, size_t(end - p) / kKvTupleLen);
+        const uint8_t* const next = p + k * kKvTupleLen;
         // The frame's later lines, a few ahead of the tuples taken now (frames of more than
         // kTupleLinesAhead lines of tuples; aggregate_burst() asked for the first ones).
-        const uint8_t* const lines_end =
-            std::min(end_, p_ + k * kKvTupleLen + kTupleLinesAhead * 64);
-        for (const uint8_t* q = p_ + kTupleLinesAhead * 64; q < lines_end; q += 64)
+        const uint8_t* const lines_end = std::min(end, next + kTupleLinesAhead * 64);
+        for (const uint8_t* q = p + kTupleLinesAhead * 64; q < lines_end; q += 64)
             __builtin_prefetch(q);
-        n += stage<kMode, kPrefetch>(homes, {p_, k}, out + n);
-        p_ += k * kKvTupleLen;
+        n += stage<kMode, kPrefetch>(homes, {p, k}, out + n);
+        p = next;
     }
+    range_ = range;
+    p_ = p;
+    end_ = end;
     return n;
 }
 
