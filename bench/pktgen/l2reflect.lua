@@ -20,13 +20,7 @@ local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 local sweep = dofile(here .. "sweep.lua")
 
 local p = tostring(PORT)
-if DUT_MAC then pktgen.set_mac(p, "dst", DUT_MAC) end
-pktgen.set_type(p, "ipv4")
-pktgen.set_proto(p, "udp")
-pktgen.set_ipaddr(p, "src", "192.168.0.1/24")
-pktgen.set_ipaddr(p, "dst", "192.168.0.2")
-pktgen.set(p, "sport", 1024)
-pktgen.set(p, "dport", 9)
+sweep.single_udp_flow(p, DUT_MAC)
 
 sweep.run({
     app = "l2reflect",

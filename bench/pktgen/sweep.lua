@@ -173,6 +173,18 @@ function M.search(cfg, f, size)
     return best
 end
 
+-- Pktgen's single packet as one valid UDP flow, 192.168.0.1:1024 -> 192.168.0.2:9, addressed to
+-- dut_mac (nil keeps Pktgen's own: then the DUT needs --promisc).
+function M.single_udp_flow(port, dut_mac)
+    if dut_mac then pktgen.set_mac(port, "dst", dut_mac) end
+    pktgen.set_type(port, "ipv4")
+    pktgen.set_proto(port, "udp")
+    pktgen.set_ipaddr(port, "src", "192.168.0.1/24")
+    pktgen.set_ipaddr(port, "dst", "192.168.0.2")
+    pktgen.set(port, "sport", 1024)
+    pktgen.set(port, "dport", 9)
+end
+
 function M.run(user)
     local cfg = {}
     for k, v in pairs(M.defaults) do cfg[k] = v end
