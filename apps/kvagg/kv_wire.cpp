@@ -1,61 +1,12 @@
 #include "kvagg/kv_wire.hpp"
 
-#include <optional>
 #include <stdexcept>
 
 namespace linerate::kvagg {
 
 using namespace linerate::pkt;
 
-namespace {
-
-// A valid packet's fields, from its app header (`app`) and tuple count.
-KvPacket accepted(const uint8_t* app, uint16_t n) {
-    return {.verdict = KvVerdict::ok,
-            .tuple_count = n,
-            .stream = load_be32(app + kKvStreamOff),
-            .seq = load_be64(app + kKvSeqOff),
-            .tuples = app + kKvHeaderLen};
-}
-
-// The canonical frame (untagged Ethernet, IPv4 without options, not a fragment, DESIGN.md) with
-// every check of the general path below, at fixed offsets and without walking headers: nearly
-// every frame kvagg sees. nullopt: anything else, which the general path sorts out (and names).
-std::optional<KvPacket> parse_canonical(const uint8_t* frame, size_t len, uint16_t udp_port) {
-    // A valid canonical frame has at least the 64 header bytes: every read below is inside.
-    if (len < kKvTuplesOffset) return std::nullopt;
-    // Three 8-byte words hold every fixed field, compared under masks (big-endian, byte 0 of
-    // the word in the top bits): about a third of the instructions of field-by-field tests.
-    //   w12: ethertype 0x0800, version/IHL 0x45, (TOS, total length, id)
-    //   w20: flags/fragment offset & 0x3FFF == 0 (DF allowed), (TTL), protocol 17, (checksum...)
-    //   w36: UDP destination port, (UDP length, checksum), magic 0x4B56
-    const uint64_t w12 = load_be64(frame + 12);
-    const uint64_t w20 = load_be64(frame + 20);
-    const uint64_t w36 = load_be64(frame + 36);
-    const uint8_t* app = frame + kKvHeaderOffset;
-    if ((w12 & 0xFFFFFF0000000000ull) != 0x0800450000000000ull ||
-        (w20 & 0x3FFF00FF00000000ull) != (uint64_t(kIpProtoUdp) << 32) ||
-        (w36 & 0xFFFF00000000FFFFull) != (uint64_t(udp_port) << 48 | kKvMagic) ||
-        load_be16(app + kKvVersionOff) != (kKvVersion << 8 | kKvOpSum))
-        return std::nullopt;
-    const size_t total = (w12 >> 16) & 0xFFFF;
-    const size_t udp_len = (w36 >> 32) & 0xFFFF;
-    const uint16_t n = load_be16(app + kKvCountOff);
-    // udp_len >= 30 and udp_len <= total - 20 also give total >= the IPv4 + UDP headers.
-    if (total > len - kEthHdrLen || udp_len < kUdpHdrLen + kKvHeaderLen ||
-        udp_len + kIpv4MinHdrLen > total ||
-        udp_len - kUdpHdrLen - kKvHeaderLen < size_t(n) * kKvTupleLen)
-        return std::nullopt;
-    return accepted(app, n);
-}
-
-}  // namespace
-
-KvPacket parse_kv_packet(const uint8_t* frame, size_t len, uint16_t udp_port) {
-    if (std::optional<KvPacket> p = parse_canonical(frame, len, udp_port)) [[likely]]
-        return *p;
-    return parse_kv_packet_general(frame, len, udp_port);
-}
+namespace {}  // namespace
 
 KvPacket parse_kv_packet_general(const uint8_t* frame, size_t len, uint16_t udp_port) {
     KvPacket p;
@@ -97,7 +48,7 @@ KvPacket parse_kv_packet_general(const uint8_t* frame, size_t len, uint16_t udp_
     if (udp_len - kUdpHdrLen - kKvHeaderLen < size_t(n) * kKvTupleLen)
         return bad(KvVerdict::malformed);
 
-    return accepted(app, n);
+    return kv_accepted(app, n);
 }
 
 void write_kv_header(uint8_t* app, const KvHeader& h) {
