@@ -69,10 +69,15 @@ inline uint64_t agg_hash(uint64_t key) {
 #endif
 }
 
-// First slot of `key`'s probe in a hash table of 2^bits slots (bits >= 2): the hash's top bits,
-// rounded down to a line.
+// Byte offset of `key`'s home line in a hash table of 2^bits slots, given shift = 60 - bits
+// (bits >= 2): the hash's top bits, rounded down to a line. The one mapping from key to line.
+inline size_t agg_line_offset(uint64_t key, unsigned shift) {
+    return size_t(agg_hash(key) >> shift) & ~size_t(63);
+}
+
+// First slot of `key`'s probe in a hash table of 2^bits slots: the first of its home line.
 inline size_t agg_hash_index(uint64_t key, unsigned bits) {
-    return size_t(agg_hash(key) >> (64 - bits)) & ~(kAggLineSlots - 1);
+    return agg_line_offset(key, 60 - bits) / sizeof(AggSlot);
 }
 
 // The slot of `line` that holds `key` if any, else the line's first slot (whose key the caller
@@ -121,8 +126,8 @@ struct AggHomes {
     template <IndexMode M>
     AggSlot* home(uint64_t key) const {
         if constexpr (M == IndexMode::direct) return key < max_keys ? slots + key : nullptr;
-        const size_t offset = size_t(agg_hash(key) >> shift) & ~size_t(63);
-        return reinterpret_cast<AggSlot*>(reinterpret_cast<char*>(slots) + offset);
+        return reinterpret_cast<AggSlot*>(reinterpret_cast<char*>(slots) +
+                                          agg_line_offset(key, shift));
     }
 };
 
@@ -145,8 +150,6 @@ class AggGeometry {
         return mode_ == IndexMode::direct ? homes().home<IndexMode::direct>(key)
                                           : homes().home<IndexMode::hash>(key);
     }
-    // Brings a key's home into cache for writing.
-    void prefetch(uint64_t key) const { __builtin_prefetch(home(key), 1, 3); }
 
     size_t capacity() const { return capacity_; }
     IndexMode mode() const { return mode_; }

@@ -187,8 +187,6 @@ TEST(AggTable, DirectMode) {
     EXPECT_EQ(o.table.find(50), std::nullopt);
     EXPECT_EQ(o.table.find(100), std::nullopt);
     EXPECT_EQ(o.table.size(), 2u);
-    o.table.prefetch(100);  // out of range: no slot, no fault
-    o.table.prefetch(5);
 }
 
 TEST(AggTable, ClearEmptiesTheTable) {
@@ -332,7 +330,6 @@ TEST(AggTable, Homes) {
     EXPECT_EQ(h.table.homes().home<IndexMode::hash>(5), h.table.home(5));
     EXPECT_EQ(d.table.home(5), d.table.view().slots.data() + 5);
     EXPECT_EQ(d.table.home(16), nullptr);
-    d.table.prefetch(16);  // no home: no fault
     EXPECT_TRUE(h.table.add_at(h.table.home(0), 0, 4));
     EXPECT_TRUE(h.table.add_at(h.table.home(9), 9, 5));
     EXPECT_FALSE(d.table.add_at(d.table.home(16), 16, 1));
