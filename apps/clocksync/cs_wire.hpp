@@ -1,7 +1,7 @@
 #pragma once
-// clocksync wire format (DESIGN.md, "Wire formats"): parse, request encoder, in-place response.
+// clocksync wire format (docs/wire-formats.md): parse, request encoder, in-place response.
 // The app header follows Ethernet (+ up to two VLAN tags) + IPv4 + UDP; on the canonical frame
-// (no tags, no IP options) it starts at byte 42 as in the DESIGN.md table.
+// (no tags, no IP options) it starts at byte 42 as in the table of docs/wire-formats.md.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -15,8 +15,8 @@ namespace linerate::clocksync {
 inline constexpr uint16_t kCsUdpPort = 9001;
 inline constexpr uint16_t kCsMagic = 0x4353;  // "CS"
 inline constexpr uint8_t kCsVersion = 1;
-inline constexpr size_t kCsHeaderLen = 44;
-inline constexpr size_t kCsFrameLen = pkt::kUdpPayloadOffset + kCsHeaderLen;  // 86
+inline constexpr size_t kCsHeaderLen = 42;                                    // t3 ends it
+inline constexpr size_t kCsFrameLen = pkt::kUdpPayloadOffset + kCsHeaderLen;  // 84
 
 // Offsets inside the clocksync header (add the payload offset for frame offsets).
 inline constexpr size_t kCsOffMagic = 0;

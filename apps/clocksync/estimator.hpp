@@ -1,6 +1,7 @@
 #pragma once
-// Offset and round trip of a probe (DESIGN.md formulas), the min-RTT filter over one sync round,
-// and the uncertainty bound ε(t) = ε₀ + ρ·(t − t_sync) of the resulting synchronized clock.
+// Offset and round trip of a probe (docs/clocksync.md, "Formulas"), the min-RTT filter over one
+// sync round, and the uncertainty bound ε(t) = ε₀ + ρ·(t − t_sync) of the resulting synchronized
+// clock.
 //
 // Time values are raw u64 ns counters that may wrap: every difference is the int64 of a u64
 // subtraction, correct while the true difference is below 2^63 ns (292 years), so a client

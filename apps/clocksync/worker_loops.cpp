@@ -174,7 +174,7 @@ void ClientWorker::send_probes(WorkerContext& ctx) {
             continue;
         }
         auto* frame = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, uint16_t(kCsFrameLen)));
-        if (!frame) {  // an mbuf data room below 86 bytes: a pool misconfiguration
+        if (!frame) {  // an mbuf data room below 84 bytes: a pool misconfiguration
             rte_pktmbuf_free(m);
             c.app[kProbeAllocFailed].add(1);
             continue;

@@ -1,6 +1,6 @@
 #pragma once
-// The kvagg wire format of DESIGN.md (a contract): constants, the receive-side parser and the
-// encoder used by tests and the traffic generator.
+// The kvagg wire format of docs/wire-formats.md (a contract): constants, the receive-side parser
+// and the encoder used by tests and the traffic generator.
 //
 // Receive side is a little more liberal than the canonical frame (untagged Ethernet + IPv4 without
 // options + UDP): up to two VLAN/QinQ tags and IPv4 options are accepted, the app header then sits
@@ -36,7 +36,7 @@ inline constexpr size_t kKvSeqOff = 10;
 inline constexpr size_t kKvReservedOff = 18;
 inline constexpr size_t kKvHeaderLen = 22;
 inline constexpr size_t kKvTupleLen = 16;  // key u64, value u64
-// In a canonical frame the header starts at 42 and the first tuple at 64 (DESIGN.md).
+// In a canonical frame the header starts at 42 and the first tuple at 64 (docs/wire-formats.md).
 inline constexpr size_t kKvHeaderOffset = pkt::kUdpPayloadOffset;
 inline constexpr size_t kKvTuplesOffset = kKvHeaderOffset + kKvHeaderLen;
 static_assert(kKvTuplesOffset == 64);
@@ -110,9 +110,10 @@ inline KvPacket kv_accepted(const uint8_t* app, uint16_t n) {
             .tuples = app + kKvHeaderLen};
 }
 
-// The canonical frame (untagged Ethernet, IPv4 without options, not a fragment, DESIGN.md) with
-// every check of parse_kv_packet_general(), at fixed offsets without walking headers: nearly
-// every frame kvagg sees. nullopt: anything else, which the general path sorts out (and names).
+// The canonical frame (untagged Ethernet, IPv4 without options, not a fragment,
+// docs/wire-formats.md) with every check of parse_kv_packet_general(), at fixed offsets without
+// walking headers: nearly every frame kvagg sees. nullopt: anything else, which the general path
+// sorts out (and names).
 inline std::optional<KvPacket> parse_kv_canonical(const uint8_t* frame, size_t len,
                                                   uint16_t udp_port) {
     // A valid canonical frame has at least the 64 header bytes: every read below is inside.

@@ -191,7 +191,8 @@ int serve(Runtime& runtime, const Options& o) {
 
 int main(int argc, char** argv) {
     CLI::App cli(
-        "kvagg: receive key-value packets (16-byte tuples behind a 64-byte header, DESIGN.md), "
+        "kvagg: receive key-value packets (16-byte tuples behind a 64-byte header, "
+        "docs/wire-formats.md), "
         "sum every tuple's value into its key in an aggregation table placed in a chosen "
         "memory region; a sink: transmits nothing",
         kApp);

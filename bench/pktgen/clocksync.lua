@@ -1,6 +1,6 @@
 -- clocksync.lua: how many clock-sync requests per second linerate's clocksync master answers
 -- with less than 0.1 % unanswered (RFC 2544 throughput), Pktgen-DPDK replaying the requests of
--- bench/pktgen/pcap/clocksync-req.pcap (64 client ids, 86-byte frames):
+-- bench/pktgen/pcap/clocksync-req.pcap (64 client ids, 84-byte frames):
 --   pktgen -l 0-2 -n 4 -a <pci> -- -P -m "[1:2].0" -s 0:bench/pktgen/pcap/clocksync-req.pcap \
 --          -f bench/pktgen/clocksync.lua
 -- The master answers every valid request on the port it came in on (MACs, IPs, ports swapped),

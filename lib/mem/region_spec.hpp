@@ -1,5 +1,5 @@
 #pragma once
-// Memory region specs (DESIGN.md "Memory regions"): socket:N, pages:4k, pages:thp,
+// Memory region specs (README.md "Memory regions"): socket:N, pages:4k, pages:thp,
 // file:PATH[,size=BYTES], or an alias defined with --region NAME=SPEC or a regions file.
 // Parsing is plain code, testable without EAL.
 #include <cstddef>

@@ -14,7 +14,7 @@ inline constexpr size_t kEthHdrLen = 14;
 inline constexpr size_t kVlanTagLen = 4;
 inline constexpr size_t kIpv4MinHdrLen = 20;
 inline constexpr size_t kUdpHdrLen = 8;
-// Ethernet + IPv4 without options + UDP: where the app headers of DESIGN.md start.
+// Ethernet + IPv4 without options + UDP: where the app headers of docs/wire-formats.md start.
 inline constexpr size_t kUdpPayloadOffset = kEthHdrLen + kIpv4MinHdrLen + kUdpHdrLen;
 // Bytes a frame occupies on the wire beyond its data: preamble 8, FCS 4, inter-frame gap 12.
 inline constexpr size_t kWireOverhead = 24;

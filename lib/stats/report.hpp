@@ -1,6 +1,6 @@
 #pragma once
 // What the stats board says to people and programs: the periodic line, the final summary and
-// the JSON object of DESIGN.md (app, duration_s, rx/tx packets, Mpps, Gbps, drops, workers...).
+// the JSON object of docs/json.md (app, duration_s, rx/tx packets, Mpps, Gbps, drops, workers...).
 #include <nlohmann/json.hpp>
 
 #include <string>

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "pkt/build.hpp"
 #include "pkt/bytes.hpp"
 #include "pkt/checksum.hpp"
+#include "support/doc_table.hpp"
 
 using namespace linerate::clocksync;
 using namespace linerate::pkt;
@@ -42,7 +44,7 @@ CsDrop drop_of(const std::vector<uint8_t>& f) {
 
 TEST(CsWire, RequestLayoutFollowsDesign) {
     auto f = request(0x01020304, 0x1122334455667788, 0xA0A1A2A3A4A5A6A7);
-    ASSERT_EQ(f.size(), 86u);
+    ASSERT_EQ(f.size(), 84u);
     EXPECT_EQ(load_be16(&f[42]), 0x4353);
     EXPECT_EQ(f[44], 1);
     EXPECT_EQ(f[45], 1);
@@ -53,7 +55,52 @@ TEST(CsWire, RequestLayoutFollowsDesign) {
     EXPECT_EQ(load_be64(&f[68]), 0u);
     EXPECT_EQ(load_be64(&f[76]), 0u);
     EXPECT_TRUE(checksum_ok(&f[14], 20));
-    EXPECT_EQ(UdpView{&f[34]}.length(), 8 + 44);
+    EXPECT_EQ(UdpView{&f[34]}.length(), 8 + 42);
+}
+
+// docs/wire-formats.md is the contract users read: its clocksync table must be the code's layout,
+// and the message must end where the table ends (84-byte frame).
+TEST(CsWire, DocumentedTableMatchesTheConstants) {
+    using linerate::test::DocField;
+    const size_t base = kUdpPayloadOffset;
+    const std::map<std::string, DocField> code = {
+        {"magic", {base + kCsOffMagic, kCsOffVersion - kCsOffMagic}},
+        {"version", {base + kCsOffVersion, kCsOffType - kCsOffVersion}},
+        {"type", {base + kCsOffType, kCsOffReserved - kCsOffType}},
+        {"reserved", {base + kCsOffReserved, kCsOffClientId - kCsOffReserved}},
+        {"client_id", {base + kCsOffClientId, kCsOffSeq - kCsOffClientId}},
+        {"seq", {base + kCsOffSeq, kCsOffT1 - kCsOffSeq}},
+        {"t1", {base + kCsOffT1, kCsOffT2 - kCsOffT1}},
+        {"t2", {base + kCsOffT2, kCsOffT3 - kCsOffT2}},
+        {"t3", {base + kCsOffT3, kCsHeaderLen - kCsOffT3}},
+    };
+    linerate::test::expect_wire_table("## clocksync", code);
+    EXPECT_EQ(code.at("t3").offset + code.at("t3").size, 84u);
+}
+
+// A request written byte by byte from the documented layout (not by build_request): exactly 84
+// bytes is a whole message, and a longer datagram is accepted with its extra bytes echoed.
+TEST(CsWire, FrameOfExactlyTheDocumentedSizeAndLongerAreAccepted) {
+    for (size_t extra : {size_t(0), size_t(1), size_t(16)}) {
+        std::vector<uint8_t> f(84 + extra, 0);
+        write_udp_headers(f.data(), f.size(), client_spec());
+        store_be16(&f[42], 0x4353);
+        f[44] = 1;
+        f[45] = 1;
+        store_be32(&f[48], 77);
+        store_be64(&f[52], 5);
+        store_be64(&f[60], 1234);
+        for (size_t i = 84; i < f.size(); ++i) f[i] = uint8_t(i);
+        CsPacket p = parse_cs_packet(f.data(), f.size());
+        ASSERT_TRUE(p.ok) << "extra " << extra << ": " << cs_drop_name(p.drop);
+        EXPECT_EQ(p.client_id, 77u);
+        EXPECT_EQ(p.seq, 5u);
+        EXPECT_EQ(p.t1, 1234u);
+        auto original = f;
+        ASSERT_TRUE(answer_request(f.data(), f.size(), 10, 20).ok);
+        EXPECT_TRUE(std::equal(f.begin() + 84, f.end(), original.begin() + 84));
+        EXPECT_EQ(parse_cs_packet(f.data(), f.size()).t3, 20u);
+    }
 }
 
 TEST(CsWire, RequestRoundTrip) {
@@ -199,16 +246,16 @@ TEST(CsWire, Malformed) {
     EXPECT_EQ(drop_of(g), CsDrop::malformed);
 
     g = f;
-    store_be16(&g[16], 72 + 1);  // IP total length beyond the frame
+    store_be16(&g[16], 70 + 1);  // IP total length beyond the frame
     fix_ipv4_checksum(&g[14]);
     EXPECT_EQ(drop_of(g), CsDrop::malformed);
 
     g = f;
-    store_be16(&g[38], 8 + 43);  // UDP length cannot hold the clocksync header
+    store_be16(&g[38], 8 + 41);  // UDP length cannot hold the clocksync header
     EXPECT_EQ(drop_of(g), CsDrop::malformed);
 
     g = f;
-    store_be16(&g[38], 52 + 1);  // UDP length beyond the IP payload
+    store_be16(&g[38], 50 + 1);  // UDP length beyond the IP payload
     EXPECT_EQ(drop_of(g), CsDrop::malformed);
 
     g = f;

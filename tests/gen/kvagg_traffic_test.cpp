@@ -31,7 +31,7 @@ struct Reading {
     bool seq_in_order = true;
 };
 
-// DESIGN.md's kvagg layout, read straight from the offsets of its table.
+// The kvagg layout of docs/wire-formats.md, read straight from the offsets of its table.
 void read_frame(Reading& r, const uint8_t* f, size_t len,
                 std::set<std::pair<uint32_t, uint64_t>>& seen) {
     ++r.frames;

@@ -1,11 +1,13 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <map>
 #include <random>
 #include <vector>
 
 #include "kvagg/kv_wire.hpp"
 #include "pkt/checksum.hpp"
+#include "support/doc_table.hpp"
 
 using namespace linerate::kvagg;
 using namespace linerate::pkt;
@@ -44,7 +46,7 @@ TEST(KvWire, EncoderWritesTheDesignLayout) {
     EXPECT_EQ(Ipv4View{&f[14]}.total_len(), f.size() - 14);
     EXPECT_EQ(UdpView{&f[34]}.length(), f.size() - 34);
     EXPECT_EQ(UdpView{&f[34]}.dst_port(), 9000);
-    // Offsets from DESIGN.md, checked on raw bytes.
+    // Offsets of docs/wire-formats.md, checked on raw bytes.
     EXPECT_EQ(f[42], 0x4B);
     EXPECT_EQ(f[43], 0x56);
     EXPECT_EQ(f[44], 1);
@@ -58,6 +60,22 @@ TEST(KvWire, EncoderWritesTheDesignLayout) {
     EXPECT_EQ(load_be64(&f[96]), ~0ull);
     EXPECT_EQ(f[104], 0x01);
     EXPECT_EQ(f[111], 0x08);
+}
+
+// docs/wire-formats.md is the contract users read: its kvagg table must be the code's layout.
+TEST(KvWire, DocumentedTableMatchesTheConstants) {
+    using linerate::test::DocField;
+    const std::map<std::string, DocField> code = {
+        {"magic", {kKvHeaderOffset + kKvMagicOff, kKvVersionOff - kKvMagicOff}},
+        {"version", {kKvHeaderOffset + kKvVersionOff, kKvOpOff - kKvVersionOff}},
+        {"op", {kKvHeaderOffset + kKvOpOff, kKvCountOff - kKvOpOff}},
+        {"count", {kKvHeaderOffset + kKvCountOff, kKvStreamOff - kKvCountOff}},
+        {"stream", {kKvHeaderOffset + kKvStreamOff, kKvSeqOff - kKvStreamOff}},
+        {"seq", {kKvHeaderOffset + kKvSeqOff, kKvReservedOff - kKvSeqOff}},
+        {"reserved", {kKvHeaderOffset + kKvReservedOff, kKvHeaderLen - kKvReservedOff}},
+        {"tuple", {kKvTuplesOffset, kKvTupleLen}},
+    };
+    linerate::test::expect_wire_table("## kvagg", code);
 }
 
 TEST(KvWire, ParsesAGoodFrame) {

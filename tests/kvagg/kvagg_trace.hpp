@@ -1,7 +1,7 @@
 #pragma once
 // A kvagg trace for the app's integration tests: frames of every verdict made with the kernel's
 // encoder, and the expected per-key sums and counters computed independently (a std::map and
-// the rules of DESIGN.md), not with the app's own table or duplicate filter.
+// the rules of docs/wire-formats.md), not with the app's own table or duplicate filter.
 #include <algorithm>
 #include <cstdint>
 #include <map>
