@@ -4,14 +4,12 @@
 #include <limits>
 #include <stdexcept>
 
+#include "linerate/truetime.h"
+
 namespace linerate::clocksync {
 
 namespace {
 constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
-
-uint64_t add_sat(uint64_t a, uint64_t b) {
-    return a > kMax - b ? kMax : a + b;
-}
 }  // namespace
 
 std::optional<Measurement> measure(const Timestamps& ts) {
@@ -34,21 +32,13 @@ uint64_t drift_bound_ppb(double ppm) {
 }
 
 uint64_t drift_ns(uint64_t rho_ppb, uint64_t span_ns) {
-    using u128 = unsigned __int128;
-    if (rho_ppb >= 1'000'000'000u) return kMax;  // no bound at all
-    u128 den = 1'000'000'000u - rho_ppb;         // rho_ppb <= 1e8 (kMaxDriftBoundPpm)
-    u128 ns = (u128(rho_ppb) * span_ns + den - 1) / den;
-    return ns > kMax ? kMax : uint64_t(ns);
+    return tt_drift_ns(rho_ppb, span_ns);
 }
 
+// One formula for the client and the readers of its exported page (linerate/truetime.h).
 uint64_t SyncState::epsilon_at(uint64_t local) const {
     if (!synced) return kMax;
-    // ρ·(t − t1) for t >= t4. Before t4 the offset at t4 anchors the bound, so the drift span
-    // is (t4 − t1) + |t − t4|, which equals t − t1 from t4 on.
-    int64_t since = diff_ns(local, t4);
-    uint64_t dist = since >= 0 ? uint64_t(since) : uint64_t(0) - uint64_t(since);
-    uint64_t span = uint64_t(diff_ns(t4, t1)) + dist;  // t4 − t1 in [0, 2^63): no overflow
-    return add_sat(eps0_ns, drift_ns(rho_ppb, span));
+    return tt_epsilon_ns(eps0_ns, rho_ppb, t1, t4, local);
 }
 
 ClockEstimator::ClockEstimator(double drift_bound_ppm)

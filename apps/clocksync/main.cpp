@@ -89,7 +89,26 @@ int run_client(Runtime& runtime, const Options& cs, ClientSession& session, Loca
                    cs.background_pps, cs.background_size, runtime.ports()[0]->id());
     }
     SyncedClock synced(local);
-    ClientWorker client(session, synced, io);
+    std::unique_ptr<TimeExport> page;
+    std::unique_ptr<ChronyShm> chrony;
+    try {
+        if (cs.export_name) {
+            page = std::make_unique<TimeExport>(*cs.export_name,
+                                                uint64_t(cs.export_max_age() * 1e6), local.sim);
+            fmt::print(
+                "{}: exporting the synchronized clock to {} (invalid after {} ms without "
+                "a good sync)\n",
+                kApp, page->path(), cs.export_max_age());
+        }
+        if (cs.chrony_shm) {
+            chrony = std::make_unique<ChronyShm>(*cs.chrony_shm);
+            fmt::print("{}: feeding chronyd's SHM refclock unit {}\n", kApp, *cs.chrony_shm);
+        }
+    } catch (const std::runtime_error& e) {
+        fmt::print(stderr, "{}: {}\n", kApp, e.what());
+        return 1;
+    }
+    ClientWorker client(session, synced, io, {page.get(), chrony.get()});
     fmt::print("{}: client {}, timestamps sw: clock_gettime(CLOCK_MONOTONIC_RAW){}\n", kApp,
                cs.client_id, local.sim ? " through the simulated clock (verification mode)" : "");
 
@@ -106,6 +125,8 @@ int run_client(Runtime& runtime, const Options& cs, ClientSession& session, Loca
     const nlohmann::json config = config_json(cs);
     runtime.add_json([&, config](nlohmann::json& j) {
         add_client_json(j, report());
+        if (page) j["export"] = page->path();
+        if (chrony) j["chrony_samples"] = chrony->samples();
         j["role"] = "client";
         j["clocksync"] = config;
     });

@@ -10,10 +10,11 @@ namespace linerate::clocksync {
 namespace {
 
 constexpr const char* kClientOnly[] = {
-    "--master-mac",      "--master-ip",        "--client-ip",       "--client-id",
-    "--sync-period-ms",  "--probes",           "--probe-gap-us",    "--probe-timeout-ms",
-    "--drift-bound-ppm", "--sample-period-us", "--sim-offset-ns",   "--sim-drift-ppm",
-    "--pipeline",        "--background-pps",   "--background-size",
+    "--master-mac",        "--master-ip",        "--client-ip",       "--client-id",
+    "--sync-period-ms",    "--probes",           "--probe-gap-us",    "--probe-timeout-ms",
+    "--drift-bound-ppm",   "--sample-period-us", "--sim-offset-ns",   "--sim-drift-ppm",
+    "--pipeline",          "--background-pps",   "--background-size", "--export",
+    "--export-max-age-ms", "--chrony-shm",
 };
 constexpr const char* kMasterOnly[] = {"--timestamps"};
 
@@ -156,6 +157,26 @@ void add_options(CLI::App& app, Options& o) {
            "--sim-drift-ppm", [&o](double v) { o.sim_drift_ppm = v; },
            "Client, verification mode: run the local clock this many ppm fast (negative: slow)")
         ->check(CLI::Range(-999999.0, 999999.0));
+    app.add_option(
+           "--export", o.export_name,
+           "Client: publish the synchronized clock and its bound in the POSIX shared-memory "
+           "page /NAME, for linerate/truetime.h readers and linerate-tt")
+        ->check(CLI::Validator(
+            [](std::string& s) {
+                const bool ok = !s.empty() && s.size() <= TT_NAME_MAX &&
+                                s.find('/', s[0] == '/' ? 1 : 0) == std::string::npos;
+                return ok ? std::string() : "bad page name '" + s + "' (one path component)";
+            },
+            "NAME"));
+    app.add_option("--export-max-age-ms", o.export_max_age_ms,
+                   "Client: the exported page turns invalid once the last good sync is this old "
+                   "(default: 10 sync periods); it also turns invalid when the client stops")
+        ->check(CLI::Range(1e-3, 3.6e6));
+    app.add_option("--chrony-shm", o.chrony_shm,
+                   "Client: also give chronyd one sample per sync through its SHM refclock unit N "
+                   "(chrony.conf: refclock SHM N); the master's clock must count from the Unix "
+                   "epoch")
+        ->check(CLI::Range(0, 999));
 }
 
 void check_role(const CLI::App& app, const Options& o) {
@@ -185,6 +206,12 @@ ClientConfig make_client_config(const Options& o, uint64_t epoch_ns) {
         throw std::invalid_argument("sync period, probe timeout and sample period must be >= 1 ns");
     if (o.probes < 1 || o.probes > kMaxProbes)
         throw std::invalid_argument(fmt::format("--probes must be within [1, {}]", kMaxProbes));
+    if (o.export_max_age_ms && !o.export_name)
+        throw std::invalid_argument("--export-max-age-ms needs --export");
+    if (o.export_max_age_ms && *o.export_max_age_ms < o.sync_period_ms)
+        throw std::invalid_argument(
+            "--export-max-age-ms below --sync-period-ms: the page would turn invalid between two "
+            "good rounds");
     if (o.verification())
         c.sim =
             SimClock::from_ppm(o.sim_offset_ns.value_or(0), o.sim_drift_ppm.value_or(0), epoch_ns);
@@ -209,6 +236,11 @@ nlohmann::json config_json(const Options& o) {
     j["probe_timeout_ms"] = o.probe_timeout_ms;
     j["drift_bound_ppm"] = o.drift_bound_ppm;
     j["sample_period_us"] = o.sample_period_us;
+    if (o.export_name) {
+        j["export"] = *o.export_name;
+        j["export_max_age_ms"] = o.export_max_age();
+    }
+    if (o.chrony_shm) j["chrony_shm"] = *o.chrony_shm;
     if (o.verification()) {
         j["sim_offset_ns"] = o.sim_offset_ns.value_or(0);
         j["sim_drift_ppm"] = o.sim_drift_ppm.value_or(0);

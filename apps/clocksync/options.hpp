@@ -9,6 +9,7 @@
 #include <string>
 
 #include "clocksync/client_session.hpp"
+#include "linerate/truetime.h"
 #include "pkt/build.hpp"
 
 namespace linerate::clocksync {
@@ -40,7 +41,13 @@ struct Options {
     std::optional<int64_t> sim_offset_ns;
     std::optional<double> sim_drift_ppm;
 
+    // --export NAME: the shared-memory page; invalid after export_max_age() ms without a sync.
+    std::optional<std::string> export_name;
+    std::optional<double> export_max_age_ms;
+    std::optional<int> chrony_shm;  // --chrony-shm N
+
     bool verification() const { return sim_offset_ns || sim_drift_ppm; }
+    double export_max_age() const { return export_max_age_ms.value_or(10 * sync_period_ms); }
 };
 
 // Adds the options to `app`; a bad value fails the parse itself (one line, exit 2).

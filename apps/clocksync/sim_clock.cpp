@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "linerate/truetime.h"
+
 namespace linerate::clocksync {
 
 namespace {
@@ -23,9 +25,7 @@ SimClock SimClock::from_ppm(int64_t offset_ns, double drift_ppm, uint64_t epoch_
 }
 
 uint64_t SimClock::local(uint64_t master) const {
-    int64_t s = int64_t(master - epoch_ns);
-    auto drift = int64_t(floor_div(i128(s) * drift_ppb, kBillion));
-    return master + uint64_t(offset_ns) + uint64_t(drift);
+    return tt_sim_local(master, offset_ns, drift_ppb, epoch_ns);  // shared with the page readers
 }
 
 // At master time epoch + s the real-valued local clock reads epoch + offset + w with

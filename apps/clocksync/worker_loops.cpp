@@ -101,8 +101,13 @@ void drain_loop(WorkerContext& ctx) {
     }
 }
 
-ClientWorker::ClientWorker(ClientSession& session, SyncedClock& synced, ClientIo io)
-    : session_(session), synced_(synced), io_(io), mac_known_(!io.learn_master_mac) {}
+ClientWorker::ClientWorker(ClientSession& session, SyncedClock& synced, ClientIo io,
+                           TimeSinks sinks)
+    : session_(session),
+      synced_(synced),
+      io_(io),
+      sinks_(sinks),
+      mac_known_(!io.learn_master_mac) {}
 
 std::optional<pkt::MacAddr> ClientWorker::master_mac() const {
     if (!mac_known_) return std::nullopt;
@@ -119,7 +124,9 @@ void ClientWorker::run(WorkerContext& ctx) {
         // its own length. Every kAwaitSpins polls the loop runs whole, for timeouts (ε samples
         // are taken on their grid times whenever tick runs, so they do not move).
         if (session_.awaiting_answer() && ++spins % kAwaitSpins != 0) continue;
-        session_.tick(synced_.local().now());
+        const uint64_t now = synced_.local().now();
+        session_.tick(now);
+        if (sinks_.page) sinks_.page->expire(now);
         send_probes(ctx);
         // The background frames load the master's port; sending them while an answer is due
         // would also delay this loop's next RX poll, and so t4: a cost of generating the load
@@ -132,6 +139,7 @@ void ClientWorker::run(WorkerContext& ctx) {
     if (spare_) rte_pktmbuf_free(spare_);
     spare_ = nullptr;
     report(ctx.counters);
+    if (sinks_.page) sinks_.page->invalidate(synced_.local().now());  // readers: "stopped"
 }
 
 void ClientWorker::receive(WorkerContext& ctx) {
@@ -207,9 +215,29 @@ void ClientWorker::report(stats::WorkerCounters& c) {
             c.drops[drop_reason(CsDrop(i))].add(delta);
     }
     if (session_.syncs() != published_syncs_ || session_.violations() != published_violations_) {
+        const bool new_sync = session_.syncs() != published_syncs_;
         published_syncs_ = session_.syncs();
         published_violations_ = session_.violations();
         synced_.publish({session_.sync(), published_syncs_, published_violations_});
+        if (new_sync) publish_to_sinks();
+    }
+}
+
+void ClientWorker::publish_to_sinks() {
+    const SyncState& s = session_.sync();
+    if (sinks_.page) sinks_.page->publish(s, published_syncs_, synced_.local().now());
+    if (sinks_.chrony) {
+        // The master's time at the instant the system clock is read: the system clock read on
+        // both sides of the local one, its midpoint paired with the local reading.
+        timespec a{}, b{};
+        clock_gettime(CLOCK_REALTIME, &a);
+        const uint64_t local = synced_.local().now();
+        clock_gettime(CLOCK_REALTIME, &b);
+        const int64_t half = ((b.tv_sec - a.tv_sec) * 1'000'000'000 + (b.tv_nsec - a.tv_nsec)) / 2;
+        a.tv_nsec += half;
+        a.tv_sec += a.tv_nsec / 1'000'000'000;
+        a.tv_nsec %= 1'000'000'000;
+        sinks_.chrony->update(s.to_master(local), a, precision_log2(s.epsilon_at(local)));
     }
 }
 

@@ -15,6 +15,7 @@
 #include "clocksync/cs_wire.hpp"
 #include "clocksync/master_clock.hpp"
 #include "clocksync/synced_clock.hpp"
+#include "clocksync/time_export.hpp"
 #include "pkt/build.hpp"
 #include "runtime/forward_loop.hpp"
 #include "runtime/runtime.hpp"
@@ -56,11 +57,17 @@ struct ClientIo {
     BackgroundLoad background;  // off unless --background-pps
 };
 
+// Where worker 0 also publishes each sync besides the in-process SyncedClock (none by default).
+struct TimeSinks {
+    TimeExport* page = nullptr;   // --export
+    ChronyShm* chrony = nullptr;  // --chrony-shm
+};
+
 // Worker 0 of the client. The session and the published clock outlive run(); main reads the
 // session after the workers stopped.
 class ClientWorker {
   public:
-    ClientWorker(ClientSession& session, SyncedClock& synced, ClientIo io);
+    ClientWorker(ClientSession& session, SyncedClock& synced, ClientIo io, TimeSinks sinks = {});
 
     void run(WorkerContext& ctx);
     // The master's MAC in use at the end: given, learned, or none (still broadcasting).
@@ -70,10 +77,12 @@ class ClientWorker {
     void receive(WorkerContext& ctx);
     void send_probes(WorkerContext& ctx);
     void report(stats::WorkerCounters& c);
+    void publish_to_sinks();
 
     ClientSession& session_;
     SyncedClock& synced_;
     ClientIo io_;
+    TimeSinks sinks_;
     bool mac_known_;
     rte_mbuf* spare_ = nullptr;  // allocated ahead so no alloc sits between t1 and TX
     std::array<uint64_t, kCsDropCount> reported_{};

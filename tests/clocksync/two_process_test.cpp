@@ -3,6 +3,8 @@
 // so every ε sample is checked against the true offset. Plus the negative control (drift beyond
 // the bound must be caught) and the command-line errors.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "linerate/truetime.h"
 #include "support/process.hpp"
 
 using namespace linerate::test;
@@ -25,7 +28,20 @@ struct PairResult {
     ProcessResult master, client;
     nlohmann::json master_json, client_json;
     nlohmann::json telemetry;  // /linerate/clocksync of the client mid-run, if it could be read
+    ProcessResult reader;      // PairExtras::reader, if any
+    uint64_t client_end_raw_ns = 0;  // CLOCK_MONOTONIC_RAW once the client had exited
 };
+
+struct PairExtras {
+    RunOptions client_run;            // e.g. a SIGKILL at some point (timeout is set by run_pair)
+    std::vector<std::string> reader;  // a process started with the client (empty: none)
+};
+
+uint64_t raw_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
+}
 
 void print_figures(const char* what, const nlohmann::json& j) {
     if (!j.is_object()) return;
@@ -60,7 +76,7 @@ nlohmann::json query_client(const std::string& prefix, double until_s) {
 // Runs a master (memif server, lcore 0) and a client (memif client, lcore 1) side by side, each
 // with its own --file-prefix, and removes their runtime dirs and the socket afterwards.
 PairResult run_pair(const std::vector<std::string>& client_args, double client_s,
-                    bool query = false) {
+                    bool query = false, const PairExtras& extras = {}) {
     static std::atomic<int> n{0};
     const std::string id = std::to_string(getpid()) + "_" + std::to_string(n++);
     const std::string sock = "/tmp/cs" + id + ".sock";
@@ -95,9 +111,18 @@ PairResult run_pair(const std::vector<std::string>& client_args, double client_s
     // found") until its own port has started: give the master's EAL and port setup a head
     // start. The master then waits (link wait) for the client, so the margin costs no run time.
     std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-    std::thread c([&] { r.client = run_process(client, {.timeout_s = client_s + 30}); });
+    RunOptions client_run = extras.client_run;
+    client_run.timeout_s = client_s + 30;
+    std::thread c([&] {
+        r.client = run_process(client, client_run);
+        r.client_end_raw_ns = raw_ns();
+    });
+    std::thread reader;
+    if (!extras.reader.empty())
+        reader = std::thread([&] { r.reader = run_process(extras.reader, {.timeout_s = 60}); });
     if (query) r.telemetry = query_client(client_prefix, client_s - 1);
     c.join();
+    if (reader.joinable()) reader.join();
     m.join();
     r.master_json = read_json(master_json);
     r.client_json = read_json(client_json);
@@ -193,6 +218,101 @@ TEST(ClocksyncTwoProcess, DriftBeyondTheBoundIsCaught) {
     EXPECT_GT(j["violations"].get<uint64_t>(), 0u) << r.client.out;
 }
 
+// --export: a separate process (tt_probe, C) reads the page with tt_now 1e5 times over the run.
+// Verification mode, so the truth is the raw clock: it must lie in [earliest, latest] at every
+// call; the width is the client's ε (its samples and the reader's have the same spread); and the
+// page is refused once the client has stopped. The C reader is in tt_probe.c.
+namespace {
+
+struct ExportRun {
+    PairResult pair;
+    nlohmann::json reader;
+    std::string page;
+};
+
+ExportRun run_with_reader(const std::string& what, double client_s, double max_age_ms,
+                          const std::string& calls, const std::string& run_ms,
+                          const RunOptions& client_run = {}) {
+    ExportRun e;
+    e.page = "lrtt_" + what + "_" + std::to_string(getpid());
+    PairExtras extras;
+    extras.client_run = client_run;
+    extras.reader = {
+        "/usr/bin/env", "LINERATE_TT=" + e.page, binary("tests/clocksync/tt_probe"), calls, run_ms,
+        "8000"};
+    e.pair = run_pair({"--sim-offset-ns", "5000000", "--sim-drift-ppm", "8", "--probe-timeout-ms",
+                       "80", "--export", e.page, "--export-max-age-ms", std::to_string(max_age_ms)},
+                      client_s, false, extras);
+    shm_unlink(("/" + e.page).c_str());
+    const std::string& out = e.pair.reader.out;
+    const auto at = out.find('{');
+    if (at != std::string::npos)
+        e.reader = nlohmann::json::parse(out.substr(at, out.find('\n', at) - at), nullptr, false);
+    std::printf("reader: %s\n", out.c_str());
+    return e;
+}
+
+}  // namespace
+
+TEST(ClocksyncExport, ReaderProcessAlwaysGetsAnIntervalHoldingTheMastersTime) {
+    const double max_age_ms = 1000;
+    ExportRun e = run_with_reader("interval", 6.0, max_age_ms, "100000", "3500");
+    const PairResult& r = e.pair;
+    ASSERT_EQ(r.client.exit_status, 0) << r.client.out;
+    ASSERT_EQ(e.pair.reader.exit_status, 0) << e.pair.reader.out;
+    const nlohmann::json& j = r.client_json;
+    print_figures("export", j);
+    ASSERT_TRUE(e.reader.is_object()) << e.pair.reader.out;
+    EXPECT_EQ(j["export"], "/" + e.page);
+    EXPECT_EQ(j["violations"], 0) << r.client.out;
+    EXPECT_EQ(e.reader["calls"], 100000);
+    EXPECT_EQ(e.reader["refused_during_run"], 0) << "a sync gap beyond the max age";
+    EXPECT_EQ(e.reader["ok"], 100000);
+    EXPECT_EQ(e.reader["outside"], 0) << "the master's time outside [earliest, latest]";
+    // The width is the client's ε. The reader's last reading is of the client's last sync (the
+    // JSON's): same θ exactly, and ε = ε0 + ρ·(age + t4 − t1) with ε0 = ⌈δ/2⌉ + 3, where t4 − t1
+    // = δ + the master's turnaround (< 1 ms here).
+    const nlohmann::json& last = e.reader["last"];
+    EXPECT_EQ(last["syncs"], j["syncs"]);
+    EXPECT_EQ(last["theta_ns"], j["theta_ns"]);
+    const double rho = 10e-6, eps0 = (j["delta_ns"].get<uint64_t>() + 1) / 2 + 3;
+    const double age = last["age_ns"], delta = j["delta_ns"], eps = last["epsilon_ns"];
+    EXPECT_GE(eps, eps0 + rho * age) << last;
+    EXPECT_LE(eps, eps0 + rho * (age + delta + 1e6) + 2) << last;
+    // Over the run: the reader never sees a wider interval than the client's worst sample (+ ρ
+    // times a preemption of the client between a sync and its publication, 100 ms).
+    std::printf("epsilon p50: reader %s, client %s\n", e.reader["epsilon_ns"]["p50"].dump().c_str(),
+                j["epsilon_ns"]["p50"].dump().c_str());
+    EXPECT_LE(e.reader["epsilon_ns"]["max"].get<double>(),
+              1.02 * j["epsilon_ns"]["max"].get<double>() + rho * 100e6);
+    // Stopped: refused ("stopped") within the max age of the client's exit (in fact before it).
+    EXPECT_EQ(e.reader["first_refused"], tt_strerror(TT_EINVALID));
+    const int64_t refused_after_exit =
+        int64_t(e.reader["first_refused_raw_ns"].get<uint64_t>() - r.client_end_raw_ns);
+    std::printf("page refused %.1f ms after the client's exit was seen\n",
+                refused_after_exit / 1e6);
+    EXPECT_LT(refused_after_exit, int64_t(max_age_ms * 1e6));
+}
+
+// A client killed outright cannot clear the flag: readers refuse the page by its age.
+TEST(ClocksyncExport, KilledClientsPageIsRefusedWithinTheMaxAge) {
+    const double max_age_ms = 500;
+    ExportRun e = run_with_reader("killed", 8.0, max_age_ms, "2000", "1000",
+                                  {.signal_after_s = 4.5, .signal = SIGKILL});
+    const PairResult& r = e.pair;
+    ASSERT_EQ(r.client.exit_status, 128 + SIGKILL) << r.client.out;
+    ASSERT_EQ(e.pair.reader.exit_status, 0) << e.pair.reader.out;
+    ASSERT_TRUE(e.reader.is_object()) << e.pair.reader.out;
+    EXPECT_EQ(e.reader["outside"], 0);
+    EXPECT_EQ(e.reader["ok"], 2000);
+    EXPECT_EQ(e.reader["first_refused"], tt_strerror(TT_ESTALE));
+    const int64_t refused_after_exit =
+        int64_t(e.reader["first_refused_raw_ns"].get<uint64_t>() - r.client_end_raw_ns);
+    std::printf("page refused %.1f ms after the kill was seen\n", refused_after_exit / 1e6);
+    EXPECT_LT(refused_after_exit, int64_t(max_age_ms * 1e6));
+    EXPECT_GT(refused_after_exit, -int64_t(max_age_ms * 1e6));
+}
+
 TEST(ClocksyncCli, BadOptionsExit2AndHelpExits0) {
     EXPECT_EQ(run_process({kApp, "--help"}).exit_status, 0);
     for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
@@ -206,6 +326,11 @@ TEST(ClocksyncCli, BadOptionsExit2AndHelpExits0) {
              {"--role", "client", "--drift-bound-ppm", "-1"},
              {"--role", "client", "--sync-period-ms", "0"},
              {"--role", "master", "--timestamps", "ptp"},
+             {"--role", "master", "--export", "x"},               // client-only option
+             {"--role", "client", "--export", "a/b"},             // one path component
+             {"--role", "client", "--export-max-age-ms", "500"},  // needs --export
+             {"--role", "client", "--export", "x", "--export-max-age-ms", "50"},  // < period
+             {"--role", "client", "--chrony-shm", "-1"},
          }) {
         std::vector<std::string> argv = {kApp};
         argv.insert(argv.end(), args.begin(), args.end());
