@@ -12,10 +12,14 @@
 
 namespace linerate::clocksync {
 
-inline uint64_t system_ns() {
+inline uint64_t clock_ns(clockid_t clock) {
     timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    clock_gettime(clock, &ts);
     return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
+}
+
+inline uint64_t system_ns() {
+    return clock_ns(CLOCK_MONOTONIC_RAW);
 }
 
 // The client's local clock: the system clock, or in verification mode the simulated clock

@@ -40,7 +40,8 @@ pkt::MacAddr port_mac(uint16_t port) {
 int run_master(Runtime& runtime, const Options& cs) {
     std::optional<MasterClock> clock;
     try {
-        clock = MasterClock::setup(port_ids(runtime), cs.timestamps);
+        clock = MasterClock::setup(port_ids(runtime), cs.timestamps,
+                                   cs.sw_realtime ? CLOCK_REALTIME : CLOCK_MONOTONIC_RAW);
     } catch (const std::exception& e) {
         fmt::print(stderr, "{}: {}\n", kApp, e.what());
         return 1;

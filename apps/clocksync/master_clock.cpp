@@ -6,8 +6,9 @@
 
 namespace linerate::clocksync {
 
-MasterClock MasterClock::setup(const std::vector<uint16_t>& ports, TimestampMode mode) {
-    if (mode == TimestampMode::software) return MasterClock(false);
+MasterClock MasterClock::setup(const std::vector<uint16_t>& ports, TimestampMode mode,
+                               clockid_t sw_clock) {
+    if (mode == TimestampMode::software) return MasterClock(false, sw_clock);
     std::vector<uint16_t> enabled;
     for (uint16_t port : ports) {
         int rc = rte_eth_timesync_enable(port);
@@ -21,14 +22,16 @@ MasterClock MasterClock::setup(const std::vector<uint16_t>& ports, TimestampMode
         if (mode == TimestampMode::hardware)
             throw std::runtime_error("--timestamps hw: port " + std::to_string(port) +
                                      " has no timesync support (" + rte_strerror(-rc) + ")");
-        return MasterClock(false);
+        return MasterClock(false, sw_clock);
     }
-    return MasterClock(!ports.empty());
+    return MasterClock(!ports.empty(), sw_clock);
 }
 
 std::string MasterClock::describe() const {
-    return nic_ ? "hw: NIC clock (rte_eth_timesync_read_time) after RX and before TX"
-                : "sw: clock_gettime(CLOCK_MONOTONIC_RAW) after RX and before TX";
+    if (nic_) return "hw: NIC clock (rte_eth_timesync_read_time) after RX and before TX";
+    return sw_clock_ == CLOCK_REALTIME
+               ? "sw: clock_gettime(CLOCK_REALTIME) after RX and before TX"
+               : "sw: clock_gettime(CLOCK_MONOTONIC_RAW) after RX and before TX";
 }
 
 }  // namespace linerate::clocksync

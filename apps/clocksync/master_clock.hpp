@@ -17,10 +17,13 @@ class MasterClock {
   public:
     // Enables timesync on every port for hw/auto. auto falls back to the system clock when a
     // port refuses (virtual PMDs do); hw throws std::runtime_error naming the port instead.
-    static MasterClock setup(const std::vector<uint16_t>& ports, TimestampMode mode);
+    // `sw_clock`: the system clock sw mode reads (CLOCK_MONOTONIC_RAW, or CLOCK_REALTIME to
+    // serve Unix time, e.g. to feed chronyd through a client's --chrony-shm).
+    static MasterClock setup(const std::vector<uint16_t>& ports, TimestampMode mode,
+                             clockid_t sw_clock = CLOCK_MONOTONIC_RAW);
 
     uint64_t now(uint16_t port) const {
-        if (!nic_) return system_ns();
+        if (!nic_) return clock_ns(sw_clock_);
         timespec ts{};
         rte_eth_timesync_read_time(port, &ts);
         return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
@@ -29,8 +32,9 @@ class MasterClock {
     std::string describe() const;
 
   private:
-    explicit MasterClock(bool nic) : nic_(nic) {}
+    MasterClock(bool nic, clockid_t sw_clock) : nic_(nic), sw_clock_(sw_clock) {}
     bool nic_;
+    clockid_t sw_clock_;
 };
 
 }  // namespace linerate::clocksync

@@ -16,7 +16,7 @@ constexpr const char* kClientOnly[] = {
     "--pipeline",          "--background-pps",   "--background-size", "--export",
     "--export-max-age-ms", "--chrony-shm",
 };
-constexpr const char* kMasterOnly[] = {"--timestamps"};
+constexpr const char* kMasterOnly[] = {"--timestamps", "--sw-clock"};
 
 int hex_digit(char c) {
     if (c >= '0' && c <= '9') return c - '0';
@@ -92,6 +92,12 @@ void add_options(CLI::App& app, Options& o) {
            "clock_gettime(CLOCK_MONOTONIC_RAW), auto = hw when every port supports it")
         ->check(CLI::IsMember({"auto", "hw", "sw"}))
         ->default_str("auto");
+    app.add_option_function<std::string>(
+           "--sw-clock", [&o](const std::string& s) { o.sw_realtime = s == "realtime"; },
+           "Master: the system clock of sw timestamps: raw = CLOCK_MONOTONIC_RAW (verification "
+           "mode needs it), realtime = CLOCK_REALTIME (Unix time, for clients feeding chronyd)")
+        ->check(CLI::IsMember({"raw", "realtime"}))
+        ->default_str("raw");
 
     auto mac_check = CLI::Validator(
         [](std::string& s) { return parse_mac(s) ? std::string() : "bad MAC '" + s + "'"; }, "MAC");
@@ -222,7 +228,10 @@ nlohmann::json config_json(const Options& o) {
     nlohmann::json j;
     j["role"] = o.role == Role::client ? "client" : "master";
     j["udp_port"] = o.udp_port;
-    if (o.role == Role::master) return j;
+    if (o.role == Role::master) {
+        j["sw_clock"] = o.sw_realtime ? "realtime" : "raw";
+        return j;
+    }
     j["client_id"] = o.client_id;
     j["master_mac"] = o.master_mac ? format_mac(*o.master_mac) : "learn";
     j["master_ip"] = format_ipv4(o.master_ip);

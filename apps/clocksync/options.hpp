@@ -22,6 +22,7 @@ struct Options {
     Role role = Role::master;
     uint16_t udp_port = kCsUdpPort;
     TimestampMode timestamps = TimestampMode::automatic;  // master
+    bool sw_realtime = false;  // master: sw timestamps from CLOCK_REALTIME, not MONOTONIC_RAW
     // Client.
     std::optional<pkt::MacAddr> master_mac;  // none: broadcast until learned from a response
     uint32_t master_ip = 0xC0A80002;         // 192.168.0.2

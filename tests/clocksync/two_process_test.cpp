@@ -3,7 +3,9 @@
 // so every ε sample is checked against the true offset. Plus the negative control (drift beyond
 // the bound must be caught) and the command-line errors.
 #include <gtest/gtest.h>
+#include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +36,7 @@ struct PairResult {
 };
 
 struct PairExtras {
+    std::vector<std::string> master_args;  // added to the master's options
     RunOptions client_run;            // e.g. a SIGKILL at some point (timeout is set by run_pair)
     std::vector<std::string> reader;  // a process started with the client (empty: none)
 };
@@ -100,6 +104,7 @@ PairResult run_pair(const std::vector<std::string>& client_args, double client_s
     // The master's run starts when the client connects (link wait): it outlives the client.
     master.insert(master.end(), {"--role", "master", "--duration", std::to_string(client_s + 1),
                                  "--stats-period", "0", "--json", master_json});
+    master.insert(master.end(), extras.master_args.begin(), extras.master_args.end());
     std::vector<std::string> client = eal(client_lcore, client_prefix, "client");
     client.insert(client.end(), {"--role", "client", "--duration", std::to_string(client_s),
                                  "--stats-period", "0", "--json", client_json});
@@ -313,6 +318,77 @@ TEST(ClocksyncExport, KilledClientsPageIsRefusedWithinTheMaxAge) {
     EXPECT_GT(refused_after_exit, -int64_t(max_age_ms * 1e6));
 }
 
+// --chrony-shm: chronyd, started on its own config, pid file and command socket in a temp dir,
+// with -x (it never touches the system clock), takes the client's samples through its SHM
+// refclock: `chronyc sources` shows the source reachable. The master serves Unix time
+// (--sw-clock realtime), as chronyd wants; on one host its offset is the client's error.
+TEST(ClocksyncExport, ChronydSeesTheShmRefclockReachable) {
+    if (geteuid() != 0) GTEST_SKIP() << "chronyd needs root (its SHM segment and -u root)";
+    if (system("command -v chronyd >/dev/null 2>&1 && command -v chronyc >/dev/null 2>&1") != 0)
+        GTEST_SKIP() << "chronyd/chronyc not installed (scripts/setup installs chrony when "
+                        "apt can do so without removing another time daemon)";
+    const int unit = 100 + getpid() % 800;  // SysV keys are host-wide: one unit per test run
+    char dir_template[] = "/tmp/lrtt_chrony_XXXXXX";
+    ASSERT_NE(mkdtemp(dir_template), nullptr);
+    const std::string dir = dir_template;
+    struct Cleanup {
+        std::string dir;
+        int key;
+        ~Cleanup() {
+            const int id = shmget(key, 0, 0);
+            if (id >= 0) shmctl(id, IPC_RMID, nullptr);
+            std::error_code ec;
+            std::filesystem::remove_all(dir, ec);
+        }
+    } cleanup{dir, 0x4e545030 + unit};
+    {
+        std::FILE* f = std::fopen((dir + "/chrony.conf").c_str(), "w");
+        ASSERT_NE(f, nullptr);
+        std::fprintf(f,
+                     "refclock SHM %d refid LRTT poll 0 dpoll -2\npidfile %s/chronyd.pid\n"
+                     "bindcmdaddress %s/chronyd.sock\ncmdport 0\nport 0\n",
+                     unit, dir.c_str(), dir.c_str());
+        std::fclose(f);
+    }
+    const double client_s = 7;
+    ProcessResult chronyd;
+    std::thread daemon([&] {
+        chronyd = run_process({"/usr/bin/env", "chronyd", "-x", "-d", "-u", "root", "-f",
+                               dir + "/chrony.conf", "-t", std::to_string(int(client_s) + 4)},
+                              {.timeout_s = client_s + 10});
+    });
+    PairResult r;
+    std::thread pair([&] {
+        PairExtras extras;
+        extras.master_args = {"--sw-clock", "realtime"};
+        r = run_pair({"--probe-timeout-ms", "80", "--chrony-shm", std::to_string(unit)}, client_s,
+                     false, extras);
+    });
+    // chronyc -c sources: mode,state,name,stratum,poll,reach,lastrx,offset,offset,error
+    std::string line;
+    unsigned reach = 0;
+    const auto start = std::chrono::steady_clock::now();
+    while (reach == 0 && std::chrono::steady_clock::now() - start < std::chrono::seconds(9)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+        const std::string out =
+            command_output("chronyc -h " + dir + "/chronyd.sock -n -c sources 2>&1");
+        const auto at = out.find(",LRTT,");
+        if (at == std::string::npos) continue;
+        line = out.substr(out.rfind('\n', at) + 1, out.find('\n', at) - out.rfind('\n', at) - 1);
+        std::vector<std::string> fields;
+        std::stringstream ss(line);
+        for (std::string f; std::getline(ss, f, ',');) fields.push_back(f);
+        if (fields.size() >= 8) reach = unsigned(std::stoul(fields[5], nullptr, 8));
+    }
+    pair.join();
+    daemon.join();
+    std::printf("chronyc sources: %s\n", line.c_str());
+    ASSERT_EQ(r.client.exit_status, 0) << r.client.out;
+    EXPECT_EQ(r.master_json["clocksync"]["sw_clock"], "realtime") << r.master.out;
+    EXPECT_GT(r.client_json["chrony_samples"].get<uint64_t>(), 10u) << r.client.out;
+    EXPECT_NE(reach, 0u) << "chronyd never took a sample: " << line << "\n" << chronyd.out;
+}
+
 TEST(ClocksyncCli, BadOptionsExit2AndHelpExits0) {
     EXPECT_EQ(run_process({kApp, "--help"}).exit_status, 0);
     for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
@@ -331,6 +407,8 @@ TEST(ClocksyncCli, BadOptionsExit2AndHelpExits0) {
              {"--role", "client", "--export-max-age-ms", "500"},  // needs --export
              {"--role", "client", "--export", "x", "--export-max-age-ms", "50"},  // < period
              {"--role", "client", "--chrony-shm", "-1"},
+             {"--role", "client", "--sw-clock", "realtime"},  // master-only option
+             {"--role", "master", "--sw-clock", "tai"},
          }) {
         std::vector<std::string> argv = {kApp};
         argv.insert(argv.end(), args.begin(), args.end());
