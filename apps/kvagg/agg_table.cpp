@@ -66,6 +66,24 @@ bool AggTable::add_probe(size_t hint, uint64_t key, uint64_t value) {
     return false;
 }
 
+uint64_t AggTable::drain(uint64_t lo, uint64_t hi, bool reset, std::vector<AggSlot>& out) {
+    uint64_t sum = 0;
+    auto take = [&](uint64_t key, uint64_t& value) {
+        if (key < lo || key > hi || value == 0) return;
+        out.push_back({key, value});
+        sum += value;
+        if (reset) value = 0;
+    };
+    if (zero_used_) take(0, zero_value_);
+    for (size_t i = 0; i < capacity_; ++i) {
+        AggSlot& s = slots_[i];
+        if (s.key == 0) continue;
+        take(mode_ == IndexMode::direct ? uint64_t(i) : s.key, s.value);
+    }
+    if (reset && lo == 0 && hi == ~uint64_t(0)) clear();
+    return sum;
+}
+
 AggView AggTable::view() const {
     return {std::span<const AggSlot>(slots_, capacity_), mode_, probe_, zero_used_, zero_value_};
 }

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <vector>
 
 namespace linerate::kvagg {
 
@@ -221,6 +222,10 @@ class AggTable : public AggTableOps<AggTable> {
     uint64_t size() const { return size_; }
     AggView view() const;
     void clear();
+    // The flush op: appends every held key in [lo, hi] whose sum is not 0, with its sum; with
+    // `reset` those sums become 0 (the whole table is cleared when the range is every key, so
+    // keys no longer sent free their places). Returns the wrapping sum of what it appended.
+    uint64_t drain(uint64_t lo, uint64_t hi, bool reset, std::vector<AggSlot>& out);
 
   private:
     // The full bounded probe: a key beyond its home line, or a new key (out of line: rare).

@@ -18,6 +18,7 @@ DupFilter::DupFilter(uint64_t window, uint32_t max_streams)
     map_.assign(slots, Entry{0, 0, 0});
     map_mask_ = slots - 1;
     bits_.assign(size_t(max_streams) * words_, 0);
+    refusals_.assign(max_streams, Refusals{});
 }
 
 // A stream seen for the first time: a map entry (index, not pointer, in last_, so copies of a
@@ -59,10 +60,52 @@ SeqVerdict DupFilter::check_known(Entry& e, uint64_t seq) {
         words[pos >> 6] |= bit;
         return SeqVerdict::accept;
     }
-    if (e.top - seq >= window_) return SeqVerdict::stale;
-    if (words[pos >> 6] & bit) return SeqVerdict::duplicate;
+    Refusals& r = refusals_[e.bitmap_plus1 - 1];
+    if (e.top - seq >= window_) {
+        ++r.stale;
+        return SeqVerdict::stale;
+    }
+    if (words[pos >> 6] & bit) {
+        ++r.duplicates;
+        return SeqVerdict::duplicate;
+    }
     words[pos >> 6] |= bit;
     return SeqVerdict::accept;
+}
+
+const DupFilter::Entry* DupFilter::find_const(uint32_t stream) const {
+    if (window_ == 0) return nullptr;
+    for (size_t i = slot_of(stream) & map_mask_;; i = (i + 1) & map_mask_) {
+        const Entry& e = map_[i];
+        if (e.bitmap_plus1 == 0) return nullptr;
+        if (e.id == stream) return &e;
+    }
+}
+
+std::optional<StreamState> DupFilter::state(uint32_t stream, size_t max_missing) const {
+    const Entry* e = find_const(stream);
+    if (e == nullptr) return std::nullopt;
+    const uint64_t* words = bits_.data() + size_t(e->bitmap_plus1 - 1) * words_;
+    const Refusals& r = refusals_[e->bitmap_plus1 - 1];
+    StreamState s{.top = e->top,
+                  .window_low = e->top >= window_ ? e->top - window_ + 1 : 1,
+                  .duplicates = r.duplicates,
+                  .stale = r.stale};
+    for (uint64_t seq = s.window_low; seq <= s.top && s.window_low <= s.top;) {
+        const uint64_t pos = seq & (window_ - 1);
+        const uint64_t w = words[pos >> 6] >> (pos & 63);
+        const uint64_t n = std::min<uint64_t>(64 - (pos & 63), s.top - seq + 1);
+        const uint64_t mask = n == 64 ? ~0ull : (uint64_t(1) << n) - 1;
+        uint64_t absent = ~w & mask;
+        s.gaps += uint64_t(std::popcount(absent));
+        while (absent && s.missing.size() < max_missing) {
+            s.missing.push_back(seq + uint64_t(std::countr_zero(absent)));
+            absent &= absent - 1;
+        }
+        seq += n;
+        if (seq == 0) break;  // wrapped at 2^64
+    }
+    return s;
 }
 
 }  // namespace linerate::kvagg

@@ -12,11 +12,23 @@
 // retransmission twice, and dropping it keeps the refusal visible.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace linerate::kvagg {
 
 enum class SeqVerdict : uint8_t { accept, duplicate, stale, too_many_streams };
+
+// One stream's window as the status op reports it. Sequence numbers start at 1: `missing` are
+// the numbers in [window_low, top] not received, lowest first.
+struct StreamState {
+    uint64_t top = 0;               // highest sequence number accepted
+    uint64_t window_low = 1;        // lowest number still inside the window (older ones: stale)
+    uint64_t gaps = 0;              // numbers in [window_low, top] not received
+    uint64_t duplicates = 0;        // packets refused as duplicates
+    uint64_t stale = 0;             // packets refused as stale
+    std::vector<uint64_t> missing;  // the first of the gaps, at most the number asked for
+};
 
 class DupFilter {
   public:
@@ -44,6 +56,9 @@ class DupFilter {
         }
         return check_known(*e, seq);
     }
+
+    // The stream's state (nullopt: never seen, or detection off), with up to max_missing gaps.
+    std::optional<StreamState> state(uint32_t stream, size_t max_missing) const;
 
     uint64_t window() const { return window_; }
     uint32_t max_streams() const { return max_streams_; }
@@ -74,6 +89,7 @@ class DupFilter {
     SeqVerdict check_new(uint32_t stream, uint64_t seq);
     SeqVerdict check_known(Entry& e, uint64_t seq);
     uint64_t* bitmap(const Entry& e) { return bits_.data() + size_t(e.bitmap_plus1 - 1) * words_; }
+    const Entry* find_const(uint32_t stream) const;
     void clear_bits(uint64_t* words, uint64_t first, uint64_t count) const;
 
     uint64_t window_;
@@ -84,6 +100,11 @@ class DupFilter {
     size_t last_ = 0;  // map index of the last stream seen: consecutive packets mostly share one
     std::vector<Entry> map_;
     std::vector<uint64_t> bits_;
+    // Per stream (bitmap index): refusals, counted off the accept path.
+    struct Refusals {
+        uint64_t duplicates = 0, stale = 0;
+    };
+    std::vector<Refusals> refusals_;
 };
 
 }  // namespace linerate::kvagg

@@ -1,15 +1,27 @@
 #include "kvagg/kv_wire.hpp"
 
+#include <cstring>
 #include <stdexcept>
+#include <utility>
+
+#include "pkt/checksum.hpp"
 
 namespace linerate::kvagg {
 
 using namespace linerate::pkt;
 
-namespace {}  // namespace
+namespace {
 
-KvPacket parse_kv_packet_general(const uint8_t* frame, size_t len, uint16_t udp_port) {
-    KvPacket p;
+// Where a kvagg app header is, once the headers are walked and the lengths checked.
+struct KvLocated {
+    KvVerdict verdict = KvVerdict::ok;  // ok: the magic and version are right, op unchecked
+    const uint8_t* app = nullptr;
+    size_t app_len = 0;  // UDP payload bytes
+    size_t l3_offset = 0;
+};
+
+KvLocated locate_kv(const uint8_t* frame, size_t len, uint16_t udp_port) {
+    KvLocated p;
     auto bad = [&p](KvVerdict v) {
         p.verdict = v;
         return p;
@@ -43,12 +55,98 @@ KvPacket parse_kv_packet_general(const uint8_t* frame, size_t len, uint16_t udp_
     const uint8_t* app = udp.udp + kUdpHdrLen;
     if (load_be16(app + kKvMagicOff) != kKvMagic) return bad(KvVerdict::bad_magic);
     if (app[kKvVersionOff] != kKvVersion) return bad(KvVerdict::bad_version);
-    if (app[kKvOpOff] != kKvOpSum) return bad(KvVerdict::bad_op);
-    const uint16_t n = load_be16(app + kKvCountOff);
-    if (udp_len - kUdpHdrLen - kKvHeaderLen < size_t(n) * kKvTupleLen)
-        return bad(KvVerdict::malformed);
+    p.app = app;
+    p.app_len = udp_len - kUdpHdrLen;
+    p.l3_offset = l2.length;
+    return p;
+}
 
-    return kv_accepted(app, n);
+// A request's own checks: count, body length and flags for its op.
+KvVerdict check_request(const KvRequest& r, size_t body_len) {
+    switch (r.op) {
+        case kKvOpRead:
+            if (r.count == 0 || r.flags != 0 || body_len < size_t(r.count) * 8) break;
+            return KvVerdict::request;
+        case kKvOpStatus:
+            if (r.count != 0 || r.flags != 0) break;
+            return KvVerdict::request;
+        case kKvOpFlush:
+            if (r.count > 1 || (r.flags & ~kKvFlushReset) || body_len < size_t(r.count) * 16 ||
+                r.range_lo() > r.range_hi())
+                break;
+            return KvVerdict::request;
+        default:
+            return KvVerdict::bad_op;
+    }
+    return KvVerdict::bad_request;
+}
+
+bool is_request_op(uint8_t op) {
+    return op == kKvOpRead || op == kKvOpStatus || op == kKvOpFlush;
+}
+
+}  // namespace
+
+KvPacket parse_kv_packet_general(const uint8_t* frame, size_t len, uint16_t udp_port) {
+    const KvLocated l = locate_kv(frame, len, udp_port);
+    if (l.verdict != KvVerdict::ok) return {.verdict = l.verdict};
+    const uint8_t op = l.app[kKvOpOff];
+    if (op != kKvOpSum) {
+        if (!is_request_op(op)) return {.verdict = KvVerdict::bad_op};
+        return {.verdict = parse_kv_request(frame, len, udp_port).verdict};
+    }
+    const uint16_t n = load_be16(l.app + kKvCountOff);
+    if (l.app_len - kKvHeaderLen < size_t(n) * kKvTupleLen)
+        return {.verdict = KvVerdict::malformed};
+    return kv_accepted(l.app, n);
+}
+
+KvRequest parse_kv_request(const uint8_t* frame, size_t len, uint16_t udp_port) {
+    const KvLocated l = locate_kv(frame, len, udp_port);
+    KvRequest r;
+    r.verdict = l.verdict;
+    if (l.verdict != KvVerdict::ok) return r;
+    r.op = l.app[kKvOpOff];
+    if (r.op == kKvOpSum) {
+        r.verdict = parse_kv_packet_general(frame, len, udp_port).verdict;
+        return r;
+    }
+    r.count = load_be16(l.app + kKvCountOff);
+    r.stream = load_be32(l.app + kKvStreamOff);
+    r.seq = load_be64(l.app + kKvSeqOff);
+    r.flags = load_be32(l.app + kKvReservedOff);
+    r.body = l.app + kKvHeaderLen;
+    r.l3_offset = l.l3_offset;
+    r.app_offset = size_t(l.app - frame);
+    r.verdict = check_request(r, l.app_len - kKvHeaderLen);
+    return r;
+}
+
+void start_kv_response(uint8_t* out, const uint8_t* request, const KvRequest& r) {
+    std::memcpy(out, request, r.app_offset);
+    swap_macs(out);
+    uint8_t* ip = out + r.l3_offset;
+    uint8_t* udp = out + r.app_offset - kUdpHdrLen;
+    for (size_t i = 0; i < 4; ++i) std::swap(ip[12 + i], ip[16 + i]);
+    std::swap(udp[0], udp[2]);
+    std::swap(udp[1], udp[3]);
+    store_be16(ip + 4, 0);       // identification
+    store_be16(ip + 6, 0x4000);  // DF, no fragment
+    ip[8] = 64;                  // TTL
+}
+
+void finish_kv_response(uint8_t* frame, const KvRequest& r, size_t frame_len) {
+    uint8_t* ip = frame + r.l3_offset;
+    uint8_t* udp = frame + r.app_offset - kUdpHdrLen;
+    const size_t udp_len = frame_len - (r.app_offset - kUdpHdrLen);
+    store_be16(ip + 2, uint16_t(frame_len - r.l3_offset));
+    fix_ipv4_checksum(ip);
+    store_be16(udp + 4, uint16_t(udp_len));
+    store_be16(udp + 6, 0);
+    // Pseudo-header: addresses, protocol, UDP length; then the datagram.
+    uint32_t seed = ones_complement_sum(ip + 12, 8) + kIpProtoUdp + uint32_t(udp_len);
+    uint16_t sum = internet_checksum(udp, udp_len, seed);
+    store_be16(udp + 6, sum == 0 ? 0xFFFF : sum);  // 0 means "no checksum" in IPv4
 }
 
 void write_kv_header(uint8_t* app, const KvHeader& h) {

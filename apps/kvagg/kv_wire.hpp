@@ -25,6 +25,15 @@ inline constexpr uint16_t kKvDefaultPort = 9000;
 inline constexpr uint16_t kKvMagic = 0x4B56;  // "KV"
 inline constexpr uint8_t kKvVersion = 1;
 inline constexpr uint8_t kKvOpSum = 0;
+// Service requests (docs/kvagg.md "Service ops"); a response carries the request's op | 0x80.
+inline constexpr uint8_t kKvOpRead = 1;    // N keys (8 bytes each) -> their current sums
+inline constexpr uint8_t kKvOpStatus = 2;  // the stream id's duplicate-window state
+inline constexpr uint8_t kKvOpFlush = 3;   // every sum (or N = 1: a key range), optional reset
+inline constexpr uint8_t kKvOpResponse = 0x80;
+// Request flags (in the reserved field).
+inline constexpr uint32_t kKvFlushReset = 1;
+// Response frames: the reserved field holds the frame's index in the response, bit 31 = last.
+inline constexpr uint32_t kKvLastFrame = 0x80000000u;
 
 // Offsets inside the app header (which starts at the UDP payload).
 inline constexpr size_t kKvMagicOff = 0;
@@ -49,14 +58,17 @@ static_assert(kKvTuplesOffset == 64);
     X(bad_magic, packets, "kvagg port but magic is not 0x4B56")                             \
     X(bad_version, packets, "unknown version")                                              \
     X(bad_op, packets, "unknown op")                                                        \
+    X(bad_request, packets, "read/status/flush request with a bad count, length or flags")  \
     X(duplicate, packets, "(stream, seq) already seen inside the window")                   \
     X(stale, packets, "seq older than the duplicate window")                                \
     X(too_many_streams, packets, "new stream id beyond the per-worker stream bound")        \
     X(table_full, tuples, "tuple found no slot (key limit or probe bound): value -> overflow")
 
-// ok first, then the drop reasons; values index counter arrays.
+// ok and request (a read/status/flush request, handed to the control path) first, then the drop
+// reasons; values index counter arrays.
 enum class KvVerdict : uint8_t {
     ok,
+    request,
 #define LINERATE_KV_X(name, unit, help) name,
     LINERATE_KV_DROP_REASONS(LINERATE_KV_X)
 #undef LINERATE_KV_X
@@ -65,20 +77,20 @@ enum class KvVerdict : uint8_t {
 inline constexpr size_t kKvVerdictCount = size_t(KvVerdict::count);
 
 inline constexpr std::array<std::string_view, kKvVerdictCount> kKvVerdictNames = {
-    "ok",
+    "ok", "request",
 #define LINERATE_KV_X(name, unit, help) #name,
     LINERATE_KV_DROP_REASONS(LINERATE_KV_X)
 #undef LINERATE_KV_X
 };
 // "packets" or "tuples": what a counter for that verdict counts.
 inline constexpr std::array<std::string_view, kKvVerdictCount> kKvVerdictUnits = {
-    "packets",
+    "packets", "packets",
 #define LINERATE_KV_X(name, unit, help) #unit,
     LINERATE_KV_DROP_REASONS(LINERATE_KV_X)
 #undef LINERATE_KV_X
 };
 inline constexpr std::array<std::string_view, kKvVerdictCount> kKvVerdictHelp = {
-    "aggregated",
+    "aggregated", "read/status/flush request for the control path",
 #define LINERATE_KV_X(name, unit, help) help,
     LINERATE_KV_DROP_REASONS(LINERATE_KV_X)
 #undef LINERATE_KV_X
@@ -143,7 +155,8 @@ inline std::optional<KvPacket> parse_kv_canonical(const uint8_t* frame, size_t l
     return kv_accepted(app, n);
 }
 
-// Parser verdicts: ok, not_kvagg, malformed, bad_magic, bad_version, bad_op. Reads only inside
+// Parser verdicts: ok, request, not_kvagg, malformed, bad_magic, bad_version, bad_op,
+// bad_request. Reads only inside
 // [frame, frame + len). The reserved field is ignored; bytes after the N tuples are allowed.
 // Inline, with the canonical fast path: the per-frame work at few tuples per packet.
 inline KvPacket parse_kv_packet(const uint8_t* frame, size_t len, uint16_t udp_port) {
@@ -151,6 +164,38 @@ inline KvPacket parse_kv_packet(const uint8_t* frame, size_t len, uint16_t udp_p
         return *p;
     return parse_kv_packet_general(frame, len, udp_port);
 }
+
+// A read/status/flush request as the control path sees it (verdict request), with where its
+// headers are, so a response can be written with the addresses swapped.
+struct KvRequest {
+    KvVerdict verdict = KvVerdict::not_kvagg;  // request, or why the frame is not one
+    uint8_t op = 0;
+    uint16_t count = 0;  // read: keys; flush: 0 (all keys) or 1 (a range); status: 0
+    uint32_t stream = 0;
+    uint64_t seq = 0;
+    uint32_t flags = 0;             // the reserved field
+    const uint8_t* body = nullptr;  // after the 22-byte header: read keys, flush range
+    size_t l3_offset = 0;           // IPv4 header
+    size_t app_offset = 0;          // app header (UDP payload)
+
+    uint64_t key(size_t i) const { return pkt::load_be64(body + 8 * i); }
+    bool reset() const { return flags & kKvFlushReset; }
+    // Flush key range, inclusive (all keys when count == 0).
+    uint64_t range_lo() const { return count ? pkt::load_be64(body) : 0; }
+    uint64_t range_hi() const { return count ? pkt::load_be64(body + 8) : ~uint64_t(0); }
+};
+
+// Any frame; verdict request only for a well-formed request (checks in docs/kvagg.md), else the
+// verdict parse_kv_packet would give (ok for a sum packet).
+KvRequest parse_kv_request(const uint8_t* frame, size_t len, uint16_t udp_port);
+
+// Writes the Ethernet/IPv4/UDP headers of a response to `request` into `out`: the request's own
+// header bytes (VLAN tags and IPv4 options kept) with MACs, IPv4 addresses and UDP ports swapped,
+// TTL 64, no fragmentation. The caller writes the app header and body at out + app_offset, then
+// calls finish_kv_response().
+void start_kv_response(uint8_t* out, const uint8_t* request, const KvRequest& r);
+// Sets the IPv4 total length, UDP length and both checksums for a frame of frame_len bytes.
+void finish_kv_response(uint8_t* frame, const KvRequest& r, size_t frame_len);
 
 inline uint64_t kv_tuple_key(const uint8_t* tuples, size_t i) {
     return pkt::load_be64(tuples + i * kKvTupleLen);

@@ -88,6 +88,25 @@ int serve(Runtime& runtime, const Options& o) {
     for (const worker::WorkerSlot& slot : runtime.workers().slots())
         if (slot.queues.empty()) links[slot.index].stopped = true;  // it never runs
 
+    // Service ops: answered by a control thread from every worker's part (kv_control.hpp).
+    std::vector<typename KvControl<Table>::Worker> control_workers;
+    for (unsigned w = 0; w < workers; ++w)
+        control_workers.push_back(
+            {tables[kShared ? 0 : w].get(), &kernels[w]->dup_filter(), &links[w]});
+    const size_t mbuf_room = rte_pktmbuf_data_room_size(runtime.pool()) - RTE_PKTMBUF_HEADROOM;
+    std::vector<size_t> port_mtu(RTE_MAX_ETHPORTS, 1500);
+    for (const auto& port : runtime.ports()) {
+        uint16_t mtu = 0;
+        if (rte_eth_dev_get_mtu(port->id(), &mtu) == 0) port_mtu[port->id()] = mtu;
+    }
+    KvControl<Table> control(
+        std::move(control_workers),
+        [&](uint16_t port, size_t l3_offset) {
+            return std::min(mbuf_room, l3_offset + port_mtu[port % RTE_MAX_ETHPORTS]);
+        },
+        o.udp_port);
+    control.start();
+
     stats::register_telemetry(
         "/linerate/kvagg/key",
         "One key's value (params: the key, decimal or 0x hex) summed over the tables, and the "
@@ -143,6 +162,7 @@ int serve(Runtime& runtime, const Options& o) {
     std::vector<uint64_t> worker_keys(workers);
     const auto t0 = std::chrono::steady_clock::now();
     runtime.on_stopped([&] {
+        control.stop();
         figures.seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         std::vector<AggView> views;
@@ -172,6 +192,11 @@ int serve(Runtime& runtime, const Options& o) {
         j["aggbuf"] = buffer->placement();
         j["aggbuf_bytes"] = buffer->count() * buffer->table_bytes();
         j["kvagg"] = config_json(o);
+        const ControlCounters& cc = control.counters();
+        j["service"] = {{"reads", cc.reads.load()},
+                        {"statuses", cc.statuses.load()},
+                        {"flushes", cc.flushes.load()},
+                        {"flushed_sum", cc.flushed_sum.load()}};
         for (unsigned w = 0; w < workers && w < j["workers"].size(); ++w) {
             const KvCounters& c = kernels[w]->counters();
             j["workers"][w]["overflow_sum"] = c.overflow_sum;
@@ -181,7 +206,8 @@ int serve(Runtime& runtime, const Options& o) {
     });
 
     const int status = runtime.run([&](WorkerContext& ctx) {
-        SinkLoop<Table> loop(*kernels[ctx.slot.index], links[ctx.slot.index]);
+        SinkLoop<Table> loop(*kernels[ctx.slot.index], links[ctx.slot.index], control,
+                             runtime.pool(), o.udp_port);
         loop.run(ctx);
     });
     return dump_failed ? std::max(status, 1) : status;

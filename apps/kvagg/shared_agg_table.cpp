@@ -39,6 +39,27 @@ std::optional<uint64_t> SharedAggTable::find(uint64_t key) const {
     return agg_find(view(), key);
 }
 
+uint64_t SharedAggTable::drain_live(uint64_t lo, uint64_t hi, bool reset,
+                                    std::vector<AggSlot>& out) {
+    uint64_t sum = 0;
+    auto take = [&](uint64_t key, auto& value) {  // std::atomic or std::atomic_ref
+        if (key < lo || key > hi || value.load(std::memory_order_relaxed) == 0) return;
+        const uint64_t v = reset ? value.exchange(0, std::memory_order_relaxed)
+                                 : value.load(std::memory_order_relaxed);
+        if (v == 0) return;
+        out.push_back({key, v});
+        sum += v;
+    };
+    if (zero_used_.load(std::memory_order_relaxed)) take(0, zero_value_);
+    for (size_t i = 0; i < capacity_; ++i) {
+        const uint64_t k = std::atomic_ref<uint64_t>(slots_[i].key).load(std::memory_order_relaxed);
+        if (k == 0) continue;
+        std::atomic_ref<uint64_t> value(slots_[i].value);
+        take(mode_ == IndexMode::direct ? uint64_t(i) : k, value);
+    }
+    return sum;
+}
+
 std::optional<uint64_t> SharedAggTable::find_live(uint64_t key) const {
     // atomic_ref<const T> is C++26; the loads below never write.
     auto load = [](const uint64_t& v) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "kvagg/agg_table.hpp"
 
@@ -61,6 +62,10 @@ class SharedAggTable : public AggTableOps<SharedAggTable> {
     // find() while workers add (telemetry): relaxed atomic loads, so a concurrent read is no
     // data race; the value is one that the slot held at some point during the call.
     std::optional<uint64_t> find_live(uint64_t key) const;
+    // AggTable::drain() while workers add: each sum is read (or, with reset, exchanged for 0)
+    // atomically, so an add lands either in what is returned or in what stays. Keys keep their
+    // places (a slot cannot be freed under concurrent adds).
+    uint64_t drain_live(uint64_t lo, uint64_t hi, bool reset, std::vector<AggSlot>& out);
     // Distinct keys held, O(1) (may lag concurrent adds).
     uint64_t size() const { return size_.load(std::memory_order_relaxed); }
     // Read after the workers stopped (their join orders their writes before this).

@@ -8,38 +8,58 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "kvagg/kv_control.hpp"
 #include "kvagg/kv_kernel.hpp"
 #include "kvagg/worker_link.hpp"
 #include "runtime/forward_loop.hpp"
 #include "runtime/runtime.hpp"
+#include "runtime/tx.hpp"
 #include "worker/stop.hpp"
 
 namespace linerate::kvagg {
 
 // table_full counts tuples, every other reason packets: only the packet reasons are board drop
-// reasons (so rx == aggregated_packets + dropped), refused tuples are an app counter.
+// reasons (so rx == aggregated_packets + requests + dropped), refused tuples are an app counter.
 static_assert(size_t(KvVerdict::table_full) == kKvVerdictCount - 1,
               "table_full must be the last verdict: the board's drop reasons stop before it");
-inline constexpr size_t kBoardReasons = kKvVerdictCount - 2;  // without ok and table_full
+static_assert(size_t(KvVerdict::request) == 1, "ok and request come before the drop reasons");
+inline constexpr size_t kFirstDropVerdict = 2;
+// The kernel's packet reasons (without ok, request and table_full), then control_busy.
+inline constexpr size_t kBoardReasons = kKvVerdictCount - 3;
+inline constexpr size_t kControlBusyReason = kBoardReasons;
 // Board drop reason of a packet verdict.
 constexpr size_t board_reason(KvVerdict v) {
-    return size_t(v) - 1;
+    return size_t(v) - kFirstDropVerdict;
 }
 
 // App counters of the board, in this order.
-enum AppCounter : unsigned { kTuples, kAggregatedPackets, kOverflowTuples, kAppCounterCount };
+enum AppCounter : unsigned {
+    kTuples,
+    kAggregatedPackets,
+    kOverflowTuples,
+    kRequests,
+    kResponses,
+    kResponsesDropped,
+    kAppCounterCount
+};
 inline constexpr std::array<const char*, kAppCounterCount> kAppCounterNames = {
     "tuples",              // tuples of aggregated packets: stored + overflow
     "aggregated_packets",  // packets whose tuples went to the table
     "overflow_tuples",     // tuples the table refused (table_full): value -> overflow_sum
+    "requests",            // read/status/flush requests handed to the control path
+    "responses",           // response frames transmitted
+    "responses_dropped",   // response frames lost: no mbuf, or TX full after the retries
 };
 
 inline std::vector<std::string> board_drop_reasons() {
     std::vector<std::string> r;
-    for (size_t v = 1; v <= kBoardReasons; ++v) r.emplace_back(kKvVerdictNames[v]);
+    for (size_t v = kFirstDropVerdict; v < kFirstDropVerdict + kBoardReasons; ++v)
+        r.emplace_back(kKvVerdictNames[v]);
+    r.emplace_back("control_busy");  // a request refused: the control inbox was full
     return r;
 }
 inline std::vector<std::string> board_app_counters() {
@@ -53,8 +73,14 @@ inline constexpr size_t kMaxLinearFrame = 65536 + 64;
 template <class Table>
 class SinkLoop {
   public:
-    SinkLoop(KvKernel<Table>& kernel, WorkerLink& link)
-        : kernel_(kernel), link_(link), linear_(kMaxLinearFrame) {}
+    SinkLoop(KvKernel<Table>& kernel, WorkerLink& link, KvControl<Table>& control,
+             rte_mempool* pool, uint16_t udp_port)
+        : kernel_(kernel),
+          link_(link),
+          control_(control),
+          pool_(pool),
+          udp_port_(udp_port),
+          linear_(kMaxLinearFrame) {}
 
     void run(WorkerContext& ctx) {
         rte_mbuf* pkts[kMaxBurst];
@@ -62,10 +88,16 @@ class SinkLoop {
         stats::WorkerCounters& c = ctx.counters;
         while (!worker::stop_requested()) {
             serve_query(link_, kernel_.table());
+            if (link_.job.load(std::memory_order_relaxed) != nullptr ||
+                link_.outbox_size.load(std::memory_order_relaxed) != 0) [[unlikely]]
+                serve_control(ctx);
             for (const worker::QueueRef& q : ctx.slot.queues) {
                 const uint16_t n = rte_eth_rx_burst(q.port, q.queue, pkts, burst);
                 if (n == 0) continue;
                 c.rx_bytes.add(aggregate(pkts, n));
+                // Requests are rare: one compare per burst on the tuple path.
+                if (kernel_.counters()[KvVerdict::request] != handed_) [[unlikely]]
+                    hand_over(ctx.slot.index, pkts, n);
                 rte_pktmbuf_free_bulk(pkts, n);
                 publish(c);
                 // RX last: when a reader sees a packet received, its fate is already counted.
@@ -76,6 +108,58 @@ class SinkLoop {
     }
 
   private:
+    // The burst's requests, copied to the control inbox (or refused as control_busy).
+    void hand_over(unsigned worker, rte_mbuf* const* pkts, uint16_t n) {
+        for (uint16_t i = 0; i < n; ++i) {
+            const rte_mbuf* m = pkts[i];
+            const uint32_t len =
+                std::min<uint32_t>(rte_pktmbuf_pkt_len(m), uint32_t(linear_.size()));
+            const auto* p =
+                static_cast<const uint8_t*>(rte_pktmbuf_read(m, 0, len, linear_.data()));
+            if (p == nullptr || parse_kv_request(p, len, udp_port_).verdict != KvVerdict::request)
+                continue;
+            if (control_.submit(worker, m->port, p, len))
+                ++requests_;
+            else
+                ++busy_;
+        }
+        handed_ = kernel_.counters()[KvVerdict::request];
+    }
+
+    // Its part of a service request, then up to a burst of response frames.
+    void serve_control(WorkerContext& ctx) {
+        serve_job(link_, kernel_.table(), kernel_.dup_filter());
+        if (link_.outbox_size.load(std::memory_order_acquire) == 0) return;
+        std::vector<OutgoingFrame> frames;
+        {
+            std::lock_guard lock(link_.outbox_mutex);
+            while (!link_.outbox.empty() && frames.size() < ctx.burst) {
+                frames.push_back(std::move(link_.outbox.front()));
+                link_.outbox.pop_front();
+            }
+            link_.outbox_size.store(uint32_t(link_.outbox.size()), std::memory_order_relaxed);
+        }
+        stats::WorkerCounters& c = ctx.counters;
+        const uint16_t room = uint16_t(rte_pktmbuf_data_room_size(pool_) - RTE_PKTMBUF_HEADROOM);
+        for (const OutgoingFrame& f : frames) {
+            const worker::QueueRef* q = nullptr;
+            for (const worker::QueueRef& r : ctx.slot.queues)
+                if (r.port == f.port) q = &r;
+            rte_mbuf* m = q && f.frame.size() <= room ? rte_pktmbuf_alloc(pool_) : nullptr;
+            if (m == nullptr) {
+                c.app[kResponsesDropped].add(1);
+                continue;
+            }
+            std::memcpy(rte_pktmbuf_append(m, uint16_t(f.frame.size())), f.frame.data(),
+                        f.frame.size());
+            const TxResult t = tx_burst_all(q->port, q->queue, &m, 1, ctx.tx_retries);
+            c.tx_packets.add(t.sent);
+            c.tx_bytes.add(t.sent_bytes);
+            c.app[kResponses].add(t.sent);
+            if (t.dropped) c.app[kResponsesDropped].add(t.dropped);
+        }
+    }
+
     // Aggregates a burst (the kernel's burst path: the slot look-ahead runs across frames);
     // returns its bytes.
     uint64_t aggregate(rte_mbuf* const* pkts, uint16_t n) {
@@ -108,9 +192,15 @@ class SinkLoop {
     // Adds what the kernel counted since the last burst to the board.
     void publish(stats::WorkerCounters& c) {
         const KvCounters& now = kernel_.counters();
-        for (size_t v = 1; v <= kBoardReasons; ++v)
+        for (size_t v = kFirstDropVerdict; v < kFirstDropVerdict + kBoardReasons; ++v)
             if (uint64_t d = now.by_verdict[v] - seen_.by_verdict[v])
                 c.drops[board_reason(KvVerdict(v))].add(d);
+        if (requests_ != requests_seen_ || busy_ != busy_seen_) [[unlikely]] {
+            c.app[kRequests].add(requests_ - requests_seen_);
+            c.drops[kControlBusyReason].add(busy_ - busy_seen_);
+            requests_seen_ = requests_;
+            busy_seen_ = busy_;
+        }
         const uint64_t overflow = now.tuples_overflowed() - seen_.tuples_overflowed();
         const uint64_t stored = now.tuples_aggregated - seen_.tuples_aggregated;
         c.app[kTuples].add(stored + overflow);
@@ -124,7 +214,12 @@ class SinkLoop {
 
     KvKernel<Table>& kernel_;
     WorkerLink& link_;
-    KvCounters seen_{};  // what the board already has
+    KvControl<Table>& control_;
+    rte_mempool* pool_;
+    uint16_t udp_port_;
+    KvCounters seen_{};    // what the board already has
+    uint64_t handed_ = 0;  // request verdicts already handed over
+    uint64_t requests_ = 0, busy_ = 0, requests_seen_ = 0, busy_seen_ = 0;
     std::vector<uint8_t> linear_;
 };
 

@@ -7,13 +7,24 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
+#include <mutex>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "kvagg/agg_table.hpp"
 #include "kvagg/shared_agg_table.hpp"
 
 namespace linerate::kvagg {
+
+struct ControlJob;  // kv_control.hpp
+
+// A response frame for the worker to transmit on `port` (its own queue of that port).
+struct OutgoingFrame {
+    uint16_t port = 0;
+    std::vector<uint8_t> frame;
+};
 
 struct WorkerLink {
     // telemetry -> worker: the key of request number `posted`.
@@ -25,6 +36,13 @@ struct WorkerLink {
     std::atomic<bool> found{false};
     // Set when the worker's loop has returned (or it never ran): read its table directly.
     std::atomic<bool> stopped{false};
+    // control -> worker: its part of a service request (kv_control.hpp), cleared when done.
+    std::atomic<ControlJob*> job{nullptr};
+    // control -> worker: response frames to send; outbox_size mirrors outbox.size() so the
+    // worker's check is a load, not a lock.
+    std::atomic<uint32_t> outbox_size{0};
+    std::mutex outbox_mutex;
+    std::deque<OutgoingFrame> outbox;
     // Published by the worker once per burst.
     alignas(64) std::atomic<uint64_t> keys{0};  // distinct keys in its table (shared: all)
     std::atomic<uint64_t> value_sum{0};         // wrapping sum of what it aggregated

@@ -169,7 +169,10 @@ TEST(KvWire, UnknownMagicVersionOp) {
     f[44] = 0;
     EXPECT_EQ(verdict(f), KvVerdict::bad_version);
     f = good_frame();
-    f[45] = 1;
+    f[45] = 4;
+    EXPECT_EQ(verdict(f), KvVerdict::bad_op);
+    f = good_frame();
+    f[45] = kKvOpRead | kKvOpResponse;  // responses are not accepted
     EXPECT_EQ(verdict(f), KvVerdict::bad_op);
     // Header fields written through the encoder too.
     f = good_frame();

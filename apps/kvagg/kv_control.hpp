@@ -1,0 +1,263 @@
+#pragma once
+// kvagg's service ops (read, status, flush; docs/kvagg.md "Service ops"), off the tuple path.
+//
+// A worker that receives a request (the kernel's verdict `request`) copies it into the control
+// inbox and goes on. The control thread takes it, asks every worker for its part through the
+// worker's job slot (WorkerLink::job): a per-worker table and duplicate window have one writer,
+// their worker, so only that worker reads them, between two bursts; a stopped worker's part is
+// read directly. The parts are merged (sums added per key, stream states combined), the response
+// frames written here, and handed back to the receiving worker's outbox, which transmits them
+// on the port and queue the request came in on. Exactness: each tuple is added by exactly one
+// worker, before or after that worker served the job, so a read returns, per worker, the sums
+// at one instant, and a flush with reset takes every amount exactly once (what a worker added
+// after serving the job stays in its table for the next epoch). The shared table (--agg shared)
+// is read and reset by the control thread itself with atomic loads and exchanges.
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "kvagg/agg_table.hpp"
+#include "kvagg/dup_window.hpp"
+#include "kvagg/kv_wire.hpp"
+#include "kvagg/shared_agg_table.hpp"
+#include "kvagg/worker_link.hpp"
+
+namespace linerate::kvagg {
+
+// The status response body after the app header (8-byte big-endian fields), then `count`
+// missing sequence numbers (8 bytes each).
+inline constexpr size_t kKvStatusBodyLen = 48;
+inline constexpr uint64_t kKvStatusKnown = 1;     // some worker has seen the stream
+inline constexpr uint64_t kKvStatusSplit = 2;     // more than one has (not pinned by RSS)
+inline constexpr uint64_t kKvStatusNoWindow = 4;  // --dup-window 0: nothing is tracked
+
+// One worker's part of a request, filled by that worker (or by the control thread once the
+// worker stopped).
+struct ControlJob {
+    const KvRequest* request = nullptr;
+    bool table_part = true;  // per-worker tables: read or flush this worker's table
+    size_t max_missing = 0;
+    std::vector<uint64_t> values;      // read: one per key (0 when absent)
+    std::vector<AggSlot> sums;         // flush
+    uint64_t flushed = 0;              // flush with reset: wrapping sum taken out
+    std::optional<StreamState> state;  // status
+};
+
+// Does `job` on a per-worker table and window (the owner's thread, or after it stopped).
+void run_job(ControlJob& job, AggTable& table, const DupFilter& dup);
+// The shared table's part (any thread: atomic reads and exchanges).
+void run_shared_table_job(ControlJob& job, SharedAggTable& table);
+
+// Merged status of the workers' parts.
+struct StatusReply {
+    uint64_t flags = 0;
+    StreamState state;
+};
+StatusReply merge_status(std::span<const ControlJob> parts, bool window_on, size_t max_missing);
+// Sums per key over the parts' flush output, ascending keys, zeros left out.
+std::vector<AggSlot> merge_sums(std::span<ControlJob> parts);
+
+// Response frames of at most max_frame bytes: tuples (read, flush) as many frames as needed
+// (at least one, which may be empty), or the status frame.
+std::vector<std::vector<uint8_t>> tuple_responses(const uint8_t* request, const KvRequest& r,
+                                                  std::span<const AggSlot> tuples,
+                                                  size_t max_frame);
+std::vector<uint8_t> status_response(const uint8_t* request, const KvRequest& r,
+                                     const StatusReply& s);
+// Missing sequence numbers a status frame of at most max_frame bytes can list.
+size_t status_capacity(const KvRequest& r, size_t max_frame);
+
+// Counters of the control path (written by the control thread, read by anyone).
+struct ControlCounters {
+    std::atomic<uint64_t> reads{0}, statuses{0}, flushes{0};
+    std::atomic<uint64_t> flushed_sum{0};  // wrapping sum of the amounts flush-reset took out
+};
+
+template <class Table>
+class KvControl {
+  public:
+    static constexpr bool kShared = std::is_same_v<Table, SharedAggTable>;
+    static constexpr size_t kInboxLimit = 256;  // queued requests; more are refused (busy)
+
+    struct Worker {
+        Table* table;          // its own table, or the shared one
+        const DupFilter* dup;  // its duplicate window
+        WorkerLink* link;
+    };
+    // max_frame(port, l3_offset): the largest response frame that port may carry.
+    KvControl(std::vector<Worker> workers, std::function<size_t(uint16_t, size_t)> max_frame,
+              uint16_t udp_port)
+        : workers_(std::move(workers)), max_frame_(std::move(max_frame)), udp_port_(udp_port) {}
+    ~KvControl() { stop(); }
+
+    void start() {
+        thread_ = std::thread([this] { loop(); });
+    }
+    void stop() {
+        {
+            std::lock_guard lock(mutex_);
+            stopping_ = true;
+        }
+        wake_.notify_all();
+        if (thread_.joinable()) thread_.join();
+    }
+
+    // Worker side: queue a copy of a request frame received on `port`; false when the inbox is
+    // full (the worker counts the request as control_busy).
+    bool submit(unsigned worker, uint16_t port, const uint8_t* frame, size_t len) {
+        {
+            std::lock_guard lock(mutex_);
+            if (inbox_.size() >= kInboxLimit || stopping_) return false;
+            inbox_.push_back({worker, port, std::vector<uint8_t>(frame, frame + len)});
+        }
+        wake_.notify_one();
+        return true;
+    }
+
+    // The response frames to one request (synchronously, on the caller's thread).
+    std::vector<std::vector<uint8_t>> answer(const uint8_t* frame, size_t len, uint16_t port) {
+        const KvRequest r = parse_kv_request(frame, len, udp_port_);
+        if (r.verdict != KvVerdict::request) return {};  // the worker checked it already
+        const size_t max_frame = max_frame_(port, r.l3_offset);
+        std::vector<ControlJob> parts(workers_.size());
+        for (ControlJob& p : parts) {
+            p.request = &r;
+            p.table_part = !kShared;
+            p.max_missing = status_capacity(r, max_frame);
+        }
+        const bool table_jobs = r.op != kKvOpStatus;
+        if constexpr (kShared) {
+            ControlJob shared{.request = &r};
+            if (table_jobs) run_shared_table_job(shared, *workers_.front().table);
+            if (r.op == kKvOpStatus) gather(parts);
+            return finish(frame, r, max_frame,
+                          table_jobs ? std::span<ControlJob>(&shared, 1) : std::span(parts));
+        } else {
+            gather(parts);
+            return finish(frame, r, max_frame, parts);
+        }
+    }
+
+    const ControlCounters& counters() const { return counters_; }
+
+  private:
+    struct Request {
+        unsigned worker;
+        uint16_t port;
+        std::vector<uint8_t> frame;
+    };
+
+    void loop() {
+        for (;;) {
+            Request req;
+            {
+                std::unique_lock lock(mutex_);
+                wake_.wait(lock, [&] { return stopping_ || !inbox_.empty(); });
+                if (stopping_) return;
+                req = std::move(inbox_.front());
+                inbox_.pop_front();
+            }
+            std::vector<std::vector<uint8_t>> frames =
+                answer(req.frame.data(), req.frame.size(), req.port);
+            WorkerLink& link = *workers_[req.worker].link;
+            std::lock_guard lock(link.outbox_mutex);
+            for (auto& f : frames) link.outbox.push_back({req.port, std::move(f)});
+            link.outbox_size.store(uint32_t(link.outbox.size()), std::memory_order_release);
+        }
+    }
+
+    // Every worker's part: posted to running workers, done directly for stopped ones.
+    void gather(std::span<ControlJob> parts) {
+        for (size_t w = 0; w < workers_.size(); ++w)
+            workers_[w].link->job.store(&parts[w], std::memory_order_release);
+        for (size_t w = 0; w < workers_.size(); ++w) {
+            WorkerLink& link = *workers_[w].link;
+            for (unsigned spins = 0; link.job.load(std::memory_order_acquire) != nullptr; ++spins) {
+                // A stopped worker never takes its job again: whoever clears the slot does it.
+                if (link.stopped.load(std::memory_order_acquire)) {
+                    if (link.job.exchange(nullptr, std::memory_order_acq_rel) != nullptr)
+                        run_part(parts[w], w);
+                    break;
+                }
+                if (spins < 64)
+                    std::this_thread::yield();
+                else
+                    std::this_thread::sleep_for(std::chrono::microseconds(10));
+            }
+        }
+    }
+
+    void run_part(ControlJob& job, size_t w) {
+        if constexpr (kShared) {
+            job.table_part = false;
+            run_job_status(job, *workers_[w].dup);
+        } else {
+            run_job(job, *workers_[w].table, *workers_[w].dup);
+        }
+    }
+    static void run_job_status(ControlJob& job, const DupFilter& dup) {
+        job.state = dup.state(job.request->stream, job.max_missing);
+    }
+
+    std::vector<std::vector<uint8_t>> finish(const uint8_t* frame, const KvRequest& r,
+                                             size_t max_frame, std::span<ControlJob> parts) {
+        switch (r.op) {
+            case kKvOpRead: {
+                counters_.reads.fetch_add(1, std::memory_order_relaxed);
+                std::vector<AggSlot> sums(r.count);
+                for (size_t i = 0; i < r.count; ++i) {
+                    sums[i] = {r.key(i), 0};
+                    for (const ControlJob& p : parts) sums[i].value += p.values[i];
+                }
+                return tuple_responses(frame, r, sums, max_frame);
+            }
+            case kKvOpFlush: {
+                counters_.flushes.fetch_add(1, std::memory_order_relaxed);
+                uint64_t flushed = 0;
+                for (const ControlJob& p : parts) flushed += p.flushed;
+                counters_.flushed_sum.fetch_add(flushed, std::memory_order_relaxed);
+                return tuple_responses(frame, r, merge_sums(parts), max_frame);
+            }
+            default: {
+                counters_.statuses.fetch_add(1, std::memory_order_relaxed);
+                const bool window_on = workers_.front().dup->window() != 0;
+                const StatusReply s = merge_status(parts, window_on, status_capacity(r, max_frame));
+                return {status_response(frame, r, s)};
+            }
+        }
+    }
+
+    std::vector<Worker> workers_;
+    std::function<size_t(uint16_t, size_t)> max_frame_;
+    uint16_t udp_port_;
+    ControlCounters counters_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<Request> inbox_;
+    bool stopping_ = false;
+    std::thread thread_;
+};
+
+// Worker side, once per loop iteration: does a posted job. The common case is one relaxed load.
+template <class Table>
+inline void serve_job(WorkerLink& link, Table& table, const DupFilter& dup) {
+    ControlJob* job = link.job.load(std::memory_order_acquire);
+    if (job == nullptr) [[likely]]
+        return;
+    if constexpr (std::is_same_v<Table, SharedAggTable>)
+        job->state = dup.state(job->request->stream, job->max_missing);
+    else
+        run_job(*job, table, dup);
+    link.job.store(nullptr, std::memory_order_release);
+}
+
+}  // namespace linerate::kvagg

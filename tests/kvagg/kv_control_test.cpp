@@ -1,0 +1,280 @@
+// The service ops without EAL: request parsing, the per-worker parts, merging, response frames
+// (addresses swapped, valid checksums, split over frames), and flush-reset exactness while
+// worker threads keep adding.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "kvagg/kv_control.hpp"
+#include "kvagg/kv_kernel.hpp"
+#include "pkt/checksum.hpp"
+
+using namespace linerate::kvagg;
+using namespace linerate::pkt;
+
+namespace {
+
+UdpFrameSpec client_spec() {
+    UdpFrameSpec s;
+    s.src_mac = {0x02, 0, 0, 0, 0, 0xC1};
+    s.dst_mac = {0x02, 0, 0, 0, 0, 0x5E};
+    s.src_ip = ipv4_addr(10, 1, 0, 2);
+    s.dst_ip = ipv4_addr(10, 1, 0, 1);
+    s.src_port = 40000;
+    s.dst_port = kKvDefaultPort;
+    return s;
+}
+
+// A request frame: header with `count`, `flags` in the reserved field, then `body` (u64s).
+std::vector<uint8_t> request(uint8_t op, uint16_t count, uint32_t stream, uint64_t seq,
+                             uint32_t flags, const std::vector<uint64_t>& body) {
+    std::vector<uint8_t> f(kKvTuplesOffset + 8 * body.size());
+    write_udp_headers(f.data(), f.size(), client_spec());
+    write_kv_header(&f[kKvHeaderOffset],
+                    {.tuple_count = count, .stream = stream, .seq = seq, .op = op});
+    store_be32(&f[kKvHeaderOffset + kKvReservedOff], flags);
+    for (size_t i = 0; i < body.size(); ++i) store_be64(&f[kKvTuplesOffset + 8 * i], body[i]);
+    return f;
+}
+
+KvVerdict request_verdict(const std::vector<uint8_t>& f) {
+    return parse_kv_request(f.data(), f.size(), kKvDefaultPort).verdict;
+}
+
+// Checks a response's headers against the request that asked for it; returns its app header.
+const uint8_t* check_response(const std::vector<uint8_t>& resp, uint8_t op, uint64_t seq) {
+    const UdpFrameSpec c = client_spec();
+    EXPECT_TRUE(std::equal(c.src_mac.begin(), c.src_mac.end(), resp.begin()));  // to the client
+    EXPECT_TRUE(std::equal(c.dst_mac.begin(), c.dst_mac.end(), resp.begin() + 6));
+    const Ipv4View ip{&resp[14]};
+    EXPECT_TRUE(checksum_ok(&resp[14], 20));
+    EXPECT_EQ(ip.total_len(), resp.size() - 14);
+    EXPECT_EQ(load_be32(&resp[26]), c.dst_ip);
+    EXPECT_EQ(load_be32(&resp[30]), c.src_ip);
+    const UdpView udp{&resp[34]};
+    EXPECT_EQ(load_be16(&resp[34]), kKvDefaultPort);
+    EXPECT_EQ(udp.dst_port(), c.src_port);
+    EXPECT_EQ(udp.length(), resp.size() - 34);
+    // UDP checksum over the pseudo-header and the datagram verifies to 0xFFFF.
+    const uint32_t seed = ones_complement_sum(&resp[26], 8) + kIpProtoUdp + udp.length();
+    EXPECT_NE(load_be16(&resp[40]), 0);
+    EXPECT_EQ(ones_complement_sum(&resp[34], udp.length(), seed), 0xFFFF);
+    const uint8_t* app = &resp[kKvHeaderOffset];
+    EXPECT_EQ(load_be16(app), kKvMagic);
+    EXPECT_EQ(app[kKvOpOff], op | kKvOpResponse);
+    EXPECT_EQ(load_be64(app + kKvSeqOff), seq);
+    return app;
+}
+
+std::map<uint64_t, uint64_t> response_tuples(const std::vector<std::vector<uint8_t>>& frames) {
+    std::map<uint64_t, uint64_t> m;
+    for (size_t i = 0; i < frames.size(); ++i) {
+        const uint8_t* app = &frames[i][kKvHeaderOffset];
+        EXPECT_EQ(load_be32(app + kKvReservedOff),
+                  uint32_t(i) | (i + 1 == frames.size() ? kKvLastFrame : 0));
+        const uint16_t n = load_be16(app + kKvCountOff);
+        EXPECT_EQ(frames[i].size(), kv_frame_len(n));
+        for (uint16_t k = 0; k < n; ++k)
+            m[load_be64(app + kKvHeaderLen + 16 * k)] += load_be64(app + kKvHeaderLen + 16 * k + 8);
+    }
+    return m;
+}
+
+// Two per-worker tables and windows; the workers are "stopped" (no loop), so the control reads
+// their parts directly, as it does after a run.
+struct TwoWorkers {
+    AggConfig cfg{.mode = IndexMode::hash, .max_keys = 4096};
+    std::vector<AggSlot> mem0 = std::vector<AggSlot>(AggGeometry::slots_for(cfg));
+    std::vector<AggSlot> mem1 = mem0;
+    AggTable t0{mem0, cfg}, t1{mem1, cfg};
+    KvKernel<AggTable> k0{t0, {}}, k1{t1, {}};
+    WorkerLink links[2];
+    size_t mtu = 1500;
+    KvControl<AggTable> control{
+        {{&t0, &k0.dup_filter(), &links[0]}, {&t1, &k1.dup_filter(), &links[1]}},
+        [this](uint16_t, size_t l3) { return l3 + mtu; },
+        kKvDefaultPort};
+    TwoWorkers() {
+        links[0].stopped = true;
+        links[1].stopped = true;
+    }
+    std::vector<std::vector<uint8_t>> ask(const std::vector<uint8_t>& f) {
+        return control.answer(f.data(), f.size(), 0);
+    }
+};
+
+void send(KvKernel<AggTable>& k, uint32_t stream, uint64_t seq, std::vector<KvTuple> t) {
+    UdpFrameSpec s = client_spec();
+    const auto f = make_kv_frame(s, stream, seq, t);
+    EXPECT_EQ(k.aggregate_frame(f.data(), f.size()), KvVerdict::ok);
+}
+
+}  // namespace
+
+TEST(KvControl, RequestChecks) {
+    EXPECT_EQ(request_verdict(request(kKvOpRead, 2, 1, 1, 0, {5, 6})), KvVerdict::request);
+    EXPECT_EQ(request_verdict(request(kKvOpRead, 0, 1, 1, 0, {})), KvVerdict::bad_request);
+    EXPECT_EQ(request_verdict(request(kKvOpRead, 3, 1, 1, 0, {5, 6})), KvVerdict::bad_request);
+    EXPECT_EQ(request_verdict(request(kKvOpRead, 1, 1, 1, 1, {5})), KvVerdict::bad_request);
+    EXPECT_EQ(request_verdict(request(kKvOpStatus, 0, 1, 1, 0, {})), KvVerdict::request);
+    EXPECT_EQ(request_verdict(request(kKvOpStatus, 1, 1, 1, 0, {0, 0})), KvVerdict::bad_request);
+    EXPECT_EQ(request_verdict(request(kKvOpFlush, 0, 1, 1, kKvFlushReset, {})), KvVerdict::request);
+    EXPECT_EQ(request_verdict(request(kKvOpFlush, 1, 1, 1, 0, {3, 9})), KvVerdict::request);
+    EXPECT_EQ(request_verdict(request(kKvOpFlush, 1, 1, 1, 0, {9, 3})), KvVerdict::bad_request);
+    EXPECT_EQ(request_verdict(request(kKvOpFlush, 1, 1, 1, 0, {3})), KvVerdict::bad_request);
+    EXPECT_EQ(request_verdict(request(kKvOpFlush, 0, 1, 1, 2, {})), KvVerdict::bad_request);
+    EXPECT_EQ(request_verdict(request(kKvOpFlush, 2, 1, 1, 0, {1, 2, 3, 4})),
+              KvVerdict::bad_request);
+    EXPECT_EQ(request_verdict(request(9, 0, 1, 1, 0, {})), KvVerdict::bad_op);
+    // The kernel's verdicts are the same: a request is never aggregated.
+    const auto f = request(kKvOpRead, 1, 1, 1, 0, {5});
+    EXPECT_EQ(parse_kv_packet(f.data(), f.size(), kKvDefaultPort).verdict, KvVerdict::request);
+    const auto g = request(kKvOpRead, 0, 1, 1, 0, {});
+    EXPECT_EQ(parse_kv_packet(g.data(), g.size(), kKvDefaultPort).verdict, KvVerdict::bad_request);
+    // A sum packet seen by the request parser keeps its verdict.
+    const auto s = make_kv_frame(client_spec(), 1, 1, std::vector<KvTuple>{{1, 2}});
+    EXPECT_EQ(parse_kv_request(s.data(), s.size(), kKvDefaultPort).verdict, KvVerdict::ok);
+}
+
+TEST(KvControl, ReadSumsEveryWorkersTableInAsManyFramesAsNeeded) {
+    TwoWorkers w;
+    std::vector<uint64_t> keys;
+    std::map<uint64_t, uint64_t> want;
+    for (uint64_t k = 0; k < 300; ++k) {
+        keys.push_back(k * 7919);
+        send(w.k0, 1, k + 1, {{k * 7919, k + 1}});
+        if (k % 2) send(w.k1, 2, k + 1, {{k * 7919, 1000}});
+        want[k * 7919] = k + 1 + (k % 2 ? 1000 : 0);
+    }
+    keys.push_back(123456789);  // never sent: 0
+    want[123456789] = 0;
+    const auto frames = w.ask(request(kKvOpRead, uint16_t(keys.size()), 77, 5, 0, keys));
+    // MTU 1500: (1500 - 20 - 8 - 22) / 16 = 90 tuples a frame -> 301 keys in 4 frames.
+    ASSERT_EQ(frames.size(), 4u);
+    for (const auto& f : frames) {
+        const uint8_t* app = check_response(f, kKvOpRead, 5);
+        EXPECT_EQ(load_be32(app + kKvStreamOff), 77u);
+        EXPECT_LE(f.size(), 1514u);
+    }
+    EXPECT_EQ(response_tuples(frames), want);
+    EXPECT_EQ(w.control.counters().reads.load(), 1u);
+}
+
+TEST(KvControl, FlushWithResetTakesEachAmountOnce) {
+    TwoWorkers w;
+    send(w.k0, 1, 1, {{10, 1}, {20, 2}, {0, 3}});
+    send(w.k1, 2, 1, {{10, 100}, {30, 300}});
+    // A range first, without reset: only keys 10..20.
+    auto frames = w.ask(request(kKvOpFlush, 1, 0, 1, 0, {10, 20}));
+    ASSERT_EQ(frames.size(), 1u);
+    check_response(frames[0], kKvOpFlush, 1);
+    EXPECT_EQ(response_tuples(frames), (std::map<uint64_t, uint64_t>{{10, 101}, {20, 2}}));
+    // Everything, with reset.
+    frames = w.ask(request(kKvOpFlush, 0, 0, 2, kKvFlushReset, {}));
+    EXPECT_EQ(response_tuples(frames),
+              (std::map<uint64_t, uint64_t>{{0, 3}, {10, 101}, {20, 2}, {30, 300}}));
+    EXPECT_EQ(w.control.counters().flushed_sum.load(), 406u);
+    EXPECT_EQ(w.t0.size(), 0u);  // a full reset frees the places
+    // The next epoch holds only what came after.
+    send(w.k1, 2, 2, {{30, 5}});
+    frames = w.ask(request(kKvOpFlush, 0, 0, 3, 0, {}));
+    EXPECT_EQ(response_tuples(frames), (std::map<uint64_t, uint64_t>{{30, 5}}));
+    // A range reset zeroes in place: an empty flush is one frame with no tuples, marked last.
+    w.ask(request(kKvOpFlush, 1, 0, 4, kKvFlushReset, {30, 30}));
+    frames = w.ask(request(kKvOpFlush, 0, 0, 5, 0, {}));
+    ASSERT_EQ(frames.size(), 1u);
+    EXPECT_TRUE(response_tuples(frames).empty());
+    EXPECT_EQ(w.control.counters().flushed_sum.load(), 411u);
+}
+
+TEST(KvControl, StatusListsTheGapsOfTheStreamsWindow) {
+    TwoWorkers w;
+    for (uint64_t seq : {1, 2, 4, 7, 7, 8}) {
+        const auto f = make_kv_frame(client_spec(), 42, seq, std::vector<KvTuple>{{1, 1}});
+        w.k0.aggregate_frame(f.data(), f.size());
+    }
+    auto frames = w.ask(request(kKvOpStatus, 0, 42, 9, 0, {}));
+    ASSERT_EQ(frames.size(), 1u);
+    const uint8_t* app = check_response(frames[0], kKvOpStatus, 9);
+    const uint8_t* b = app + kKvHeaderLen;
+    EXPECT_EQ(load_be64(b), kKvStatusKnown);
+    EXPECT_EQ(load_be64(b + 8), 8u);   // top
+    EXPECT_EQ(load_be64(b + 16), 3u);  // gaps 3, 5, 6
+    EXPECT_EQ(load_be64(b + 24), 1u);  // one duplicate
+    EXPECT_EQ(load_be64(b + 32), 0u);
+    EXPECT_EQ(load_be64(b + 40), 1u);  // window low
+    ASSERT_EQ(load_be16(app + kKvCountOff), 3);
+    EXPECT_EQ(load_be64(b + 48), 3u);
+    EXPECT_EQ(load_be64(b + 56), 5u);
+    EXPECT_EQ(load_be64(b + 64), 6u);
+    // An unknown stream: flags 0.
+    frames = w.ask(request(kKvOpStatus, 0, 43, 10, 0, {}));
+    EXPECT_EQ(load_be64(&frames[0][kKvTuplesOffset]), 0u);
+    // Known on both workers: split flagged.
+    const auto f = make_kv_frame(client_spec(), 42, 1, std::vector<KvTuple>{{1, 1}});
+    w.k1.aggregate_frame(f.data(), f.size());
+    frames = w.ask(request(kKvOpStatus, 0, 42, 11, 0, {}));
+    EXPECT_EQ(load_be64(&frames[0][kKvTuplesOffset]), kKvStatusKnown | kKvStatusSplit);
+}
+
+TEST(KvControl, StatusListsOnlyWhatFitsAFrame) {
+    TwoWorkers w;
+    w.mtu = 200;  // (200 - 20 - 8 - 22 - 48) / 8 = 12 numbers
+    for (uint64_t seq = 2; seq <= 100; seq += 2) {
+        const auto f = make_kv_frame(client_spec(), 1, seq, std::vector<KvTuple>{{1, 1}});
+        w.k0.aggregate_frame(f.data(), f.size());
+    }
+    const auto frames = w.ask(request(kKvOpStatus, 0, 1, 1, 0, {}));
+    const uint8_t* app = check_response(frames[0], kKvOpStatus, 1);
+    EXPECT_EQ(load_be64(app + kKvHeaderLen + 16), 50u);  // gaps: every odd number
+    ASSERT_EQ(load_be16(app + kKvCountOff), 12);
+    EXPECT_EQ(load_be64(app + kKvHeaderLen + 48 + 8 * 11), 23u);
+}
+
+// Two worker threads add to their own tables and serve their jobs between "bursts", as the sink
+// loop does; the control thread flush-resets meanwhile. Every amount is flushed exactly once or
+// still in a table at the end.
+TEST(KvControl, FlushResetWhileWorkersAddIsExact) {
+    TwoWorkers w;
+    w.links[0].stopped = false;
+    w.links[1].stopped = false;
+    std::atomic<bool> stop{false};
+    uint64_t added[2] = {0, 0};
+    auto worker = [&](unsigned i) {
+        KvKernel<AggTable>& k = i ? w.k1 : w.k0;
+        AggTable& t = i ? w.t1 : w.t0;
+        std::mt19937_64 rng(i);
+        uint64_t seq = 0;
+        while (!stop.load(std::memory_order_relaxed)) {
+            serve_job(w.links[i], t, k.dup_filter());
+            std::vector<KvTuple> tuples(8);
+            for (auto& tp : tuples) {
+                tp = {rng() % 64, rng() % 1000};
+                added[i] += tp.value;
+            }
+            const auto f = make_kv_frame(client_spec(), i, ++seq, tuples);
+            k.aggregate_frame(f.data(), f.size());
+        }
+        w.links[i].stopped.store(true, std::memory_order_release);
+    };
+    std::thread a(worker, 0), b(worker, 1);
+    uint64_t flushed = 0;
+    for (int n = 0; n < 50; ++n) {
+        const auto f = request(kKvOpFlush, 0, 0, uint64_t(n), kKvFlushReset, {});
+        for (const auto& [k, v] : response_tuples(w.ask(f))) flushed += v;
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    stop = true;
+    a.join();
+    b.join();
+    const auto rest = response_tuples(w.ask(request(kKvOpFlush, 0, 0, 99, 0, {})));
+    uint64_t left = 0;
+    for (const auto& [k, v] : rest) left += v;
+    EXPECT_GT(flushed, 0u);
+    EXPECT_EQ(flushed + left, added[0] + added[1]);
+    EXPECT_EQ(w.control.counters().flushed_sum.load(), flushed);
+}
