@@ -1,0 +1,213 @@
+"""Client for kvagg's service ops (docs/kvagg.md "Service ops"): plain UDP sockets, no DPDK.
+
+    from linerate_kvagg import Client
+    with Client("10.0.0.1") as c:          # kvagg's address, UDP port 9000
+        c.add(key, value)                  # batched into full datagrams (path MTU)
+        c.status()                         # retransmits what kvagg did not get, until nothing is missing
+        c.read([key1, key2])               # {key: current sum}
+        c.flush(reset=True)                # {key: sum} of every key; those amounts are never counted again
+
+Every datagram of one client carries its stream id and the next sequence number (from 1); kvagg
+refuses duplicates inside its window, so retransmitting is always safe. Timeouts and errors raise
+KvaggError / KvaggTimeout, never pass silently.
+"""
+
+import random
+import socket
+import struct
+
+MAGIC = 0x4B56
+VERSION = 1
+OP_SUM, OP_READ, OP_STATUS, OP_FLUSH = 0, 1, 2, 3
+OP_RESPONSE = 0x80
+FLUSH_RESET = 1
+LAST_FRAME = 0x80000000
+STATUS_KNOWN, STATUS_SPLIT, STATUS_NO_WINDOW = 1, 2, 4
+HEADER = struct.Struct("!HBBHIQI")  # magic, version, op, count, stream, seq, reserved: 22 bytes
+IP_UDP = 28
+IP_MTU = 14  # Linux getsockopt: the path MTU of a connected socket
+
+
+class KvaggError(Exception):
+    pass
+
+
+class KvaggTimeout(KvaggError):
+    pass
+
+
+class Client:
+    """One stream: `add` sends tuples, `status` makes sure kvagg has all of them."""
+
+    def __init__(self, host, port=9000, stream=None, timeout=0.5, retries=6, mtu=None,
+                 drop_share=0.0, seed=None, status_every=8192):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+        self.sock.connect((host, port))
+        self.sock.settimeout(timeout)
+        self.timeout, self.retries = timeout, retries
+        if mtu is None:
+            try:
+                mtu = self.sock.getsockopt(socket.IPPROTO_IP, IP_MTU)
+            except OSError:
+                mtu = 1500
+        self.mtu = mtu
+        self.max_tuples = (mtu - IP_UDP - HEADER.size) // 16
+        self.max_keys = min((mtu - IP_UDP - HEADER.size) // 8, 0xFFFF)
+        if self.max_tuples < 1:
+            raise KvaggError(f"MTU {mtu} cannot carry one tuple")
+        rng = random.Random(seed)
+        self.stream = rng.getrandbits(32) if stream is None else stream
+        self.drop_share, self._rng = drop_share, rng
+        self.status_every = status_every
+        self.seq = 0            # last data sequence number used
+        self.unacked = {}       # seq -> datagram, until a status confirms it
+        self.request_id = 0
+        self._batch = []
+        self.sent_datagrams = self.dropped_datagrams = self.retransmitted = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        self.sock.close()
+
+    # ---- adding ----
+    def add(self, key, value):
+        self._batch.append((key & 0xFFFFFFFFFFFFFFFF, value & 0xFFFFFFFFFFFFFFFF))
+        if len(self._batch) == self.max_tuples:
+            self._send_batch()
+
+    def flush_sends(self):
+        """Sends the partly filled datagram, if any."""
+        if self._batch:
+            self._send_batch()
+
+    def _send_batch(self):
+        self.seq += 1
+        d = HEADER.pack(MAGIC, VERSION, OP_SUM, len(self._batch), self.stream, self.seq, 0)
+        d += b"".join(struct.pack("!QQ", k, v) for k, v in self._batch)
+        self._batch = []
+        self.unacked[self.seq] = d
+        self._send_data(d)
+        if len(self.unacked) >= self.status_every:
+            self.status()
+
+    def _send_data(self, d):
+        if self.drop_share and self._rng.random() < self.drop_share:
+            self.dropped_datagrams += 1  # simulated loss: never reaches the wire
+            return
+        self.sock.send(d)
+        self.sent_datagrams += 1
+
+    # ---- requests ----
+    def _request(self, op, count, body=b"", flags=0, stream=None, retry=True):
+        """Sends a request and collects its response frames (index 0 .. the one marked last)."""
+        for attempt in range(self.retries if retry else 1):
+            self.request_id += 1
+            rid = self.request_id
+            hdr = HEADER.pack(MAGIC, VERSION, op, count,
+                              self.stream if stream is None else stream, rid, flags)
+            self.sock.send(hdr + body)
+            frames, last = {}, None
+            try:
+                while last is None or len(frames) < last + 1:
+                    r = self.sock.recv(65536)
+                    if len(r) < HEADER.size:
+                        continue
+                    magic, ver, rop, n, _, rseq, idx = HEADER.unpack_from(r)
+                    if magic != MAGIC or rop != (op | OP_RESPONSE) or rseq != rid:
+                        continue  # a late answer to an earlier attempt
+                    frames[idx & ~LAST_FRAME] = (n, r[HEADER.size:])
+                    if idx & LAST_FRAME:
+                        last = idx & ~LAST_FRAME
+            except socket.timeout:
+                if not retry:
+                    raise KvaggTimeout(
+                        f"op {op}: {len(frames)} response frames within {self.timeout} s "
+                        f"(last {'seen' if last is not None else 'not seen'}); not retried")
+                continue
+            return [frames[i] for i in range(last + 1)]
+        raise KvaggTimeout(f"op {op}: no complete response after {self.retries} attempts "
+                           f"of {self.timeout} s")
+
+    @staticmethod
+    def _tuples(frames):
+        out = {}
+        for n, body in frames:
+            if len(body) < 16 * n:
+                raise KvaggError("response shorter than its tuple count")
+            for i in range(n):
+                k, v = struct.unpack_from("!QQ", body, 16 * i)
+                out[k] = (out.get(k, 0) + v) & 0xFFFFFFFFFFFFFFFF
+        return out
+
+    def status(self, max_rounds=100):
+        """Sends the partial datagram, then asks kvagg which sequence numbers it is missing and
+        retransmits them until it has every datagram of this stream. Returns kvagg's last view:
+        dict(top, gaps, duplicates, stale, window_low, rounds, retransmitted)."""
+        self.flush_sends()
+        for rounds in range(1, max_rounds + 1):
+            st = self.stream_status()
+            if st["flags"] & STATUS_NO_WINDOW:
+                raise KvaggError("kvagg runs with --dup-window 0: no loss detection")
+            if st["flags"] & STATUS_SPLIT:
+                raise KvaggError("stream seen by several kvagg workers: its status is not exact")
+            top, missing = st["top"], st["missing"]
+            listed_all = st["gaps"] == len(missing)
+            # Confirmed: below top and not missing (only up to the last listed number when the
+            # list is cut short).
+            bound = top if listed_all else (missing[-1] if missing else top)
+            missing_set = set(missing)
+            for s in [s for s in self.unacked if s <= bound and s not in missing_set]:
+                del self.unacked[s]
+            old = sorted(s for s in self.unacked if s < st["window_low"])
+            if old:
+                raise KvaggError(f"{len(old)} datagrams (seq {old[0]}...) fell out of kvagg's "
+                                 f"window before they were confirmed: lost")
+            if not self.unacked:
+                st["rounds"], st["retransmitted"] = rounds, self.retransmitted
+                return st
+            for s in sorted(self.unacked):
+                if s in missing_set or s > top:
+                    self.retransmitted += 1
+                    self._send_data(self.unacked[s])
+        raise KvaggError(f"{len(self.unacked)} datagrams still unconfirmed after {max_rounds} "
+                         f"status rounds")
+
+    def stream_status(self, stream=None):
+        """One status request: kvagg's view of a stream (default: ours), no retransmission."""
+        (n, body), = self._request(OP_STATUS, 0, stream=stream)
+        flags, top, gaps, dups, stale, low = struct.unpack_from("!6Q", body)
+        missing = list(struct.unpack_from(f"!{n}Q", body, 48))
+        return dict(flags=flags, top=top, gaps=gaps, duplicates=dups, stale=stale,
+                    window_low=low, missing=missing)
+
+    def read(self, keys):
+        """{key: current sum} for every key asked (0 for a key kvagg never received)."""
+        keys = list(keys)
+        out = {}
+        for i in range(0, len(keys), self.max_keys):
+            chunk = keys[i:i + self.max_keys]
+            body = struct.pack(f"!{len(chunk)}Q", *chunk)
+            out.update(self._tuples(self._request(OP_READ, len(chunk), body)))
+        return out
+
+    def flush(self, reset=False, key_range=None):
+        """{key: sum} of every key with a non-zero sum (or of keys lo..hi inclusive). With reset
+        the flushed amounts are taken out of kvagg atomically per key; such a request is sent
+        once: if its response is incomplete the flushed sums are lost, and KvaggTimeout says so."""
+        body, count = b"", 0
+        if key_range is not None:
+            body, count = struct.pack("!QQ", *key_range), 1
+        try:
+            frames = self._request(OP_FLUSH, count, body, FLUSH_RESET if reset else 0,
+                                   retry=not reset)
+        except KvaggTimeout as e:
+            if reset:
+                raise KvaggTimeout(f"flush(reset): {e}: the flushed sums may be lost") from e
+            raise
+        return self._tuples(frames)
