@@ -236,7 +236,8 @@ FrameInfo Traffic::next_kv(uint8_t* dst) {
                 h.version = uint8_t(kvagg::kKvVersion + 1 + rng_.below(254));
                 break;
             case 2:
-                h.op = uint8_t(kvagg::kKvOpSum + 1 + rng_.below(255));
+                // Past the service ops (1-3), which kvagg would answer: 4..255.
+                h.op = uint8_t(kvagg::kKvOpFlush + 1 + rng_.below(255 - kvagg::kKvOpFlush));
                 break;
             default:
                 h.tuple_count = uint16_t(cfg_.tuples + 1 + rng_.below(16));  // more than fit

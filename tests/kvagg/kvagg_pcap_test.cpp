@@ -99,8 +99,9 @@ void expect_conserved(const nlohmann::json& j) {
     EXPECT_EQ(j["tx_packets"], 0);
     EXPECT_EQ(j["mempool_in_use_at_exit"], 0);
     for (const auto& w : j["workers"])
-        EXPECT_EQ(w["rx_packets"].get<uint64_t>(),
-                  w["aggregated_packets"].get<uint64_t>() + w["dropped"].get<uint64_t>());
+        EXPECT_EQ(w["rx_packets"].get<uint64_t>(), w["aggregated_packets"].get<uint64_t>() +
+                                                       w["requests"].get<uint64_t>() +
+                                                       w["dropped"].get<uint64_t>());
 }
 
 void expect_counters(const nlohmann::json& j, const Expected& e, size_t frames) {
@@ -124,7 +125,9 @@ void expect_counters(const nlohmann::json& j, const Expected& e, size_t frames) 
     EXPECT_EQ(d["bad_version"], e.bad_version);
     EXPECT_EQ(d["bad_op"], e.bad_op);
     EXPECT_EQ(d["not_kvagg"], e.not_kvagg);
-    EXPECT_EQ(d.size(), 8u);  // packet reasons only: table_full is counted in tuples
+    EXPECT_EQ(d["bad_request"], 0);  // the trace holds no service requests
+    EXPECT_EQ(d["control_busy"], 0);
+    EXPECT_EQ(d.size(), 10u);  // packet reasons only: table_full is counted in tuples
 }
 
 const std::vector<std::string> kTraceArgs = {"--dup-window", "256",  "--max-streams", "4",

@@ -1,0 +1,118 @@
+// kvagg_load: one C++ client of kvagg's service ops (include/linerate/kvagg_client.hpp) sending
+// a reproducible stream of tuples, for the tests and bench/run kvagg-service.
+//
+//   kvagg_load --host 10.0.0.1 --tuples 1000000 --keys 10000 --seed 1 --drop-share 0.05
+//              --sums-out sent.csv --json load.json
+//
+// Sends the tuples (key = hash of a counter mod --keys, value = a counter), runs status() until
+// kvagg has every datagram, writes what it sent per key (`key,value` lines) and a JSON object
+// with tuples/s and counters. --reads N then times N read() calls of one key (p50/p99, µs).
+#include <fmt/core.h>
+#include <fmt/ostream.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "linerate/kvagg_client.hpp"
+
+namespace {
+
+uint64_t mix(uint64_t x) {  // splitmix64: keys spread over the u64 range
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+double percentile(std::vector<double> v, double p) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, size_t(p * double(v.size())))];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App cli("kvagg_load: send tuples to kvagg with the C++ client, confirm, report",
+                 "kvagg_load");
+    linerate::kvclient::Options o;
+    uint64_t tuples = 100000, keys = 1000, seed = 1, reads = 0;
+    double read_interval_ms = 0;
+    std::string sums_out, json_out;
+    cli.add_option("--host", o.host, "kvagg's IPv4 address")->required();
+    cli.add_option("--port", o.port, "kvagg's UDP port");
+    cli.add_option("--tuples", tuples, "tuples to send");
+    cli.add_option("--keys", keys, "distinct keys")->check(CLI::PositiveNumber);
+    cli.add_option("--seed", seed, "seed of keys, stream id and simulated loss");
+    cli.add_option("--drop-share", o.drop_share, "share of data datagrams dropped before sending")
+        ->check(CLI::Range(0.0, 0.9));
+    cli.add_option("--max-tuples", o.max_tuples, "tuples per datagram (0: fill the MTU)");
+    cli.add_option("--reads", reads, "then time this many read() calls of one key");
+    cli.add_option("--read-interval-ms", read_interval_ms, "pause between timed reads");
+    cli.add_option("--sums-out", sums_out, "write the sums sent, key,value lines");
+    cli.add_option("--json", json_out, "write counters and rates as JSON");
+    CLI11_PARSE(cli, argc, argv);
+    o.seed = seed;
+    try {
+        linerate::kvclient::Client c(o);
+        std::map<uint64_t, uint64_t> sent;
+        const auto t0 = std::chrono::steady_clock::now();
+        for (uint64_t i = 0; i < tuples; ++i) {
+            const uint64_t key = mix(seed << 40 ^ (mix(i + seed) % keys));
+            const uint64_t value = i + 1;
+            c.add(key, value);
+            sent[key] += value;
+        }
+        c.flush_sends();
+        const auto t1 = std::chrono::steady_clock::now();
+        const linerate::kvclient::StreamStatus st = c.status();
+        const auto t2 = std::chrono::steady_clock::now();
+        std::vector<double> lat;
+        if (reads) {
+            const uint64_t key = sent.begin()->first;
+            for (uint64_t r = 0; r < reads; ++r) {
+                const auto a = std::chrono::steady_clock::now();
+                const auto got = c.read(std::span(&key, 1));
+                lat.push_back(
+                    std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - a)
+                        .count());
+                if (got.size() != 1) throw linerate::kvclient::Error("read: wrong key count");
+                if (read_interval_ms > 0)
+                    std::this_thread::sleep_for(
+                        std::chrono::duration<double, std::milli>(read_interval_ms));
+            }
+        }
+        const double send_s = std::chrono::duration<double>(t1 - t0).count();
+        nlohmann::json j = {{"stream", c.stream()},
+                            {"tuples", tuples},
+                            {"keys_sent", sent.size()},
+                            {"tuples_per_datagram", c.max_tuples()},
+                            {"datagrams", c.sent_datagrams()},
+                            {"dropped_datagrams", c.dropped_datagrams()},
+                            {"retransmitted", st.retransmitted},
+                            {"status_rounds", st.rounds},
+                            {"duplicates_seen_by_kvagg", st.duplicates},
+                            {"send_s", send_s},
+                            {"confirm_s", std::chrono::duration<double>(t2 - t1).count()},
+                            {"tuples_per_s", send_s > 0 ? double(tuples) / send_s : 0},
+                            {"reads", reads},
+                            {"read_p50_us", percentile(lat, 0.5)},
+                            {"read_p99_us", percentile(lat, 0.99)}};
+        fmt::print("{}\n", j.dump());
+        if (!json_out.empty()) std::ofstream(json_out) << j.dump(2) << '\n';
+        if (!sums_out.empty()) {
+            std::ofstream f(sums_out);
+            for (const auto& [k, v] : sent) fmt::print(f, "{},{}\n", k, v);
+            if (!f) throw linerate::kvclient::Error("cannot write " + sums_out);
+        }
+    } catch (const linerate::kvclient::Error& e) {
+        fmt::print(stderr, "kvagg_load: {}\n", e.what());
+        return 1;
+    }
+    return 0;
+}

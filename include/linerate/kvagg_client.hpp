@@ -1,0 +1,355 @@
+#pragma once
+// Client for kvagg's service ops (docs/kvagg.md "Service ops"), header-only, plain POSIX UDP
+// sockets (no DPDK). The same operations as python/linerate_kvagg.py:
+//
+//   linerate::kvclient::Client c({.host = "10.0.0.1"});
+//   c.add(key, value);          // batched into full datagrams (path MTU)
+//   c.status();                 // retransmits what kvagg lacks until it has every datagram
+//   auto sums = c.read(keys);   // key -> current sum
+//   auto all = c.flush(true);   // key -> sum of every key, those amounts taken out of kvagg
+//
+// One stream id per client, sequence numbers from 1; kvagg refuses duplicates inside its window,
+// so retransmitting is always safe. Timeouts and errors throw (kvclient::Error, Timeout).
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <random>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace linerate::kvclient {
+
+inline constexpr uint16_t kMagic = 0x4B56;
+inline constexpr uint8_t kVersion = 1;
+inline constexpr uint8_t kOpSum = 0, kOpRead = 1, kOpStatus = 2, kOpFlush = 3;
+inline constexpr uint8_t kOpResponse = 0x80;
+inline constexpr uint32_t kFlushReset = 1;
+inline constexpr uint32_t kLastFrame = 0x80000000u;
+inline constexpr uint64_t kStatusKnown = 1, kStatusSplit = 2, kStatusNoWindow = 4;
+inline constexpr size_t kHeaderLen = 22;
+inline constexpr size_t kIpUdpLen = 28;
+
+struct Error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+struct Timeout : Error {
+    using Error::Error;
+};
+
+struct Options {
+    std::string host;
+    uint16_t port = 9000;
+    std::optional<uint32_t> stream;  // default: random
+    std::chrono::milliseconds timeout{500};
+    unsigned retries = 6;
+    size_t mtu = 0;              // 0: the socket's path MTU
+    size_t max_tuples = 0;       // per datagram, 0: as many as the MTU allows (1: no batching)
+    double drop_share = 0;       // simulated loss: this share of data datagrams is never sent
+    uint64_t seed = 0;           // for the stream id and the simulated loss
+    size_t status_every = 8192;  // unconfirmed datagrams before add() runs status() itself
+};
+
+struct StreamStatus {
+    uint64_t flags = 0, top = 0, gaps = 0, duplicates = 0, stale = 0, window_low = 0;
+    std::vector<uint64_t> missing;
+    unsigned rounds = 0;         // status(): requests it took
+    uint64_t retransmitted = 0;  // status(): datagrams sent again so far, in all
+};
+
+using Sums = std::map<uint64_t, uint64_t>;
+
+namespace detail {
+inline void put16(uint8_t* p, uint16_t v) {
+    p[0] = uint8_t(v >> 8);
+    p[1] = uint8_t(v);
+}
+inline void put32(uint8_t* p, uint32_t v) {
+    put16(p, uint16_t(v >> 16));
+    put16(p + 2, uint16_t(v));
+}
+inline void put64(uint8_t* p, uint64_t v) {
+    put32(p, uint32_t(v >> 32));
+    put32(p + 4, uint32_t(v));
+}
+inline uint16_t get16(const uint8_t* p) {
+    return uint16_t(p[0] << 8 | p[1]);
+}
+inline uint32_t get32(const uint8_t* p) {
+    return uint32_t(get16(p)) << 16 | get16(p + 2);
+}
+inline uint64_t get64(const uint8_t* p) {
+    return uint64_t(get32(p)) << 32 | get32(p + 4);
+}
+inline void header(uint8_t* p, uint8_t op, uint16_t count, uint32_t stream, uint64_t seq,
+                   uint32_t reserved) {
+    put16(p, kMagic);
+    p[2] = kVersion;
+    p[3] = op;
+    put16(p + 4, count);
+    put32(p + 6, stream);
+    put64(p + 10, seq);
+    put32(p + 18, reserved);
+}
+}  // namespace detail
+
+class Client {
+  public:
+    explicit Client(const Options& o) : o_(o), rng_(o.seed) {
+        addrinfo hints{};
+        hints.ai_family = AF_INET;
+        hints.ai_socktype = SOCK_DGRAM;
+        addrinfo* res = nullptr;
+        const std::string port = std::to_string(o.port);
+        if (int e = getaddrinfo(o.host.c_str(), port.c_str(), &hints, &res); e != 0)
+            throw Error("kvagg client: " + o.host + ": " + gai_strerror(e));
+        fd_ = ::socket(AF_INET, SOCK_DGRAM, 0);
+        if (fd_ < 0 || ::connect(fd_, res->ai_addr, res->ai_addrlen) != 0) {
+            const int e = errno;
+            freeaddrinfo(res);
+            if (fd_ >= 0) ::close(fd_);
+            throw Error("kvagg client: socket/connect " + o.host + ": " + std::strerror(e));
+        }
+        freeaddrinfo(res);
+        int buf = 8 << 20;
+        ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+        size_t mtu = o.mtu;
+        if (mtu == 0) {
+            int m = 0;
+            socklen_t len = sizeof m;
+            mtu = ::getsockopt(fd_, IPPROTO_IP, IP_MTU, &m, &len) == 0 ? size_t(m) : 1500;
+        }
+        const size_t room = mtu > kIpUdpLen + kHeaderLen ? mtu - kIpUdpLen - kHeaderLen : 0;
+        max_tuples_ = std::min<size_t>(room / 16, 0xFFFF);
+        if (o.max_tuples) max_tuples_ = std::min(max_tuples_, o.max_tuples);
+        max_keys_ = std::min<size_t>(room / 8, 0xFFFF);
+        if (max_tuples_ == 0)
+            throw Error("kvagg client: MTU " + std::to_string(mtu) + " cannot carry one tuple");
+        stream_ = o.stream ? *o.stream : uint32_t(rng_());
+        batch_.reserve(kHeaderLen + 16 * max_tuples_);
+        batch_.resize(kHeaderLen);
+    }
+    ~Client() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    Client(const Client&) = delete;
+    Client& operator=(const Client&) = delete;
+
+    uint32_t stream() const { return stream_; }
+    size_t max_tuples() const { return max_tuples_; }
+    uint64_t sent_datagrams() const { return sent_; }
+    uint64_t dropped_datagrams() const { return dropped_; }
+    uint64_t retransmitted() const { return retransmitted_; }
+    uint64_t unconfirmed() const { return unacked_.size(); }
+
+    void add(uint64_t key, uint64_t value) {
+        const size_t at = batch_.size();
+        batch_.resize(at + 16);
+        detail::put64(&batch_[at], key);
+        detail::put64(&batch_[at + 8], value);
+        if (++batch_n_ == max_tuples_) send_batch();
+    }
+
+    // Sends the partly filled datagram, if any.
+    void flush_sends() {
+        if (batch_n_) send_batch();
+    }
+
+    // Sends the partial datagram, then asks kvagg which sequence numbers it lacks and sends them
+    // again until it has every datagram of this stream; kvagg's last view.
+    StreamStatus status(unsigned max_rounds = 100) {
+        flush_sends();
+        for (unsigned round = 1; round <= max_rounds; ++round) {
+            StreamStatus st = stream_status();
+            if (st.flags & kStatusNoWindow)
+                throw Error("kvagg runs with --dup-window 0: no loss detection");
+            if (st.flags & kStatusSplit)
+                throw Error("stream seen by several kvagg workers: its status is not exact");
+            const bool listed_all = st.gaps == st.missing.size();
+            const uint64_t bound = listed_all || st.missing.empty() ? st.top : st.missing.back();
+            const std::vector<uint64_t>& miss = st.missing;  // ascending
+            for (auto it = unacked_.begin(); it != unacked_.end() && it->first <= bound;) {
+                if (std::binary_search(miss.begin(), miss.end(), it->first))
+                    ++it;
+                else
+                    it = unacked_.erase(it);
+            }
+            if (!unacked_.empty() && unacked_.begin()->first < st.window_low)
+                throw Error("kvagg client: datagram seq " +
+                            std::to_string(unacked_.begin()->first) +
+                            " fell out of kvagg's window before it was confirmed: lost");
+            if (unacked_.empty()) {
+                st.rounds = round;
+                st.retransmitted = retransmitted_;
+                return st;
+            }
+            for (const auto& [seq, d] : unacked_)
+                if (seq > st.top || std::binary_search(miss.begin(), miss.end(), seq)) {
+                    ++retransmitted_;
+                    send_data(d);
+                }
+        }
+        throw Error("kvagg client: " + std::to_string(unacked_.size()) +
+                    " datagrams unconfirmed after " + std::to_string(max_rounds) + " rounds");
+    }
+
+    // One status request about a stream (default: this client's), no retransmission.
+    StreamStatus stream_status(std::optional<uint32_t> stream = {}) {
+        const auto frames = request(kOpStatus, 0, {}, 0, stream.value_or(stream_), true);
+        const auto& [n, body] = frames.front();
+        if (body.size() < 48 + 8 * size_t(n)) throw Error("kvagg client: short status response");
+        StreamStatus st;
+        uint64_t* f[] = {&st.flags, &st.top, &st.gaps, &st.duplicates, &st.stale, &st.window_low};
+        for (size_t i = 0; i < 6; ++i) *f[i] = detail::get64(&body[8 * i]);
+        for (size_t i = 0; i < n; ++i) st.missing.push_back(detail::get64(&body[48 + 8 * i]));
+        return st;
+    }
+
+    // key -> current sum for every key asked (0 for a key kvagg never received).
+    Sums read(std::span<const uint64_t> keys) {
+        Sums out;
+        for (size_t i = 0; i < keys.size(); i += max_keys_) {
+            const size_t n = std::min(max_keys_, keys.size() - i);
+            std::vector<uint8_t> body(8 * n);
+            for (size_t k = 0; k < n; ++k) detail::put64(&body[8 * k], keys[i + k]);
+            tuples(request(kOpRead, uint16_t(n), body, 0, stream_, true), out);
+        }
+        return out;
+    }
+
+    // key -> sum of every key with a non-zero sum (or keys lo..hi). With reset the amounts are
+    // taken out of kvagg atomically per key; such a request is sent once: if its response is
+    // incomplete the flushed sums are lost, and the Timeout says so.
+    Sums flush(bool reset = false, std::optional<std::pair<uint64_t, uint64_t>> range = {}) {
+        std::vector<uint8_t> body;
+        if (range) {
+            body.resize(16);
+            detail::put64(&body[0], range->first);
+            detail::put64(&body[8], range->second);
+        }
+        Sums out;
+        try {
+            tuples(request(kOpFlush, range ? 1 : 0, body, reset ? kFlushReset : 0, stream_, !reset),
+                   out);
+        } catch (const Timeout& e) {
+            if (reset)
+                throw Timeout(std::string("flush(reset): ") + e.what() +
+                              ": the flushed sums may be lost");
+            throw;
+        }
+        return out;
+    }
+
+  private:
+    using Frames = std::vector<std::pair<uint16_t, std::vector<uint8_t>>>;
+
+    void send_batch() {
+        ++seq_;
+        detail::header(batch_.data(), kOpSum, uint16_t(batch_n_), stream_, seq_, 0);
+        std::vector<uint8_t>& d = unacked_[seq_];
+        d.swap(batch_);
+        batch_.reserve(kHeaderLen + 16 * max_tuples_);
+        batch_.resize(kHeaderLen);
+        batch_n_ = 0;
+        send_data(d);
+        if (unacked_.size() >= o_.status_every) status();
+    }
+
+    void send_data(const std::vector<uint8_t>& d) {
+        if (o_.drop_share > 0 && std::uniform_real_distribution<double>()(rng_) < o_.drop_share) {
+            ++dropped_;
+            return;
+        }
+        send_raw(d);
+        ++sent_;
+    }
+
+    void send_raw(const std::vector<uint8_t>& d) {
+        for (;;) {
+            if (::send(fd_, d.data(), d.size(), 0) == ssize_t(d.size())) return;
+            if (errno == ENOBUFS || errno == EAGAIN) continue;  // a full local queue: try again
+            throw Error(std::string("kvagg client: send: ") + std::strerror(errno));
+        }
+    }
+
+    // Sends a request and collects its response frames (index 0 .. the one marked last).
+    Frames request(uint8_t op, uint16_t count, const std::vector<uint8_t>& body, uint32_t flags,
+                   uint32_t stream, bool retry) {
+        const unsigned attempts = retry ? o_.retries : 1;
+        for (unsigned a = 0; a < attempts; ++a) {
+            const uint64_t rid = ++request_id_;
+            std::vector<uint8_t> d(kHeaderLen + body.size());
+            detail::header(d.data(), op, count, stream, rid, flags);
+            std::copy(body.begin(), body.end(), d.begin() + kHeaderLen);
+            send_raw(d);
+            std::map<uint32_t, std::pair<uint16_t, std::vector<uint8_t>>> frames;
+            std::optional<uint32_t> last;
+            const auto deadline = std::chrono::steady_clock::now() + o_.timeout;
+            std::vector<uint8_t> buf(65536);
+            while (!last || frames.size() < *last + 1) {
+                const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now());
+                pollfd p{fd_, POLLIN, 0};
+                if (left.count() <= 0 || ::poll(&p, 1, int(left.count())) == 0) break;
+                const ssize_t n = ::recv(fd_, buf.data(), buf.size(), 0);
+                if (n < 0) {
+                    if (errno == EINTR) continue;
+                    throw Error(std::string("kvagg client: recv: ") + std::strerror(errno));
+                }
+                if (size_t(n) < kHeaderLen || detail::get16(&buf[0]) != kMagic ||
+                    buf[3] != (op | kOpResponse) || detail::get64(&buf[10]) != rid)
+                    continue;  // a late answer to an earlier attempt
+                const uint32_t idx = detail::get32(&buf[18]);
+                frames[idx & ~kLastFrame] = {detail::get16(&buf[4]),
+                                             {buf.begin() + kHeaderLen, buf.begin() + n}};
+                if (idx & kLastFrame) last = idx & ~kLastFrame;
+            }
+            if (last && frames.size() == *last + 1) {
+                Frames out;
+                for (auto& [i, f] : frames) out.push_back(std::move(f));
+                return out;
+            }
+            if (!retry)
+                throw Timeout("kvagg client: op " + std::to_string(op) + ": " +
+                              std::to_string(frames.size()) + " response frames within " +
+                              std::to_string(o_.timeout.count()) + " ms; not retried");
+        }
+        throw Timeout("kvagg client: op " + std::to_string(op) + ": no complete response after " +
+                      std::to_string(attempts) + " attempts of " +
+                      std::to_string(o_.timeout.count()) + " ms");
+    }
+
+    static void tuples(const Frames& frames, Sums& out) {
+        for (const auto& [n, body] : frames) {
+            if (body.size() < 16 * size_t(n)) throw Error("kvagg client: short response");
+            for (size_t i = 0; i < n; ++i)
+                out[detail::get64(&body[16 * i])] += detail::get64(&body[16 * i + 8]);
+        }
+    }
+
+    Options o_;
+    std::mt19937_64 rng_;
+    int fd_ = -1;
+    uint32_t stream_ = 0;
+    size_t max_tuples_ = 0, max_keys_ = 0;
+    std::vector<uint8_t> batch_;
+    size_t batch_n_ = 0;
+    uint64_t seq_ = 0, request_id_ = 0;
+    uint64_t sent_ = 0, dropped_ = 0, retransmitted_ = 0;
+    std::map<uint64_t, std::vector<uint8_t>> unacked_;
+};
+
+}  // namespace linerate::kvclient

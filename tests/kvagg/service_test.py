@@ -1,0 +1,343 @@
+#!/usr/bin/env python3
+"""kvagg's service ops end to end, on a veth pair between two network namespaces this test
+creates (and removes): kvagg on the first (net_af_packet), clients with ordinary UDP sockets in
+the second.
+
+  1. The word-count example (Python client, 5 % of datagrams dropped on purpose): exact.
+  2. Two C++ clients (kvagg_load) and two Python clients at once, each its own stream, 5 % of
+     datagrams dropped before sending: after status()-driven retransmission, read() and flush()
+     give exactly the sums sent.
+  3. flush(reset) every 50 ms while a C++ and a Python client send: the flushed sums plus the sums
+     read afterwards equal everything sent, key by key.
+  4. Malformed requests: no response, each dropped under its reason (exact counts in the JSON),
+     kvagg still answers afterwards.
+Then kvagg stops on SIGINT: exit 0, no mbuf in use, every frame accounted for.
+
+Exit 77 (skipped, with the reason) without root or network namespaces.
+"""
+import argparse
+import collections
+import json
+import os
+import random
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SKIP = 77
+KV_IP, CLIENT_IP = "10.213.0.1", "10.213.0.2"
+
+
+def sh(*cmd, check=True):
+    return subprocess.run(cmd, check=check, capture_output=True, text=True)
+
+
+class Namespaces:
+    """Two namespaces joined by a veth pair, names unique per process; removed on exit."""
+
+    def __init__(self):
+        tag = f"kvs{os.getpid() % 100000}"
+        self.kv, self.cl = f"{tag}a", f"{tag}b"
+        self.kv_if, self.cl_if = f"{tag}x", f"{tag}y"
+
+    def __enter__(self):
+        sh("ip", "netns", "add", self.kv)
+        try:
+            sh("ip", "netns", "add", self.cl)
+            sh("ip", "link", "add", self.kv_if, "netns", self.kv, "type", "veth", "peer", "name",
+               self.cl_if, "netns", self.cl)
+            for ns, ifname, ip in ((self.kv, self.kv_if, KV_IP), (self.cl, self.cl_if, CLIENT_IP)):
+                sh("ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", ifname)
+                sh("ip", "-n", ns, "link", "set", ifname, "up")
+                sh("ip", "-n", ns, "link", "set", "lo", "up")
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        sh("ip", "netns", "del", self.cl, check=False)
+        sh("ip", "netns", "del", self.kv, check=False)
+
+    def run(self, ns, *cmd, **kw):
+        return subprocess.Popen(["ip", "netns", "exec", ns, *cmd], **kw)
+
+
+# ---- client-side subcommands, run inside the client namespace ----
+
+def client_module():
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+    import linerate_kvagg
+    return linerate_kvagg
+
+
+def read_sums(paths):
+    total = collections.Counter()
+    for p in paths:
+        with open(p) as f:
+            for line in f:
+                k, v = line.split(",")
+                total[int(k)] = (total[int(k)] + int(v)) % 2**64
+    return total
+
+
+def cmd_send(a):
+    """Python client: random tuples over a key space shared with the other Python clients."""
+    kv = client_module()
+    rng = random.Random(a.seed)
+    sent = collections.Counter()
+    with kv.Client(KV_IP, drop_share=0.05, seed=a.seed) as c:
+        for _ in range(a.tuples):
+            k, v = rng.randrange(a.keys), rng.getrandbits(40)
+            c.add(k, v)
+            sent[k] += v
+        st = c.status()
+        print(f"python client {c.stream:#x}: {c.sent_datagrams} sent, {c.dropped_datagrams} "
+              f"dropped, {st['retransmitted']} resent, {st['rounds']} rounds")
+        if c.dropped_datagrams == 0:
+            raise SystemExit("no datagram was dropped: the loss path was not exercised")
+    with open(a.sums_out, "w") as f:
+        for k, v in sorted(sent.items()):
+            f.write(f"{k},{v}\n")
+
+
+def cmd_check(a):
+    """read() and flush() against the sums the clients wrote."""
+    kv = client_module()
+    want = read_sums(a.sums)
+    with kv.Client(KV_IP) as c:
+        got = c.read(list(want))
+        flushed = c.flush(reset=a.reset)
+    bad = [k for k in want if got.get(k) != want[k]]
+    if bad:
+        raise SystemExit(f"read: {len(bad)} of {len(want)} keys differ, e.g. key {bad[0]}: "
+                         f"{got.get(bad[0])} != {want[bad[0]]}")
+    if flushed != {k: v for k, v in want.items() if v}:
+        raise SystemExit(f"flush: {len(flushed)} keys, {len(want)} expected, or sums differ")
+    print(f"check: {len(want)} keys exact by read and flush")
+
+
+def cmd_flusher(a):
+    """flush(reset) in a loop until `stop` exists, then read what is left; flushed + left must
+    equal the sums sent."""
+    kv = client_module()
+    flushed = collections.Counter()
+    n = 0
+    with kv.Client(KV_IP, timeout=2.0) as c:
+        while not os.path.exists(a.stop):
+            for k, v in c.flush(reset=True).items():
+                flushed[k] = (flushed[k] + v) % 2**64
+            n += 1
+            time.sleep(0.05)
+        want = read_sums(a.sums)
+        left = c.read(list(want))
+        extra = c.flush()  # nothing but the keys sent may remain
+    if not set(extra) <= set(want):
+        raise SystemExit("flush after: keys nobody sent")
+    bad = [k for k in want if (flushed[k] + left[k]) % 2**64 != want[k]]
+    if bad:
+        raise SystemExit(f"flushed + read after != sent for {len(bad)} of {len(want)} keys")
+    taken = sum(1 for k in want if flushed[k])
+    if n < 3 or taken == 0:
+        raise SystemExit(f"only {n} flushes took {taken} keys: the race was not exercised")
+    print(f"flusher: {n} flush(reset) while sending; flushed + read after == sent "
+          f"for all {len(want)} keys ({taken} had flushed amounts)")
+
+
+MALFORMED = {
+    # name: (datagram, reason)
+    "read, count 0": (struct.pack("!HBBHIQI", 0x4B56, 1, 1, 0, 1, 1, 0), "bad_request"),
+    "read, 5 keys announced, 2 sent": (
+        struct.pack("!HBBHIQI", 0x4B56, 1, 1, 5, 1, 2, 0) + bytes(16), "bad_request"),
+    "status with a body count": (
+        struct.pack("!HBBHIQI", 0x4B56, 1, 2, 1, 1, 3, 0) + bytes(16), "bad_request"),
+    "flush, unknown flag": (struct.pack("!HBBHIQI", 0x4B56, 1, 3, 0, 1, 4, 6), "bad_request"),
+    "flush, range lo > hi": (
+        struct.pack("!HBBHIQIQQ", 0x4B56, 1, 3, 1, 1, 5, 0, 9, 3), "bad_request"),
+    "a response sent to kvagg": (struct.pack("!HBBHIQI", 0x4B56, 1, 0x81, 0, 1, 6, 0),
+                                 "bad_op"),
+    "op 9": (struct.pack("!HBBHIQI", 0x4B56, 1, 9, 0, 1, 7, 0), "bad_op"),
+    "bad magic": (struct.pack("!HBBHIQI", 0x4B57, 1, 1, 1, 1, 8, 0) + bytes(8), "bad_magic"),
+    "shorter than the header": (b"KV\x01\x01", "malformed"),
+}
+
+
+def cmd_malformed(a):
+    kv = client_module()
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.connect((KV_IP, 9000))
+    s.settimeout(0.3)
+    for name, (d, _) in MALFORMED.items():
+        s.send(d)
+        try:
+            r = s.recv(65536)
+            raise SystemExit(f"{name}: kvagg answered ({len(r)} bytes)")
+        except socket.timeout:
+            pass
+    with kv.Client(KV_IP) as c:  # still serving
+        c.read([1, 2, 3])
+    print(f"malformed: {len(MALFORMED)} requests unanswered, kvagg still answers")
+
+
+# ---- the driver ----
+
+def wait_ready(ns, deadline_s):
+    probe = ("import sys; sys.path.insert(0, %r); import linerate_kvagg as k; "
+             "c = k.Client(%r, timeout=0.2, retries=1); c.read([0])") % (
+        os.path.join(HERE, "..", "..", "python"), KV_IP)
+    end = time.time() + deadline_s
+    while time.time() < end:
+        if ns.run(ns.cl, sys.executable, "-c", probe, stderr=subprocess.DEVNULL).wait() == 0:
+            return True
+        time.sleep(0.3)
+    return False
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd")
+    d = sub.add_parser("run")
+    d.add_argument("--kvagg", required=True)
+    d.add_argument("--load", required=True)
+    s = sub.add_parser("send")
+    s.add_argument("--seed", type=int, required=True)
+    s.add_argument("--tuples", type=int, default=20000)
+    s.add_argument("--keys", type=int, default=3000)
+    s.add_argument("--sums-out", required=True)
+    c = sub.add_parser("check")
+    c.add_argument("--reset", action="store_true")
+    c.add_argument("sums", nargs="+")
+    f = sub.add_parser("flusher")
+    f.add_argument("--stop", required=True)
+    f.add_argument("sums", nargs="+")
+    sub.add_parser("malformed")
+    a = ap.parse_args()
+    if a.cmd == "send":
+        return cmd_send(a)
+    if a.cmd == "check":
+        return cmd_check(a)
+    if a.cmd == "flusher":
+        return cmd_flusher(a)
+    if a.cmd == "malformed":
+        return cmd_malformed(a)
+    return drive(a)
+
+
+def drive(a):
+    if os.geteuid() != 0:
+        print("SKIP: needs root for network namespaces")
+        return SKIP
+    try:
+        ns = Namespaces().__enter__()
+    except (subprocess.CalledProcessError, FileNotFoundError) as e:
+        print(f"SKIP: cannot create network namespaces and a veth pair: {e}")
+        return SKIP
+    tmp = tempfile.mkdtemp(prefix="kvservice")
+    procs = []
+    try:
+        return scenarios(a, ns, tmp, procs)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        ns.__exit__()
+
+
+def scenarios(a, ns, tmp, procs):
+    me = [sys.executable, os.path.abspath(__file__)]
+    json_path = os.path.join(tmp, "kvagg.json")
+    # af_packet shares the interface with the kernel: a bound socket keeps the kernel from
+    # answering kvagg's port with ICMP port-unreachable (AF_XDP with steering needs none).
+    procs.append(ns.run(ns.kv, sys.executable, "-c",
+                        "import socket, time; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM);"
+                        "s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096);"
+                        "s.bind(('0.0.0.0', 9000)); time.sleep(600)"))
+    kvagg = ns.run(ns.kv, a.kvagg, "-l", "0", "--no-huge", "-m", "512", "--no-pci",
+                   f"--file-prefix={ns.kv}", f"--vdev=net_af_packet0,iface={ns.kv_if}", "--",
+                   "--keys", "64K", "--stats-period", "0", "--duration", "240",
+                   "--json", json_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    procs.append(kvagg)
+    if not wait_ready(ns, 30):
+        kvagg.kill()
+        print(kvagg.communicate()[0])
+        raise SystemExit("kvagg did not answer a read within 30 s")
+
+    def client(*args, tool=None):
+        cmd = [tool] + list(args) if tool else me + list(args)
+        p = ns.run(ns.cl, *cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        procs.append(p)
+        return p
+
+    def finish(*ps):
+        for p in ps:
+            out = p.communicate(timeout=180)[0]
+            print(out, end="")
+            if p.returncode != 0:
+                raise SystemExit(f"client {p.args[3:]} failed with {p.returncode}")
+
+    # 1. word count (its flush resets, so kvagg is empty afterwards).
+    finish(client(os.path.join(HERE, "..", "..", "examples", "wordcount.py"), "--host", KV_IP,
+                  "--drop-share", "0.05", "--reset", tool=sys.executable))
+    # 2. four clients at once, 5 % loss each.
+    sums = [os.path.join(tmp, f"sent{i}.csv") for i in range(4)]
+    finish(client("--host", KV_IP, "--tuples", "200000", "--keys", "5000", "--seed", "11",
+                  "--drop-share", "0.05", "--sums-out", sums[0], tool=a.load),
+           client("--host", KV_IP, "--tuples", "200000", "--keys", "5000", "--seed", "12",
+                  "--drop-share", "0.05", "--sums-out", sums[1], tool=a.load),
+           client("send", "--seed", "21", "--sums-out", sums[2]),
+           client("send", "--seed", "22", "--sums-out", sums[3]))
+    finish(client("check", "--reset", *sums))
+    # 3. flush(reset) while sending.
+    stop = os.path.join(tmp, "stop")
+    race = [os.path.join(tmp, f"race{i}.csv") for i in range(2)]
+    flusher = client("flusher", "--stop", stop, *race)
+    time.sleep(0.3)
+    finish(client("--host", KV_IP, "--tuples", "300000", "--keys", "2000", "--seed", "31",
+                  "--drop-share", "0.05", "--sums-out", race[0], tool=a.load),
+           client("send", "--seed", "32", "--tuples", "30000", "--keys", "2000",
+                  "--sums-out", race[1]))
+    open(stop, "w").close()
+    finish(flusher)
+    # 4. malformed requests.
+    finish(client("malformed"))
+
+    kvagg.send_signal(signal.SIGINT)
+    out = kvagg.communicate(timeout=60)[0]
+    print(out[-3000:])
+    if kvagg.returncode != 0:
+        raise SystemExit(f"kvagg exit {kvagg.returncode}")
+    j = json.load(open(json_path))
+    drops = j["drops"]
+    want = collections.Counter(reason for _, reason in MALFORMED.values())
+    for reason in ("bad_request", "bad_op", "bad_magic", "malformed"):
+        if drops[reason] != want[reason]:
+            raise SystemExit(f"drops[{reason}] = {drops[reason]}, sent {want[reason]}")
+    w = j["workers"][0]
+    accounted = w["aggregated_packets"] + w["requests"] + j["workers"][0]["dropped"]
+    problems = []
+    if j["rx_packets"] != accounted:
+        problems.append(f"rx {j['rx_packets']} != aggregated + requests + dropped {accounted}")
+    if j["mempool_in_use_at_exit"] != 0:
+        problems.append(f"{j['mempool_in_use_at_exit']} mbufs in use at exit")
+    if drops["control_busy"] or w["responses_dropped"]:
+        problems.append("requests refused or responses lost")
+    if w["responses"] != j["tx_packets"] or w["responses"] == 0:
+        problems.append("tx_packets != responses")
+    if j["service"]["flushes"] < 4 or j["service"]["flushed_sum"] == 0:
+        problems.append("flushes not counted")
+    if problems:
+        raise SystemExit("; ".join(problems))
+    print(f"kvagg: exit 0, {j['rx_packets']} frames = {w['aggregated_packets']} aggregated + "
+          f"{w['requests']} requests + {w['dropped']} dropped; {w['responses']} responses; "
+          f"service {j['service']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
