@@ -12,6 +12,7 @@
 #include "kvagg/kv_control.hpp"
 #include "kvagg/kv_kernel.hpp"
 #include "pkt/checksum.hpp"
+#include "support/doc_table.hpp"
 
 using namespace linerate::kvagg;
 using namespace linerate::pkt;
@@ -114,6 +115,16 @@ void send(KvKernel<AggTable>& k, uint32_t stream, uint64_t seq, std::vector<KvTu
 }
 
 }  // namespace
+
+// docs/wire-formats.md's status response table is the layout status_response() writes.
+TEST(KvControl, DocumentedStatusTableMatchesTheCode) {
+    using linerate::test::DocField;
+    std::map<std::string, DocField> code;
+    const char* names[] = {"flags", "top", "gaps", "duplicates", "stale", "window_low", "missing"};
+    for (size_t i = 0; i < 7; ++i) code[names[i]] = {kKvTuplesOffset + 8 * i, 8};
+    static_assert(kKvStatusBodyLen == 6 * 8);
+    linerate::test::expect_wire_table("### kvagg service ops: read, stream status, flush", code);
+}
 
 TEST(KvControl, RequestChecks) {
     EXPECT_EQ(request_verdict(request(kKvOpRead, 2, 1, 1, 0, {5, 6})), KvVerdict::request);
