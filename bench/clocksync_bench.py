@@ -117,8 +117,10 @@ def watch_pollers(procs, client):
     return {name: (last[name][1] - first[name][1]) / elapsed_ns for name in last}
 
 
-def one_run(args, probes, flood, tag):
-    """Runs master + client once; returns the figures of the run and the command lines."""
+def one_run(args, probes, flood, tag, client_extra=(), reader=None):
+    """Runs master + client once; returns the figures of the run and the command lines.
+    `client_extra`: more client options; `reader`: a command started with the client and
+    waited for, whose last stdout line (JSON) becomes the run's "reader"."""
     sock = f"/tmp/lr_csb_{tag}.sock"
     prefixes = [f"csbm{tag}", f"csbc{tag}"]
     jm, jc = (f"/tmp/lr_csb_{tag}_{r}.json" for r in ("master", "client"))
@@ -134,7 +136,7 @@ def one_run(args, probes, flood, tag):
         ["--role", "client", "--probes", str(probes), "--duration", str(args.duration),
          "--sync-period-ms", str(SYNC_PERIOD_MS), "--drift-bound-ppm", str(RHO_PPM),
          "--sim-offset-ns", "5000000", "--sim-drift-ppm", "8", "--stats-period", "0",
-         "--json", jc] +
+         "--json", jc] + list(client_extra) +
         (["--background-pps", str(args.flood_pps), "--background-size", str(FLOOD_FRAME_BYTES)]
          if flood else []))
 
@@ -152,8 +154,10 @@ def one_run(args, probes, flood, tag):
         wait_for(logs[0], "netbuf", m)  # printed right before the port starts
         time.sleep(0.3)
         c = start(client, logs[1])
+        r = subprocess.Popen(reader, stdout=subprocess.PIPE, text=True) if reader else None
         wait_share = watch_pollers({"master": m, "client": c}, c)
         c.wait(timeout=args.duration + 60)
+        reader_out = r.communicate(timeout=60)[0] if r else None
         for p in reversed(procs):
             if p.poll() is None:
                 p.send_signal(2)
@@ -194,6 +198,9 @@ def one_run(args, probes, flood, tag):
         "master_not_clocksync": mj["drops"]["not_clocksync"] if mj else None,
         "master_duration_s": mj["duration_s"] if mj else None,
     }
+    if reader:
+        lines = (reader_out or "").strip().splitlines()
+        run["reader"] = json.loads(lines[-1]) if lines else None
     if flood:
         # The flood as the master's port saw it: frames it received and dropped as background
         # during the client's run, and what the client's TX ring refused (master too slow).
