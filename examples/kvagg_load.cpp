@@ -52,12 +52,15 @@ int main(int argc, char** argv) {
     cli.add_option("--drop-share", o.drop_share, "share of data datagrams dropped before sending")
         ->check(CLI::Range(0.0, 0.9));
     cli.add_option("--max-tuples", o.max_tuples, "tuples per datagram (0: fill the MTU)");
+    unsigned timeout_ms = 500;
+    cli.add_option("--timeout-ms", timeout_ms, "per request attempt (6 attempts)");
     cli.add_option("--reads", reads, "then time this many read() calls of one key");
     cli.add_option("--read-interval-ms", read_interval_ms, "pause between timed reads");
     cli.add_option("--sums-out", sums_out, "write the sums sent, key,value lines");
     cli.add_option("--json", json_out, "write counters and rates as JSON");
     CLI11_PARSE(cli, argc, argv);
     o.seed = seed;
+    o.timeout = std::chrono::milliseconds(timeout_ms);
     try {
         linerate::kvclient::Client c(o);
         std::map<uint64_t, uint64_t> sent;

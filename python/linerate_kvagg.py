@@ -15,6 +15,7 @@ KvaggError / KvaggTimeout, never pass silently.
 import random
 import socket
 import struct
+import time
 
 MAGIC = 0x4B56
 VERSION = 1
@@ -145,11 +146,12 @@ class Client:
                 out[k] = (out.get(k, 0) + v) & 0xFFFFFFFFFFFFFFFF
         return out
 
-    def status(self, max_rounds=100):
+    def status(self, max_rounds=1000):
         """Sends the partial datagram, then asks kvagg which sequence numbers it is missing and
         retransmits them until it has every datagram of this stream. Returns kvagg's last view:
         dict(top, gaps, duplicates, stale, window_low, rounds, retransmitted)."""
         self.flush_sends()
+        prev_top = None
         for rounds in range(1, max_rounds + 1):
             st = self.stream_status()
             if st["flags"] & STATUS_NO_WINDOW:
@@ -171,10 +173,16 @@ class Client:
             if not self.unacked:
                 st["rounds"], st["retransmitted"] = rounds, self.retransmitted
                 return st
+            # Datagrams above kvagg's highest may still be on their way while that highest
+            # advances: resend them only once it stopped advancing (gaps below it at once).
+            tail = top == prev_top
+            prev_top = top
             for s in sorted(self.unacked):
-                if s in missing_set or s > top:
+                if s in missing_set or (tail and s > top):
                     self.retransmitted += 1
                     self._send_data(self.unacked[s])
+            if not tail:
+                time.sleep(0.005)
         raise KvaggError(f"{len(self.unacked)} datagrams still unconfirmed after {max_rounds} "
                          f"status rounds")
 

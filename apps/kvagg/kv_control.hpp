@@ -99,8 +99,12 @@ class KvControl {
         : workers_(std::move(workers)), max_frame_(std::move(max_frame)), udp_port_(udp_port) {}
     ~KvControl() { stop(); }
 
-    void start() {
-        thread_ = std::thread([this] { loop(); });
+    // on_thread: run first on the control thread (the app sets its CPU affinity there).
+    void start(std::function<void()> on_thread = {}) {
+        thread_ = std::thread([this, on_thread] {
+            if (on_thread) on_thread();
+            loop();
+        });
     }
     void stop() {
         {

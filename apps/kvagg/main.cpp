@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -105,7 +106,21 @@ int serve(Runtime& runtime, const Options& o) {
             return std::min(mbuf_room, l3_offset + port_mtu[port % RTE_MAX_ETHPORTS]);
         },
         o.udp_port);
-    control.start();
+    // The control thread is created by the main lcore's thread and would inherit its one-CPU
+    // affinity (the busy worker's CPU in a single-lcore run): it runs on the CPUs no worker
+    // polls, or on all of them when the workers take every CPU.
+    control.start([&runtime] {
+        cpu_set_t cpus;
+        CPU_ZERO(&cpus);
+        for (unsigned c = 0; c < unsigned(CPU_SETSIZE) && c < std::thread::hardware_concurrency();
+             ++c)
+            CPU_SET(c, &cpus);
+        cpu_set_t free_cpus = cpus;
+        for (const worker::WorkerSlot& slot : runtime.workers().slots())
+            CPU_CLR(rte_lcore_to_cpu_id(int(slot.lcore)), &free_cpus);
+        const cpu_set_t& use = CPU_COUNT(&free_cpus) ? free_cpus : cpus;
+        pthread_setaffinity_np(pthread_self(), sizeof use, &use);
+    });
 
     stats::register_telemetry(
         "/linerate/kvagg/key",

@@ -28,6 +28,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -170,8 +171,9 @@ class Client {
 
     // Sends the partial datagram, then asks kvagg which sequence numbers it lacks and sends them
     // again until it has every datagram of this stream; kvagg's last view.
-    StreamStatus status(unsigned max_rounds = 100) {
+    StreamStatus status(unsigned max_rounds = 1000) {
         flush_sends();
+        std::optional<uint64_t> prev_top;
         for (unsigned round = 1; round <= max_rounds; ++round) {
             StreamStatus st = stream_status();
             if (st.flags & kStatusNoWindow)
@@ -196,11 +198,16 @@ class Client {
                 st.retransmitted = retransmitted_;
                 return st;
             }
+            // Datagrams above kvagg's highest may still be on their way while that highest
+            // advances: resend them only once it stopped advancing (gaps below it at once).
+            const bool tail = st.top == prev_top;
+            prev_top = st.top;
             for (const auto& [seq, d] : unacked_)
-                if (seq > st.top || std::binary_search(miss.begin(), miss.end(), seq)) {
+                if ((tail && seq > st.top) || std::binary_search(miss.begin(), miss.end(), seq)) {
                     ++retransmitted_;
                     send_data(d);
                 }
+            if (!tail) std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
         throw Error("kvagg client: " + std::to_string(unacked_.size()) +
                     " datagrams unconfirmed after " + std::to_string(max_rounds) + " rounds");

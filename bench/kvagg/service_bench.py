@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""kvagg as a service: what a client gets over a real kernel-backed port.
+
+kvagg on one end of a veth pair (net_af_packet, one worker on CPU 0), the C++ client
+(build/examples/kvagg_load, include/linerate/kvagg_client.hpp) in the peer namespace on CPU 1,
+ordinary UDP sockets. Per run, alternated:
+
+  batched     tuples packed into full datagrams (90 a datagram at MTU 1500)
+  single      one tuple per datagram (--max-tuples 1): the baseline batching is measured against
+  read        read() latency of one key, p50/p99, while a batched client aggregates, and idle
+
+tuples_per_s = tuples / time to send them; goodput_per_s = tuples / (send + status()-driven
+confirmation, i.e. until kvagg holds every tuple: retransmissions of what the port dropped
+included). Medians over runs; ratios taken within each run. Writes bench/results/kvagg-service.json
+through bench/run kvagg-service.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("LINERATE_BUILD", os.path.join(ROOT, "build"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "kvagg"))
+from service_test import KV_IP, Namespaces, wait_ready  # noqa: E402  the test's veth pair
+
+
+def load(ns, *args):
+    cmd = ["taskset", "-c", "1", os.path.join(BUILD, "examples", "kvagg_load"), "--host", KV_IP,
+           *map(str, args)]
+    return ns.run(ns.cl, *cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def result(p, timeout=300):
+    out, err = p.communicate(timeout=timeout)
+    if p.returncode != 0:
+        raise RuntimeError(f"kvagg_load failed: {err.strip()}")
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def one_run(ns, seed, tuples):
+    r = {}
+    for name, extra, n in (("batched", [], tuples), ("single", ["--max-tuples", 1], tuples // 10)):
+        j = result(load(ns, "--tuples", n, "--keys", 100000, "--seed", seed, *extra))
+        r[name] = {"tuples": n, "tuples_per_s": j["tuples_per_s"],
+                   "goodput_per_s": n / (j["send_s"] + j["confirm_s"]),
+                   "datagrams": j["datagrams"], "retransmitted": j["retransmitted"],
+                   "tuples_per_datagram": j["tuples_per_datagram"]}
+    idle = result(load(ns, "--tuples", 1, "--seed", seed + 500, "--reads", 1000,
+                       "--read-interval-ms", 0.2, "--timeout-ms", 3000))
+    busy_sender = load(ns, "--tuples", tuples * 2, "--keys", 100000, "--seed", seed + 1000)
+    time.sleep(0.2)
+    busy = result(load(ns, "--tuples", 1, "--seed", seed + 2000, "--reads", 1000,
+                       "--read-interval-ms", 0.2, "--timeout-ms", 3000))
+    result(busy_sender)
+    r["read_idle_us"] = {"p50": idle["read_p50_us"], "p99": idle["read_p99_us"]}
+    r["read_while_aggregating_us"] = {"p50": busy["read_p50_us"], "p99": busy["read_p99_us"]}
+    r["batched_over_single"] = r["batched"]["tuples_per_s"] / r["single"]["tuples_per_s"]
+    return r
+
+
+def run(runs=5, tuples=2_000_000):
+    kvagg = os.path.join(BUILD, "apps", "kvagg", "kvagg")
+    tmp = tempfile.mkdtemp(prefix="kvservice-bench")
+    with Namespaces() as ns:
+        blocker = ns.run(ns.kv, sys.executable, "-c",
+                         "import socket, time; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM);"
+                         "s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096);"
+                         "s.bind(('0.0.0.0', 9000)); time.sleep(3600)")
+        cmd = [kvagg, "-l", "0", "--no-huge", "-m", "1024", "--no-pci", f"--file-prefix={ns.kv}",
+               f"--vdev=net_af_packet0,iface={ns.kv_if}", "--", "--keys", "1M",
+               "--stats-period", "0", "--json", os.path.join(tmp, "kvagg.json")]
+        app = ns.run(ns.kv, *cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            if not wait_ready(ns, 30):
+                raise RuntimeError("kvagg did not answer within 30 s")
+            samples = [one_run(ns, 100 + i, tuples) for i in range(runs)]
+        finally:
+            app.send_signal(2)
+            out = app.communicate(timeout=60)[0]
+            blocker.kill()
+            blocker.wait()
+        if app.returncode != 0:
+            raise RuntimeError(f"kvagg exit {app.returncode}: {out[-2000:]}")
+        kj = json.load(open(os.path.join(tmp, "kvagg.json")))
+
+    def med(path):
+        vals = []
+        for s in samples:
+            v = s
+            for k in path:
+                v = v[k]
+            vals.append(v)
+        return statistics.median(vals)
+
+    headline = {
+        "batched_tuples_per_s": med(["batched", "tuples_per_s"]),
+        "single_tuples_per_s": med(["single", "tuples_per_s"]),
+        "batched_over_single": med(["batched_over_single"]),
+        "read_while_aggregating_p50_us": med(["read_while_aggregating_us", "p50"]),
+        "read_while_aggregating_p99_us": med(["read_while_aggregating_us", "p99"]),
+    }
+    return {
+        "headline": headline,
+        "port": "net_af_packet on a veth pair (kvagg lcore 0 = CPU 0, client on CPU 1)",
+        "kvagg_command": " ".join(cmd),
+        "client": "build/examples/kvagg_load (include/linerate/kvagg_client.hpp)",
+        "runs": runs,
+        "samples": samples,
+        "median_batched_tuples_per_s": med(["batched", "tuples_per_s"]),
+        "median_batched_goodput_per_s": med(["batched", "goodput_per_s"]),
+        "median_single_tuples_per_s": med(["single", "tuples_per_s"]),
+        "median_single_goodput_per_s": med(["single", "goodput_per_s"]),
+        "median_batched_over_single": med(["batched_over_single"]),
+        "median_read_idle_p50_us": med(["read_idle_us", "p50"]),
+        "median_read_idle_p99_us": med(["read_idle_us", "p99"]),
+        "median_read_while_aggregating_p50_us": med(["read_while_aggregating_us", "p50"]),
+        "median_read_while_aggregating_p99_us": med(["read_while_aggregating_us", "p99"]),
+        "kvagg": {k: kj[k] for k in ("rx_packets", "tx_packets", "drops", "service",
+                                     "mempool_in_use_at_exit", "tuples")},
+    }
+
+
+def from_bench_run(args):
+    return run(runs=max(1, args.runs))
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(runs=int(sys.argv[1]) if len(sys.argv) > 1 else 3), indent=2))
