@@ -1,8 +1,9 @@
 /* linerate/truetime.h: the synchronized time of a clocksync client, for any program on the host.
  *
  * A clocksync client started with `--export NAME` publishes its synchronized clock in the POSIX
- * shared-memory object /NAME. This header (C99 or C++, GCC or Clang, no DPDK, link -lrt on old
- * glibc) reads it and answers "now" as an interval that contains the master's time:
+ * shared-memory object /NAME. This header reads it and answers "now" as an interval that
+ * contains the master's time. C99 with _POSIX_C_SOURCE 200809L (or gnu99) or C++, GCC or Clang,
+ * no DPDK; -lrt on glibc before 2.34.
  *
  *   uint64_t earliest, latest;
  *   int rc = tt_now(&earliest, &latest);  // the page named by $LINERATE_TT, default "linerate"
@@ -27,6 +28,7 @@
 #define LINERATE_TRUETIME_H
 
 #include <fcntl.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,8 +46,8 @@ extern "C" {
 #define TT_MAPPING_WORDS 13u
 #define TT_DEFAULT_NAME "linerate"
 #define TT_NAME_MAX 200u
-#define TT_READ_ATTEMPTS 100000u /* a write takes ~20 ns: more means the writer died in one */
-#define TT_FLAG_SIMULATED 1u     /* verification mode: the local clock is simulated */
+#define TT_STUCK_NS 10000000u /* one write under way this long: TT_EBUSY (a write takes ~20 ns) */
+#define TT_FLAG_SIMULATED 1u  /* verification mode: the local clock is simulated */
 
 enum {
     TT_OK = 0,
@@ -219,22 +221,38 @@ static inline void tt_close(struct tt_clock* clk) {
     clk->page = NULL;
 }
 
-/* One consistent copy of the mapping (the seqlock read), checksum checked. */
+/* One consistent copy of the mapping (the seqlock read), checksum checked. Retries while the
+ * writer makes progress; TT_EBUSY once one write has stayed under way for TT_STUCK_NS (a writer
+ * that died mid-write, or one descheduled for that long). */
 static inline int tt_load_mapping(const struct tt_page* page, struct tt_mapping* out) {
     uint64_t words[TT_MAPPING_WORDS];
-    unsigned attempt, i;
-    for (attempt = 0; attempt < TT_READ_ATTEMPTS; ++attempt) {
+    uint64_t stuck_seq = 1, stuck_since = 0;
+    unsigned spins = 0, i;
+    for (;;) {
         const uint64_t before = __atomic_load_n(&page->seq, __ATOMIC_ACQUIRE);
-        for (i = 0; i < TT_MAPPING_WORDS; ++i)
-            words[i] = __atomic_load_n(&page->data.words[i], __ATOMIC_RELAXED);
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        if ((before & 1) == 0 && __atomic_load_n(&page->seq, __ATOMIC_RELAXED) == before) {
-            if (tt_checksum(words) != words[TT_MAPPING_WORDS - 1]) return TT_ECORRUPT;
-            memcpy(out, words, sizeof(*out));
-            return TT_OK;
+        if ((before & 1) == 0) {
+            for (i = 0; i < TT_MAPPING_WORDS; ++i)
+                words[i] = __atomic_load_n(&page->data.words[i], __ATOMIC_RELAXED);
+            __atomic_thread_fence(__ATOMIC_ACQUIRE);
+            if (__atomic_load_n(&page->seq, __ATOMIC_RELAXED) == before) {
+                if (tt_checksum(words) != words[TT_MAPPING_WORDS - 1]) return TT_ECORRUPT;
+                memcpy(out, words, sizeof(*out));
+                return TT_OK;
+            }
+            continue; /* a write went by: the writer is alive */
+        }
+        if (before != stuck_seq) { /* a new write under way */
+            stuck_seq = before;
+            stuck_since = 0;
+            spins = 0;
+        }
+        if (++spins % 256 == 0) { /* the writer may be waiting for this core */
+            const uint64_t now = tt_raw_ns();
+            if (stuck_since == 0) stuck_since = now;
+            if (now - stuck_since > TT_STUCK_NS) return TT_EBUSY;
+            sched_yield();
         }
     }
-    return TT_EBUSY;
 }
 
 /* The reading at raw clock value raw_ns (CLOCK_MONOTONIC_RAW, e.g. tt_raw_ns()). */
