@@ -171,8 +171,13 @@ int main(int argc, char** argv) {
     }
 
     const bool client = cs.role == Role::client;
-    Runtime runtime({kApp, client ? "clocksync client" : "clocksync master", drop_reason_names(),
-                     client ? client_counter_names() : std::vector<std::string>{}},
+    auto served = [&] { return xdp::SteerFilter{xdp::SteerMode::udp_port, cs.udp_port}; };
+    Runtime runtime({kApp,
+                     client ? "clocksync client" : "clocksync master",
+                     drop_reason_names(),
+                     client ? client_counter_names() : std::vector<std::string>{},
+                     {},
+                     served},
                     argc, argv, cli, options);
     return client ? run_client(runtime, cs, *session, local) : run_master(runtime, cs);
 }

@@ -251,9 +251,14 @@ int main(int argc, char** argv) {
     }
     precheck_aggbuf(common, options);
 
-    Runtime runtime(
-        {kApp, "key-value stream aggregation", board_drop_reasons(), board_app_counters()}, argc,
-        argv, cli, common);
+    auto served = [&] { return xdp::SteerFilter{xdp::SteerMode::udp_port, options.udp_port}; };
+    Runtime runtime({kApp,
+                     "key-value stream aggregation",
+                     board_drop_reasons(),
+                     board_app_counters(),
+                     {},
+                     served},
+                    argc, argv, cli, common);
     fmt::print("{}: config {}\n", kApp, config_json(options).dump());
     if (options.agg == AggMode::shared) return serve<SharedAggTable>(runtime, options);
     return serve<AggTable>(runtime, options);

@@ -133,6 +133,10 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
     app.add_option("--link-wait", o.link_wait_s, "Seconds to wait for link up at start")
         ->check(CLI::Range(0.0, 60.0))
         ->capture_default_str();
+    app.add_option("--xdp-steer", o.xdp_steer,
+                   "AF_XDP ports: what linerate's XDP steering program hands to the app, the "
+                   "rest going to the kernel: app (what the app serves), ipv4, all or udp:PORT; "
+                   "requires the program on the interface (default: app when it is there)");
 }
 
 void usage_error(const std::string& program, const std::string& message) {

@@ -26,6 +26,7 @@ struct CommonOptions {
     unsigned mbufs = 0;  // 0: sized from ports, queues, descriptors, burst and caches
     unsigned mbuf_cache = 256;
     double link_wait_s = 5.0;
+    std::string xdp_steer;  // app, ipv4, all, udp:PORT; empty: "app" if a steering program is found
 };
 
 struct SplitArgs {

@@ -43,6 +43,10 @@ Runtime::Runtime(AppInfo info, int argc, char** argv, CLI::App& cli, cli::Common
         for (const auto& def : options_.region_defs) regions_.define(def);
         netbuf_ = regions_.resolve(options_.netbuf);
         requested_ports = cli::parse_port_list(options_);
+        xdp::SteerFilter app_filter =
+            info_.xdp_filter ? info_.xdp_filter() : xdp::SteerFilter{xdp::SteerMode::ipv4, 0};
+        xdp_filter_ = xdp::parse_steer_filter(
+            options_.xdp_steer.empty() ? "app" : options_.xdp_steer, app_filter);
     } catch (const std::invalid_argument& e) {
         cli::usage_error(app, e.what());
     }
@@ -75,6 +79,7 @@ Runtime::Runtime(AppInfo info, int argc, char** argv, CLI::App& cli, cli::Common
             requested_ports = {pcap_port};
         }
         setup_ports(requested_ports);
+        setup_steering();
     } catch (const mem::RegionError& e) {
         cli::usage_error(app, e.what());
     } catch (const std::exception& e) {
@@ -124,6 +129,18 @@ void Runtime::setup_ports(const std::vector<uint16_t>& requested) {
                                                  info_.counters);
 }
 
+void Runtime::setup_steering() {
+    std::vector<uint16_t> ids;
+    for (const auto& port : ports_) ids.push_back(port->id());
+    steering_ = std::make_unique<xdp::Steering>(ids, xdp_filter_);
+    if (!options_.xdp_steer.empty() && steering_->empty())
+        throw std::runtime_error(
+            "--xdp-steer: no net_af_xdp port's interface has linerate's steering program "
+            "(attach it with the vdev's xdp_prog=" +
+            xdp::default_steer_object() + ")");
+    fmt::print("{}", steering_->describe());
+}
+
 Runtime::~Runtime() {
     stats::clear_telemetry();
     ports_.clear();
@@ -162,7 +179,8 @@ void Runtime::monitor() {
             }
         }
         if (options_.stats_period_s > 0 && now - last_print >= options_.stats_period_s) {
-            fmt::print("{}\n", stats::interval_line(*stats_, t, last, now - last_print));
+            fmt::print("{}{}\n", stats::interval_line(*stats_, t, last, now - last_print),
+                       steering_->interval_text());
             std::fflush(stdout);
             last = t;
             last_print = now;
@@ -182,6 +200,9 @@ int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
         for (size_t i = 0; i < t.drops.size(); ++i) j[stats_->drop_reasons()[i]] = t.drops[i];
         return j;
     });
+    if (!steering_->empty())
+        stats::register_telemetry("/linerate/xdp", "XDP steering program counters",
+                                  [this](const std::string&) { return steering_->telemetry(); });
 
     worker::run_workers(
         *workers_,
@@ -202,6 +223,7 @@ int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
 
     if (int sig = worker::stop_signal()) fmt::print("{}: stopped by signal {}\n", info_.name, sig);
     fmt::print("{}\n", stats::final_summary(*stats_, elapsed_s_, in_use));
+    if (!steering_->empty()) fmt::print("{}\n", steering_->summary());
     for (auto& f : summary_hooks_) fmt::print("{}\n", f());
     std::fflush(stdout);
 
@@ -213,6 +235,7 @@ int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
     if (!options_.json_path.empty()) {
         nlohmann::json j = stats::final_json(*stats_, elapsed_s_, in_use);
         j["netbuf"] = pool_->describe();
+        if (!steering_->empty()) j["xdp"] = steering_->json();
         for (auto& f : json_hooks_) f(j);
         std::ofstream out(options_.json_path);
         out << j.dump(2) << "\n";

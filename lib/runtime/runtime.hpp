@@ -19,6 +19,7 @@
 #include "mem/region_spec.hpp"
 #include "stats/counters.hpp"
 #include "worker/worker_map.hpp"
+#include "xdp/steering.hpp"
 
 namespace linerate {
 
@@ -30,6 +31,9 @@ struct AppInfo {
     // When the app's counters depend on its options: called once the command line is parsed,
     // its result replaces `counters`.
     std::function<std::vector<std::string>()> counters_after_parse;
+    // What the app serves, for the XDP steering program (--xdp-steer app), once the command
+    // line is parsed; unset: every IPv4 frame.
+    std::function<xdp::SteerFilter()> xdp_filter;
 };
 
 struct WorkerContext {
@@ -70,6 +74,7 @@ class Runtime {
     void monitor();
     bool pcap_input_drained(uint64_t rx_packets) const;
     void setup_ports(const std::vector<uint16_t>& requested);
+    void setup_steering();
 
     AppInfo info_;
     cli::CommonOptions& options_;
@@ -82,6 +87,8 @@ class Runtime {
     std::vector<std::unique_ptr<eal::Port>> ports_;
     std::unique_ptr<worker::WorkerMap> workers_;
     std::unique_ptr<stats::StatsBoard> stats_;
+    xdp::SteerFilter xdp_filter_;
+    std::unique_ptr<xdp::Steering> steering_;
     std::atomic<double> start_s_ = 0;  // read by the telemetry thread
     double elapsed_s_ = 0;
     std::vector<std::function<void(nlohmann::json&)>> json_hooks_;

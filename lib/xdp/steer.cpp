@@ -1,0 +1,161 @@
+#include "xdp/steer.hpp"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fmt/core.h>
+#include <net/if.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "steer_abi.h"
+
+namespace linerate::xdp {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& what, int err) {
+    throw std::runtime_error(fmt::format("{}: {}", what, std::strerror(err < 0 ? -err : err)));
+}
+
+// A file descriptor closed when it goes out of scope unless released.
+struct Fd {
+    int fd = -1;
+    explicit Fd(int f) : fd(f) {}
+    ~Fd() {
+        if (fd >= 0) close(fd);
+    }
+    int release() { return std::exchange(fd, -1); }
+};
+
+}  // namespace
+
+std::string SteerFilter::describe() const {
+    switch (mode) {
+        case SteerMode::none:
+            return "nothing (every frame to the kernel)";
+        case SteerMode::all:
+            return "every frame";
+        case SteerMode::ipv4:
+            return "every IPv4 frame";
+        case SteerMode::udp_port:
+            return fmt::format("IPv4/UDP to port {}", udp_port);
+    }
+    return "?";
+}
+
+SteerFilter parse_steer_filter(const std::string& v, const SteerFilter& app_filter) {
+    if (v == "app") return app_filter;
+    if (v == "ipv4") return {SteerMode::ipv4, 0};
+    if (v == "all") return {SteerMode::all, 0};
+    if (v.rfind("udp:", 0) == 0) {
+        char* end = nullptr;
+        unsigned long port = std::strtoul(v.c_str() + 4, &end, 10);
+        if (v.size() > 4 && *end == '\0' && port >= 1 && port <= 65535)
+            return {SteerMode::udp_port, uint16_t(port)};
+    }
+    throw std::invalid_argument("bad --xdp-steer '" + v + "' (app, ipv4, all or udp:PORT)");
+}
+
+SteerCounters& SteerCounters::operator+=(const SteerCounters& o) {
+    redirected += o.redirected;
+    passed += o.passed;
+    unclaimed += o.unclaimed;
+    return *this;
+}
+
+nlohmann::json SteerCounters::json() const {
+    return {{"redirected", redirected}, {"passed", passed}, {"unclaimed", unclaimed}};
+}
+
+std::unique_ptr<SteerProgram> SteerProgram::attached_to(const std::string& ifname) {
+    unsigned ifindex = if_nametoindex(ifname.c_str());
+    if (ifindex == 0) fail("interface " + ifname, errno);
+    uint32_t prog_id = 0;
+    if (int err = bpf_xdp_query_id(int(ifindex), 0, &prog_id))
+        fail("XDP program of " + ifname, err);
+    if (prog_id == 0) return nullptr;
+    return from_id(prog_id);
+}
+
+std::unique_ptr<SteerProgram> SteerProgram::from_id(uint32_t prog_id) {
+    Fd prog(bpf_prog_get_fd_by_id(prog_id));
+    if (prog.fd < 0) fail(fmt::format("XDP program id {}", prog_id), errno);
+    // First ask how many maps the program uses, then for their ids.
+    bpf_prog_info info{};
+    uint32_t len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(prog.fd, &info, &len)) fail("bpf program info", errno);
+    std::vector<uint32_t> map_ids(info.nr_map_ids);
+    uint32_t nr_map_ids = info.nr_map_ids;
+    info = {};
+    info.nr_map_ids = nr_map_ids;
+    info.map_ids = reinterpret_cast<uint64_t>(map_ids.data());
+    len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(prog.fd, &info, &len)) fail("bpf program maps", errno);
+
+    Fd config(-1), counters(-1);
+    for (uint32_t id : map_ids) {
+        Fd map(bpf_map_get_fd_by_id(id));
+        if (map.fd < 0) fail(fmt::format("bpf map id {}", id), errno);
+        bpf_map_info mi{};
+        uint32_t mlen = sizeof(mi);
+        if (bpf_obj_get_info_by_fd(map.fd, &mi, &mlen)) fail("bpf map info", errno);
+        if (std::strcmp(mi.name, STEER_CONFIG_MAP) == 0 && mi.type == BPF_MAP_TYPE_ARRAY &&
+            mi.value_size == sizeof(steer_config))
+            std::swap(config.fd, map.fd);
+        else if (std::strcmp(mi.name, STEER_COUNTERS_MAP) == 0 &&
+                 mi.type == BPF_MAP_TYPE_PERCPU_ARRAY && mi.value_size == sizeof(steer_counters))
+            std::swap(counters.fd, map.fd);
+    }
+    if (config.fd < 0 || counters.fd < 0) return nullptr;
+    return std::unique_ptr<SteerProgram>(
+        new SteerProgram(prog_id, config.release(), counters.release()));
+}
+
+SteerProgram::~SteerProgram() {
+    close(config_fd_);
+    close(counters_fd_);
+}
+
+void SteerProgram::set_filter(const SteerFilter& f) {
+    steer_config c{};
+    c.mode = uint32_t(f.mode);
+    c.udp_port = f.udp_port;
+    uint32_t key = 0;
+    if (bpf_map_update_elem(config_fd_, &key, &c, BPF_ANY)) fail("writing steer_config", errno);
+}
+
+SteerFilter SteerProgram::filter() const {
+    steer_config c{};
+    uint32_t key = 0;
+    if (bpf_map_lookup_elem(config_fd_, &key, &c)) fail("reading steer_config", errno);
+    return {SteerMode(c.mode), c.udp_port};
+}
+
+std::vector<SteerCounters> SteerProgram::queues() const {
+    int cpus = libbpf_num_possible_cpus();
+    if (cpus <= 0) fail("possible CPUs", cpus);
+    std::vector<steer_counters> per_cpu(static_cast<size_t>(cpus));
+    std::vector<SteerCounters> out;
+    size_t used = 1;
+    for (uint32_t q = 0; q < STEER_MAX_QUEUES; ++q) {
+        if (bpf_map_lookup_elem(counters_fd_, &q, per_cpu.data()))
+            fail("reading steer_counters", errno);
+        SteerCounters sum;
+        for (const steer_counters& c : per_cpu) sum += {c.redirected, c.passed, c.unclaimed};
+        out.push_back(sum);
+        if (sum.redirected || sum.passed || sum.unclaimed) used = q + 1;
+    }
+    out.resize(used);
+    return out;
+}
+
+SteerCounters SteerProgram::total() const {
+    SteerCounters t;
+    for (const SteerCounters& q : queues()) t += q;
+    return t;
+}
+
+}  // namespace linerate::xdp

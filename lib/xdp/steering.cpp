@@ -1,0 +1,149 @@
+#include "xdp/steering.hpp"
+
+#include <fmt/core.h>
+#include <rte_dev.h>
+#include <rte_devargs.h>
+#include <rte_ethdev.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+
+namespace linerate::xdp {
+
+namespace {
+
+constexpr const char* kSteerObject = "steer.bpf.o";
+
+std::string counters_text(const SteerCounters& c) {
+    return fmt::format("redirected {} passed {} unclaimed {}", c.redirected, c.passed, c.unclaimed);
+}
+
+}  // namespace
+
+std::string af_xdp_interface(uint16_t port_id) {
+    rte_eth_dev_info info{};
+    if (rte_eth_dev_info_get(port_id, &info) != 0 || !info.driver_name ||
+        std::strcmp(info.driver_name, "net_af_xdp") != 0)
+        return {};
+    const rte_devargs* da = rte_dev_devargs(info.device);
+    if (!da || !da->args) return {};
+    std::string_view args = da->args;
+    for (size_t pos = 0; pos < args.size();) {
+        size_t end = args.find(',', pos);
+        if (end == std::string_view::npos) end = args.size();
+        std::string_view kv = args.substr(pos, end - pos);
+        if (kv.rfind("iface=", 0) == 0) return std::string(kv.substr(6));
+        pos = end + 1;
+    }
+    return {};
+}
+
+std::string default_steer_object() {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    std::vector<fs::path> candidates;
+    if (!ec) candidates.push_back(exe.parent_path() / kSteerObject);
+    candidates.push_back(fs::path(LINERATE_BPF_BUILD_DIR) / kSteerObject);
+    for (const fs::path& p : candidates)
+        if (fs::exists(p, ec)) return p.string();
+    return {};
+}
+
+Steering::Steering(const std::vector<uint16_t>& ports, const SteerFilter& filter)
+    : filter_(filter) {
+    for (uint16_t port : ports) {
+        std::string iface = af_xdp_interface(port);
+        if (iface.empty()) continue;
+        bool seen = false;
+        for (const Interface& i : interfaces_) seen |= i.name == iface;
+        if (seen) continue;  // one vdev per queue: the same interface again
+        if (auto program = SteerProgram::attached_to(iface)) {
+            program->set_filter(filter_);
+            interfaces_.push_back({iface, std::move(program)});
+        }
+    }
+}
+
+std::string Steering::describe() const {
+    std::string s;
+    for (const Interface& i : interfaces_)
+        s += fmt::format("xdp steering on {}: program id {}, to the app: {}\n", i.name,
+                         i.program->prog_id(), filter_.describe());
+    return s;
+}
+
+SteerCounters Steering::total() const {
+    SteerCounters t;
+    for (const Interface& i : interfaces_) t += i.program->total();
+    return t;
+}
+
+std::string Steering::interval_text() {
+    if (empty()) return {};
+    SteerCounters now = total();
+    SteerCounters d{now.redirected - last_.redirected, now.passed - last_.passed,
+                    now.unclaimed - last_.unclaimed};
+    last_ = now;
+    return " | xdp " + counters_text(d);
+}
+
+std::string Steering::summary() const {
+    std::string s;
+    for (const Interface& i : interfaces_) {
+        auto queues = i.program->queues();
+        SteerCounters t;
+        for (const auto& q : queues) t += q;
+        s += fmt::format("  xdp {} (program id {}, {}): {}", i.name, i.program->prog_id(),
+                         filter_.describe(), counters_text(t));
+        if (queues.size() > 1)
+            for (size_t q = 0; q < queues.size(); ++q)
+                s += fmt::format("\n    queue {}: {}", q, counters_text(queues[q]));
+        s += "\n";
+    }
+    if (!s.empty()) s.pop_back();
+    return s;
+}
+
+nlohmann::json Steering::json() const {
+    nlohmann::json j = total().json();
+    j["filter"] = filter_.describe();
+    j["interfaces"] = nlohmann::json::object();
+    for (const Interface& i : interfaces_) {
+        auto queues = i.program->queues();
+        SteerCounters t;
+        nlohmann::json qs = nlohmann::json::array();
+        for (size_t q = 0; q < queues.size(); ++q) {
+            t += queues[q];
+            nlohmann::json qj = queues[q].json();
+            qj["queue"] = q;
+            qs.push_back(qj);
+        }
+        nlohmann::json ij = t.json();
+        ij["prog_id"] = i.program->prog_id();
+        ij["queues"] = qs;
+        j["interfaces"][i.name] = ij;
+    }
+    return j;
+}
+
+nlohmann::json Steering::telemetry() const {
+    nlohmann::json j = total().json();
+    j["filter"] = filter_.describe();
+    for (const Interface& i : interfaces_) {
+        nlohmann::json r = nlohmann::json::array(), p = nlohmann::json::array(),
+                       u = nlohmann::json::array();
+        for (const SteerCounters& q : i.program->queues()) {
+            r.push_back(q.redirected);
+            p.push_back(q.passed);
+            u.push_back(q.unclaimed);
+        }
+        j[i.name + "_queues_redirected"] = r;
+        j[i.name + "_queues_passed"] = p;
+        j[i.name + "_queues_unclaimed"] = u;
+    }
+    return j;
+}
+
+}  // namespace linerate::xdp

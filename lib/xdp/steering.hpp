@@ -1,0 +1,54 @@
+#pragma once
+// The steering programs on the interfaces of an app's net_af_xdp ports: found after the ports
+// started (the PMD attached the program, xdp_prog= devarg), given the app's filter, and read
+// for the stats line, the summary, the JSON `xdp` object and the /linerate/xdp telemetry.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "xdp/steer.hpp"
+
+namespace linerate::xdp {
+
+// The kernel interface behind a net_af_xdp port (its iface= devarg), or "" for other ports.
+std::string af_xdp_interface(uint16_t port_id);
+
+// Where the steering object is found when --xdp-prog is not given: next to the executable
+// (installed), then the build tree. "" when neither exists.
+std::string default_steer_object();
+
+class Steering {
+  public:
+    // Finds linerate's steering program on the interface of every net_af_xdp port among
+    // `ports` and writes `filter` into it. Interfaces without it are left alone. Throws
+    // std::runtime_error on a libbpf failure.
+    Steering(const std::vector<uint16_t>& ports, const SteerFilter& filter);
+
+    bool empty() const { return interfaces_.empty(); }
+    const SteerFilter& filter() const { return filter_; }
+    std::string describe() const;  // one line per interface: program id and filter
+
+    // " | xdp redirected N passed M unclaimed K" since the previous call (monitor thread).
+    std::string interval_text();
+    std::string summary() const;
+    // {"filter", "redirected", "passed", "unclaimed", "interfaces": {IFACE: {"prog_id",
+    // "redirected", "passed", "unclaimed", "queues": [{"queue", "redirected", ...}]}}}
+    nlohmann::json json() const;
+    // The same figures one level deep for rte_telemetry: totals and per-queue arrays.
+    nlohmann::json telemetry() const;
+
+  private:
+    struct Interface {
+        std::string name;
+        std::unique_ptr<SteerProgram> program;
+    };
+    SteerCounters total() const;
+    SteerFilter filter_;
+    std::vector<Interface> interfaces_;
+    SteerCounters last_;
+};
+
+}  // namespace linerate::xdp

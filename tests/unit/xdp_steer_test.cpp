@@ -1,0 +1,197 @@
+// bpf/steer.bpf.c run by the kernel on crafted frames (BPF_PROG_TEST_RUN, no NIC), configured
+// and read through lib/xdp: the XDP action of each frame and the exact counters.
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "pkt/build.hpp"
+#include "xdp/steer.hpp"
+
+using namespace linerate;
+using xdp::SteerFilter;
+using xdp::SteerMode;
+
+namespace {
+
+const char* kSteerObject = LINERATE_BIN_DIR "/bpf/steer.bpf.o";
+constexpr uint16_t kPort = 7000;
+
+std::vector<uint8_t> udp_to(uint16_t dst_port, size_t len = 64) {
+    pkt::UdpFrameSpec spec;
+    spec.dst_port = dst_port;
+    return pkt::make_udp_frame(spec, len);
+}
+
+std::vector<uint8_t> with_ethertype(std::vector<uint8_t> f, uint16_t type) {
+    f[12] = uint8_t(type >> 8);
+    f[13] = uint8_t(type);
+    return f;
+}
+
+std::vector<uint8_t> arp_request() {
+    std::vector<uint8_t> f(60, 0);
+    std::memset(f.data(), 0xFF, 6);
+    f[6] = 0x02;
+    return with_ethertype(f, 0x0806);
+}
+
+std::vector<uint8_t> icmp_echo() {
+    auto f = udp_to(kPort);
+    f[14 + 9] = 1;  // protocol ICMP; the bytes where UDP's destination port was are ICMP's
+    pkt::fix_ipv4_checksum(&f[14]);
+    return f;
+}
+
+std::vector<uint8_t> tcp_to(uint16_t port) {
+    auto f = udp_to(port, 74);
+    f[14 + 9] = 6;
+    pkt::fix_ipv4_checksum(&f[14]);
+    return f;
+}
+
+std::vector<uint8_t> fragment(uint16_t frag_field) {
+    auto f = udp_to(kPort);
+    f[14 + 6] = uint8_t(frag_field >> 8);
+    f[14 + 7] = uint8_t(frag_field);
+    pkt::fix_ipv4_checksum(&f[14]);
+    return f;
+}
+
+// UDP to kPort behind a 24-byte IPv4 header (one 4-byte option).
+std::vector<uint8_t> udp_with_ip_options() {
+    auto plain = udp_to(kPort);
+    std::vector<uint8_t> f(plain.begin(), plain.begin() + 34);
+    f[14] = 0x46;
+    f.insert(f.end(), {1, 1, 1, 0});  // NOP NOP NOP EOL
+    f.insert(f.end(), plain.begin() + 34, plain.end());
+    f[16] = 0, f[17] = uint8_t(f.size() - 14);
+    pkt::fix_ipv4_checksum(&f[14]);
+    return f;
+}
+
+class SteerProgramTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        obj_ = bpf_object__open_file(kSteerObject, nullptr);
+        ASSERT_TRUE(obj_) << kSteerObject << ": " << std::strerror(errno);
+        if (int err = bpf_object__load(obj_)) {
+            if (err == -EPERM || err == -EACCES)
+                GTEST_SKIP() << "cannot load BPF programs here (needs root/CAP_BPF): "
+                             << std::strerror(-err);
+            FAIL() << "loading " << kSteerObject << ": " << std::strerror(-err);
+        }
+        bpf_program* prog = bpf_object__find_program_by_name(obj_, "xsk_def_prog");
+        ASSERT_TRUE(prog);
+        prog_fd_ = bpf_program__fd(prog);
+        bpf_prog_info info{};
+        uint32_t len = sizeof(info);
+        ASSERT_EQ(bpf_obj_get_info_by_fd(prog_fd_, &info, &len), 0);
+        steer_ = xdp::SteerProgram::from_id(info.id);
+        ASSERT_TRUE(steer_) << "lib/xdp did not recognise the steering maps";
+    }
+    void TearDown() override {
+        steer_.reset();
+        if (obj_) bpf_object__close(obj_);
+    }
+
+    // The XDP action the program returns for `frame`, received on queue 0.
+    int run(std::vector<uint8_t> frame) {
+        std::vector<uint8_t> out(frame.size() + 256);
+        LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(), .data_out = out.data(),
+                    .data_size_in = uint32_t(frame.size()), .data_size_out = uint32_t(out.size()));
+        int err = bpf_prog_test_run_opts(prog_fd_, &opts);
+        EXPECT_EQ(err, 0) << std::strerror(-err);
+        // The program never changes the frame.
+        EXPECT_EQ(opts.data_size_out, frame.size());
+        EXPECT_TRUE(std::equal(frame.begin(), frame.end(), out.begin()));
+        return int(opts.retval);
+    }
+
+    bpf_object* obj_ = nullptr;
+    int prog_fd_ = -1;
+    std::unique_ptr<xdp::SteerProgram> steer_;
+};
+
+void expect_counters(const xdp::SteerProgram& p, uint64_t redirected, uint64_t passed,
+                     uint64_t unclaimed) {
+    auto q = p.queues();
+    ASSERT_EQ(q.size(), 1u);
+    EXPECT_EQ(q[0].redirected, redirected);
+    EXPECT_EQ(q[0].passed, passed);
+    EXPECT_EQ(q[0].unclaimed, unclaimed);
+    auto t = p.total();
+    EXPECT_EQ(t.redirected, redirected);
+    EXPECT_EQ(t.passed, passed);
+    EXPECT_EQ(t.unclaimed, unclaimed);
+}
+
+}  // namespace
+
+TEST_F(SteerProgramTest, UnconfiguredPassesEverythingToTheKernel) {
+    EXPECT_EQ(steer_->filter(), SteerFilter{});
+    for (auto& f : {udp_to(kPort), arp_request(), icmp_echo()}) EXPECT_EQ(run(f), XDP_PASS);
+    expect_counters(*steer_, 0, 3, 0);
+}
+
+TEST_F(SteerProgramTest, UdpPortModeClaimsOnlyUnfragmentedUdpToThePort) {
+    steer_->set_filter({SteerMode::udp_port, kPort});
+    EXPECT_EQ(steer_->filter(), (SteerFilter{SteerMode::udp_port, kPort}));
+    // Claimed, but no AF_XDP socket sits on queue 0: the kernel gets them (unclaimed).
+    EXPECT_EQ(run(udp_to(kPort)), XDP_PASS);
+    EXPECT_EQ(run(udp_to(kPort, 1514)), XDP_PASS);
+    EXPECT_EQ(run(udp_with_ip_options()), XDP_PASS);
+    expect_counters(*steer_, 0, 0, 3);
+    // Not claimed: ARP, ICMP, ssh, another UDP port, fragments, IPv6, a truncated IPv4 header.
+    EXPECT_EQ(run(arp_request()), XDP_PASS);
+    EXPECT_EQ(run(icmp_echo()), XDP_PASS);
+    EXPECT_EQ(run(tcp_to(22)), XDP_PASS);
+    EXPECT_EQ(run(tcp_to(kPort)), XDP_PASS);
+    EXPECT_EQ(run(udp_to(kPort + 1)), XDP_PASS);
+    EXPECT_EQ(run(udp_to(53)), XDP_PASS);
+    EXPECT_EQ(run(fragment(0x2000)), XDP_PASS);  // first fragment (MF)
+    EXPECT_EQ(run(fragment(0x0010)), XDP_PASS);  // a later fragment
+    EXPECT_EQ(run(with_ethertype(udp_to(kPort), 0x86DD)), XDP_PASS);
+    auto truncated = udp_to(kPort);
+    truncated.resize(14 + 19);
+    EXPECT_EQ(run(truncated), XDP_PASS);
+    auto bad_ihl = udp_to(kPort);
+    bad_ihl[14] = 0x44;
+    EXPECT_EQ(run(bad_ihl), XDP_PASS);
+    expect_counters(*steer_, 0, 11, 3);
+}
+
+TEST_F(SteerProgramTest, Ipv4ModeClaimsEveryIpv4FrameOnly) {
+    steer_->set_filter({SteerMode::ipv4, 0});
+    for (auto& f : {udp_to(kPort), udp_to(53), icmp_echo(), tcp_to(22), fragment(0x0010)})
+        EXPECT_EQ(run(f), XDP_PASS);
+    expect_counters(*steer_, 0, 0, 5);
+    for (auto& f : {arp_request(), with_ethertype(udp_to(kPort), 0x86DD),
+                    with_ethertype(udp_to(kPort), 0x8100)})
+        EXPECT_EQ(run(f), XDP_PASS);
+    expect_counters(*steer_, 0, 3, 5);
+}
+
+TEST_F(SteerProgramTest, AllModeClaimsEveryFrame) {
+    steer_->set_filter({SteerMode::all, 0});
+    for (auto& f : {udp_to(kPort), arp_request(), icmp_echo(), with_ethertype(udp_to(1), 0x86DD)})
+        EXPECT_EQ(run(f), XDP_PASS);
+    expect_counters(*steer_, 0, 0, 4);
+    steer_->set_filter({SteerMode::none, 0});
+    EXPECT_EQ(run(udp_to(kPort)), XDP_PASS);
+    expect_counters(*steer_, 0, 1, 4);
+}
+
+TEST(SteerFilter, ParsesTheOptionValues) {
+    const SteerFilter app{SteerMode::udp_port, 5000};
+    EXPECT_EQ(xdp::parse_steer_filter("app", app), app);
+    EXPECT_EQ(xdp::parse_steer_filter("ipv4", app), (SteerFilter{SteerMode::ipv4, 0}));
+    EXPECT_EQ(xdp::parse_steer_filter("all", app), (SteerFilter{SteerMode::all, 0}));
+    EXPECT_EQ(xdp::parse_steer_filter("udp:9", app), (SteerFilter{SteerMode::udp_port, 9}));
+    for (const char* bad : {"", "udp", "udp:", "udp:0", "udp:65536", "udp:9x", "ipv6", "APP"})
+        EXPECT_THROW(xdp::parse_steer_filter(bad, app), std::invalid_argument) << bad;
+    EXPECT_EQ((SteerFilter{SteerMode::udp_port, 5000}).describe(), "IPv4/UDP to port 5000");
+}
