@@ -137,7 +137,7 @@ void Runtime::setup_steering() {
         throw std::runtime_error(
             "--xdp-steer: no net_af_xdp port's interface has linerate's steering program "
             "(attach it with the vdev's xdp_prog=" +
-            xdp::default_steer_object() + ")");
+            xdp::find_bpf_object(xdp::kSteerObjectName) + ")");
     fmt::print("{}", steering_->describe());
 }
 

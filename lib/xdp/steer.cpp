@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 
 #include "steer_abi.h"
@@ -31,6 +32,18 @@ struct Fd {
 };
 
 }  // namespace
+
+std::string find_bpf_object(const std::string& name) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    std::vector<fs::path> candidates;
+    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) candidates.push_back(exe.parent_path() / name);
+    candidates.push_back(fs::path(LINERATE_BPF_BUILD_DIR) / name);
+    for (const fs::path& p : candidates)
+        if (fs::exists(p, ec)) return p.string();
+    return {};
+}
 
 std::string SteerFilter::describe() const {
     switch (mode) {

@@ -11,6 +11,12 @@
 
 namespace linerate::xdp {
 
+inline constexpr const char* kSteerObjectName = "steer.bpf.o";
+
+// The path of a BPF object built from bpf/ (e.g. "steer.bpf.o"): next to the executable
+// (installed), else in the build tree; "" when neither has it.
+std::string find_bpf_object(const std::string& name);
+
 // Values of bpf/steer_abi.h's enum steer_mode.
 enum class SteerMode : uint32_t { none = 0, all = 1, ipv4 = 2, udp_port = 3 };
 

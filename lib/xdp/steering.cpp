@@ -7,13 +7,10 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <filesystem>
 
 namespace linerate::xdp {
 
 namespace {
-
-constexpr const char* kSteerObject = "steer.bpf.o";
 
 std::string counters_text(const SteerCounters& c) {
     return fmt::format("redirected {} passed {} unclaimed {}", c.redirected, c.passed, c.unclaimed);
@@ -36,18 +33,6 @@ std::string af_xdp_interface(uint16_t port_id) {
         if (kv.rfind("iface=", 0) == 0) return std::string(kv.substr(6));
         pos = end + 1;
     }
-    return {};
-}
-
-std::string default_steer_object() {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    std::vector<fs::path> candidates;
-    if (!ec) candidates.push_back(exe.parent_path() / kSteerObject);
-    candidates.push_back(fs::path(LINERATE_BPF_BUILD_DIR) / kSteerObject);
-    for (const fs::path& p : candidates)
-        if (fs::exists(p, ec)) return p.string();
     return {};
 }
 

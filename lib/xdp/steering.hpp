@@ -16,10 +16,6 @@ namespace linerate::xdp {
 // The kernel interface behind a net_af_xdp port (its iface= devarg), or "" for other ports.
 std::string af_xdp_interface(uint16_t port_id);
 
-// Where the steering object is found when --xdp-prog is not given: next to the executable
-// (installed), then the build tree. "" when neither exists.
-std::string default_steer_object();
-
 class Steering {
   public:
     // Finds linerate's steering program on the interface of every net_af_xdp port among
