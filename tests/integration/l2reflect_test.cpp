@@ -208,6 +208,21 @@ TEST(L2reflectNetNull, RegionAliasFromDefinition) {
     EXPECT_NE(j["netbuf"].get<std::string>().find("region arm (pages:4k)"), std::string::npos);
 }
 
+// --xdp-steer asks for the steering program: a port without it (no AF_XDP here) is an error
+// that says how to attach it, never a silent run that hands the app every frame.
+TEST(L2reflectNetNull, XdpSteerWithoutTheProgramFails) {
+    std::vector<std::string> argv = {kApp};
+    auto eal = no_huge_eal("0");
+    argv.insert(argv.end(), eal.begin(), eal.end());
+    argv.insert(argv.end(), {"--vdev=net_null0", "--", "--duration", "0.2", "--xdp-steer", "ipv4"});
+    ProcessResult r = run_process(argv);
+    EXPECT_EQ(r.exit_status, 1) << r.out;
+    EXPECT_NE(r.out.find("--xdp-steer: no net_af_xdp port's interface has linerate's steering "
+                         "program (attach it with the vdev's xdp_prog="),
+              std::string::npos)
+        << r.out;
+}
+
 class L2reflectCliErrors : public testing::TestWithParam<CliCase> {};
 
 TEST_P(L2reflectCliErrors, ExitTwoWithOneLine) {
@@ -225,6 +240,8 @@ INSTANTIATE_TEST_SUITE_P(
                     CliCase{{"--netbuf", "dpa"}, "unknown region alias 'dpa'"},
                     CliCase{{"--region", "=pages:4k"}, "bad region alias name"},
                     CliCase{{"--ports", "0,x"}, "bad port id 'x'"},
+                    CliCase{{"--xdp-steer", "udp:0"}, "bad --xdp-steer 'udp:0'"},
+                    CliCase{{"--xdp-steer", "tcp"}, "bad --xdp-steer 'tcp'"},
                     CliCase{{"--vdev=net_null0"}, "EAL args go before `--`"},
                     CliCase{{"-l", "0", "--duration", "1"}, "EAL args go before `--`"}));
 
