@@ -25,7 +25,31 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("LINERATE_BUILD", os.path.join(ROOT, "build"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "kvagg"))
-from service_test import KV_IP, Namespaces, wait_ready  # noqa: E402  the test's veth pair
+from service_test import KV_IP, CLIENT_IP, Namespaces, wait_ready  # noqa: E402
+
+
+def sh(*cmd):
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+
+
+class VethPair:
+    """Two namespaces and a veth pair for the bench (the tests use tests/support/netns.hpp)."""
+
+    def __enter__(self):
+        tag = f"kvsb{os.getpid() % 100000}"
+        self.ns = Namespaces(f"{tag}a", f"{tag}b", f"{tag}x")
+        sh("ip", "netns", "add", self.ns.kv)
+        sh("ip", "netns", "add", self.ns.cl)
+        sh("ip", "link", "add", self.ns.kv_if, "netns", self.ns.kv, "type", "veth", "peer",
+           "name", f"{tag}y", "netns", self.ns.cl)
+        for ns, ifname, ip in ((self.ns.kv, self.ns.kv_if, KV_IP), (self.ns.cl, f"{tag}y", CLIENT_IP)):
+            sh("ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", ifname)
+            sh("ip", "-n", ns, "link", "set", ifname, "up")
+        return self.ns
+
+    def __exit__(self, *exc):
+        subprocess.run(["ip", "netns", "del", self.ns.cl], capture_output=True)
+        subprocess.run(["ip", "netns", "del", self.ns.kv], capture_output=True)
 
 
 def load(ns, *args):
@@ -65,7 +89,7 @@ def one_run(ns, seed, tuples):
 def run(runs=5, tuples=2_000_000):
     kvagg = os.path.join(BUILD, "apps", "kvagg", "kvagg")
     tmp = tempfile.mkdtemp(prefix="kvservice-bench")
-    with Namespaces() as ns:
+    with VethPair() as ns:
         blocker = ns.run(ns.kv, sys.executable, "-c",
                          "import socket, time; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM);"
                          "s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096);"
