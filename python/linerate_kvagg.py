@@ -143,7 +143,7 @@ class Client:
                 raise KvaggError("response shorter than its tuple count")
             for i in range(n):
                 k, v = struct.unpack_from("!QQ", body, 16 * i)
-                out[k] = (out.get(k, 0) + v) & 0xFFFFFFFFFFFFFFFF
+                out[k] = v  # a key is listed once per response (read: once per time asked)
         return out
 
     def status(self, max_rounds=1000):

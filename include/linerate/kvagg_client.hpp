@@ -343,7 +343,7 @@ class Client {
         for (const auto& [n, body] : frames) {
             if (body.size() < 16 * size_t(n)) throw Error("kvagg client: short response");
             for (size_t i = 0; i < n; ++i)
-                out[detail::get64(&body[16 * i])] += detail::get64(&body[16 * i + 8]);
+                out[detail::get64(&body[16 * i])] = detail::get64(&body[16 * i + 8]);
         }
     }
 
