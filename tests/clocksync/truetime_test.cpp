@@ -168,6 +168,23 @@ TEST(TimePage, ErrorsForMissingForeignDamagedAndAbandonedPages) {
     EXPECT_EQ(r.master_ns, 25u);
     EXPECT_EQ(r.syncs, 9u);
     tt_close(&clk);
+
+    // The name of a running client (here: our parent process, alive) is refused.
+    const int wfd = shm_open(("/" + page.name).c_str(), O_RDWR, 0);
+    ASSERT_GE(wfd, 0);
+    auto* w = static_cast<tt_page*>(
+        mmap(nullptr, sizeof(tt_page), PROT_READ | PROT_WRITE, MAP_SHARED, wfd, 0));
+    close(wfd);
+    ASSERT_NE(w, MAP_FAILED);
+    w->writer_pid = uint32_t(getppid());
+    try {
+        TimeExport third(page.name, 1'000'000'000, std::nullopt);
+        ADD_FAILURE() << "took over the page of a running client";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("running client"), std::string::npos) << e.what();
+    }
+    w->writer_pid = uint32_t(getpid());
+    munmap(w, sizeof(tt_page));
 }
 
 // A reader hammering the page while the writer updates it at 1 kHz, then as fast as it can:
