@@ -132,7 +132,10 @@ void ClientSession::sample(uint64_t t) {
     eps_hist_.record(eps);
     if (!cfg_.sim) return;
     if (!cfg_.sim->within(t, s.theta_ns, eps)) ++violations_;
-    int64_t err = std::llabs(cfg_.sim->true_offset_at(t) - s.theta_ns);
+    // θ comes off the wire and may be anything: the difference is taken wide and saturated.
+    __int128 diff = __int128(cfg_.sim->true_offset_at(t)) - s.theta_ns;
+    if (diff < 0) diff = -diff;
+    const int64_t err = diff > INT64_MAX ? INT64_MAX : int64_t(diff);
     if (err > max_abs_error_ns_) max_abs_error_ns_ = err;
 }
 

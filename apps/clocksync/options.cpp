@@ -5,9 +5,16 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "cli/command_line.hpp"
+
 namespace linerate::clocksync {
 
 namespace {
+
+// The simulated clock's offset, its drift over a run and θ are all held in 64-bit signed
+// differences; 2^62 ns leaves them room (real clocks may be any amount apart: only
+// wrap-safe differences of their readings are used).
+constexpr int64_t kMaxSimOffsetNs = int64_t(1) << 62;
 
 constexpr const char* kClientOnly[] = {
     "--master-mac",        "--master-ip",        "--client-ip",       "--client-id",
@@ -121,7 +128,7 @@ void add_options(CLI::App& app, Options& o) {
     app.add_option("--client-id", o.client_id, "Client: id carried in requests")
         ->capture_default_str();
     app.add_option("--sync-period-ms", o.sync_period_ms, "Client: time between sync rounds")
-        ->check(CLI::Range(1e-3, 3.6e6))
+        ->check(linerate::cli::finite_range(1e-3, 3.6e6))
         ->capture_default_str();
     app.add_option("--probes", o.probes,
                    "Client: requests per round; the one with the smallest round trip is used")
@@ -129,7 +136,7 @@ void add_options(CLI::App& app, Options& o) {
         ->capture_default_str();
     app.add_option("--probe-gap-us", o.probe_gap_us,
                    "Client: least time from one probe of a round to the next")
-        ->check(CLI::Range(0.0, 3.6e9))
+        ->check(linerate::cli::finite_range(0.0, 3.6e9))
         ->capture_default_str();
     app.add_flag("--pipeline", o.pipeline,
                  "Client: send the probes of a round without waiting for each answer (default: "
@@ -137,7 +144,7 @@ void add_options(CLI::App& app, Options& o) {
     app.add_option("--background-pps", o.background_pps,
                    "Client, benchmark aid: also send this many plain UDP frames/s (not clocksync) "
                    "on the probe port, background traffic for the master's port (0 = none)")
-        ->check(CLI::Range(0.0, 1e9))
+        ->check(linerate::cli::finite_range(0.0, 1e9))
         ->capture_default_str();
     app.add_option("--background-size", o.background_size,
                    "Client: bytes per background frame (Ethernet header to payload end)")
@@ -145,24 +152,26 @@ void add_options(CLI::App& app, Options& o) {
         ->capture_default_str();
     app.add_option("--probe-timeout-ms", o.probe_timeout_ms,
                    "Client: a probe unanswered this long is lost (counted in timeouts)")
-        ->check(CLI::Range(1e-3, 3.6e6))
+        ->check(linerate::cli::finite_range(1e-3, 3.6e6))
         ->capture_default_str();
     app.add_option("--drift-bound-ppm", o.drift_bound_ppm,
                    "Client: rho, the bound on the clocks' relative drift (epsilon grows by it)")
-        ->check(CLI::Range(0.0, kMaxDriftBoundPpm))
+        ->check(linerate::cli::finite_range(0.0, kMaxDriftBoundPpm))
         ->capture_default_str();
     app.add_option("--sample-period-us", o.sample_period_us,
                    "Client: grid on which epsilon is sampled (plus just before each sync)")
-        ->check(CLI::Range(1e-3, 3.6e9))
+        ->check(linerate::cli::finite_range(1e-3, 3.6e9))
         ->capture_default_str();
     app.add_option_function<int64_t>(
-        "--sim-offset-ns", [&o](int64_t v) { o.sim_offset_ns = v; },
-        "Client, verification mode: run the local clock this many ns off the master's (same "
-        "machine) and count violations |true offset - theta| > epsilon");
+           "--sim-offset-ns", [&o](int64_t v) { o.sim_offset_ns = v; },
+           "Client, verification mode: run the local clock this many ns off the master's (same "
+           "machine, at most 2^62 ns = 146 years either way) and count violations |true offset "
+           "- theta| > epsilon")
+        ->check(CLI::Range(-kMaxSimOffsetNs, kMaxSimOffsetNs));
     app.add_option_function<double>(
            "--sim-drift-ppm", [&o](double v) { o.sim_drift_ppm = v; },
            "Client, verification mode: run the local clock this many ppm fast (negative: slow)")
-        ->check(CLI::Range(-999999.0, 999999.0));
+        ->check(linerate::cli::finite_range(-999999.0, 999999.0));
     app.add_option(
            "--export", o.export_name,
            "Client: publish the synchronized clock and its bound in the POSIX shared-memory "
@@ -177,7 +186,7 @@ void add_options(CLI::App& app, Options& o) {
     app.add_option("--export-max-age-ms", o.export_max_age_ms,
                    "Client: the exported page turns invalid once the last good sync is this old "
                    "(default: 10 sync periods); it also turns invalid when the client stops")
-        ->check(CLI::Range(1e-3, 3.6e6));
+        ->check(linerate::cli::finite_range(1e-3, 3.6e6));
     app.add_option("--chrony-shm", o.chrony_shm,
                    "Client: also give chronyd one sample per sync through its SHM refclock unit N "
                    "(chrony.conf: refclock SHM N); the master's clock must count from the Unix "

@@ -40,7 +40,7 @@ void precheck_aggbuf(const cli::CommonOptions& common, const Options& o) {
         mem::RegionCatalog catalog;
         if (!common.regions_file.empty()) catalog.load_file(common.regions_file);
         for (const auto& def : common.region_defs) catalog.define(def);
-        catalog.resolve(o.aggbuf);
+        mem::check_region_file(catalog.resolve(o.aggbuf));
     } catch (const std::invalid_argument& e) {
         cli::usage_error(kApp, std::string("--aggbuf: ") + e.what());
     }

@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include "cli/command_line.hpp"
+
 #include <bit>
 #include <stdexcept>
 
@@ -75,15 +77,18 @@ void add_options(CLI::App& app, Options& o) {
                    "before the adds (0 = off)")
         ->check(CLI::Range(0u, 256u))
         ->capture_default_str();
-    app.add_option("--aggbuf", o.aggbuf,
-                   "Memory region of the aggregation table(s), as --netbuf: socket:N, pages:4k, "
-                   "pages:thp, file:PATH[,size=BYTES] or an alias (default: the port's NUMA node)");
+    app.add_option(
+        "--aggbuf", o.aggbuf,
+        "Memory region of the aggregation table(s), as --netbuf: socket:N, pages:4k, "
+        "pages:thp, file:PATH[,size=BYTES][,create] or an alias (default: the port's NUMA "
+        "node)");
     app.add_option("--dump", o.dump,
                    "At exit write `key,value` lines (decimal u64, sorted by key, keys that "
                    "received a tuple) to FILE");
 }
 
 void check_options(const Options& o) {
+    if (!o.dump.empty()) cli::check_writable(o.dump, "--dump");
     if (o.dup_window != 0 && uint64_t(o.max_streams) * (o.dup_window / 8) > kMaxDupBytes)
         throw std::invalid_argument(
             "--max-streams x --dup-window / 8 exceeds 1 GiB of duplicate bitmap per worker");

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "cli/command_line.hpp"
 #include "pkt/headers.hpp"
 
 namespace linerate::gen {
@@ -64,13 +65,13 @@ void add_gen_options(CLI::App& app, GenOptions& o) {
 
     app.add_option("--bad,--bad-share", o.bad_all,
                    "Share of bad frames, spread evenly over the 7 bad classes")
-        ->check(CLI::Range(0.0, 1.0))
+        ->check(linerate::cli::finite_range(0.0, 1.0))
         ->group(nfv);
     for (size_t i = 0; i < kBadClassCount; ++i)
         app.add_option(std::string("--bad-") + kBadClassOptions[i], o.bad[i],
                        std::string("Share of '") + kBadClassVerdicts[i] +
                            "' frames (overrides --bad for this class)")
-            ->check(CLI::Range(0.0, 1.0))
+            ->check(linerate::cli::finite_range(0.0, 1.0))
             ->group(nfv);
 
     app.add_option("--tuples", t.tuples, "Key/value tuples per frame")
@@ -84,11 +85,11 @@ void add_gen_options(CLI::App& app, GenOptions& o) {
         ->capture_default_str()
         ->group(kv);
     app.add_option("--dup-share", t.dup_share, "Share of frames repeating an earlier frame")
-        ->check(CLI::Range(0.0, 1.0))
+        ->check(linerate::cli::finite_range(0.0, 1.0))
         ->group(kv);
     app.add_option("--malformed-share", t.malformed_share,
                    "Share of frames kvagg must refuse (bad magic/version/op, tuple count too big)")
-        ->check(CLI::Range(0.0, 1.0))
+        ->check(linerate::cli::finite_range(0.0, 1.0))
         ->group(kv);
     app.add_option("--value-min", t.value_min, "Smallest tuple value")
         ->capture_default_str()
@@ -104,22 +105,22 @@ void add_gen_options(CLI::App& app, GenOptions& o) {
     app.add_option("--count", o.count, "Frames to send (all workers), 0 = until --duration")
         ->group(send);
     auto* pps = app.add_option("--rate-pps", o.rate_pps, "Frames per second (default full rate)")
-                    ->check(CLI::Range(0.0, 1e10))
+                    ->check(linerate::cli::finite_range(0.0, 1e10))
                     ->group(send);
     app.add_option("--rate-gbps", o.rate_gbps,
                    "Gb/s counting 24 bytes of wire overhead per frame (default full rate)")
-        ->check(CLI::Range(0.0, 1e4))
+        ->check(linerate::cli::finite_range(0.0, 1e4))
         ->excludes(pps)
         ->group(send);
     app.add_option("--catch-up", o.catch_up_s,
                    "Paced: after a stall (preempted, ring full) send at most this many seconds "
                    "of missed traffic at once (at least a burst)")
-        ->check(CLI::Range(0.0, 10.0))
+        ->check(linerate::cli::finite_range(0.0, 10.0))
         ->capture_default_str()
         ->group(send);
     app.add_option("--drain", o.drain_s,
                    "Seconds to keep receiving after the last frame went out, for the returns")
-        ->check(CLI::Range(0.0, 60.0))
+        ->check(linerate::cli::finite_range(0.0, 60.0))
         ->capture_default_str()
         ->group(send);
     app.add_option("--write-pcap", o.write_pcap,

@@ -202,6 +202,10 @@ int main(int argc, char** argv) {
         sweep_region = mem::parse_region_spec(o.sweep_region);
         for (const auto& r : o.regions)
             if (!r.empty()) regions.push_back(mem::parse_region_spec(r));
+        // The bench makes (and at the end removes) its own region files: `,create` would
+        // collide with the comma-separated --regions list.
+        sweep_region.create = true;
+        for (mem::RegionSpec& r : regions) r.create = true;
         for (const Point& p : points) max_keys = std::max(max_keys, p.keys);
         if (!regions.empty())
             for (uint64_t k : parse_counts(o.region_keys)) max_keys = std::max(max_keys, k);

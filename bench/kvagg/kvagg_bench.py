@@ -139,6 +139,11 @@ def make_trace(tmp, frames, tuples, keys):
     return pcap, " ".join(cmd)
 
 
+def created(spec):
+    # The app refuses a missing region file unless asked to create it.
+    return spec + ",create" if spec.startswith("file:") else spec
+
+
 def app_once(pcap, net, agg, keys, seconds, tmp):
     # --no-telemetry: with --no-shconf every process shares the default telemetry socket, and a
     # stuck process listening there blocks the EAL init of the next one.
@@ -148,7 +153,7 @@ def app_once(pcap, net, agg, keys, seconds, tmp):
     cmd = [os.path.join(BUILD, "apps", "kvagg", "kvagg"), "-l", "0,1", "--no-huge", "-m", "1024",
            "--no-pci", "--no-shconf", "--no-telemetry", "--log-level=lib.eal:warning",
            f"--vdev=net_pcap0,rx_pcap={pcap},tx_pcap=/dev/null,infinite_rx=1", "--",
-           "--netbuf", net, "--aggbuf", agg, "--keys", str(keys), "--dup-window", "0",
+           "--netbuf", created(net), "--aggbuf", created(agg), "--keys", str(keys), "--dup-window", "0",
            "--duration", str(seconds), "--stats-period", "0", "--mbufs", "16383",
            "--json", j]
     run(cmd, timeout=seconds + 60)

@@ -1,9 +1,16 @@
 #include "cli/command_line.hpp"
 
+#include <fcntl.h>
 #include <fmt/core.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <array>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <set>
 #include <string_view>
 
 namespace linerate::cli {
@@ -96,15 +103,15 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
         ->check(CLI::Range(1, 512))
         ->capture_default_str();
     app.add_option("--stats-period", o.stats_period_s, "Seconds between stats lines, 0 = off")
-        ->check(CLI::Range(0.0, 3600.0))
+        ->check(finite_range(0.0, 3600.0))
         ->capture_default_str();
     app.add_option("--duration", o.duration_s, "Stop after this many seconds, 0 = until a signal")
-        ->check(CLI::Range(0.0, 1e9))
+        ->check(finite_range(0.0, 1e9))
         ->capture_default_str();
     app.add_option("--json", o.json_path, "Write the final figures as one JSON object to FILE");
     app.add_option("--netbuf", o.netbuf,
                    "Memory region of the packet buffer pool: socket:N, pages:4k, pages:thp, "
-                   "file:PATH[,size=BYTES] or an alias (default: the port's NUMA node)");
+                   "file:PATH[,size=BYTES][,create] or an alias (default: the port's NUMA node)");
     app.add_option("--region", o.region_defs, "Define a region alias NAME=SPEC (repeatable)");
     app.add_option("--regions", o.regions_file, "File of region aliases, lines `NAME = SPEC`")
         ->check(CLI::ExistingFile);
@@ -131,12 +138,51 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
         ->check(CLI::Range(0, 512))
         ->capture_default_str();
     app.add_option("--link-wait", o.link_wait_s, "Seconds to wait for link up at start")
-        ->check(CLI::Range(0.0, 60.0))
+        ->check(finite_range(0.0, 60.0))
         ->capture_default_str();
     app.add_option("--xdp-steer", o.xdp_steer,
                    "AF_XDP ports: what linerate's XDP steering program hands to the app, the "
                    "rest going to the kernel: app (what the app serves), ipv4, all or udp:PORT; "
                    "requires the program on the interface (default: app when it is there)");
+}
+
+CLI::Validator finite_range(double min, double max) {
+    return CLI::Validator(
+        [min, max](std::string& text) -> std::string {
+            double v = 0;
+            if (!CLI::detail::lexical_cast(text, v)) return "'" + text + "' is not a number";
+            if (!std::isfinite(v) || v < min || v > max)
+                return fmt::format("must be a finite number in [{} - {}], not {}", min, max, text);
+            return {};
+        },
+        fmt::format("FLOAT in [{} - {}]", min, max));
+}
+
+void check_writable(const std::string& path, const std::string& option) {
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            throw std::invalid_argument(option + " " + path + ": is a directory");
+        if (access(path.c_str(), W_OK) != 0)
+            throw std::invalid_argument(option + " " + path + ": " + std::strerror(errno));
+        return;
+    }
+    // Missing: create it to see, and take it away again (the run writes it at the end).
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) throw std::invalid_argument(option + " " + path + ": " + std::strerror(errno));
+    close(fd);
+    unlink(path.c_str());
+}
+
+void check_common_options(const CommonOptions& o) {
+    if (!o.json_path.empty()) check_writable(o.json_path, "--json");
+    // DPDK refuses a pool smaller than 1.5 x its per-lcore cache (the cache's flush threshold)
+    // with a bare EINVAL.
+    if (o.mbufs != 0 && uint64_t(o.mbufs) * 2 < uint64_t(o.mbuf_cache) * 3)
+        throw std::invalid_argument(fmt::format(
+            "--mbufs {} is too small for a per-lcore cache of {} mbufs (--mbuf-cache): the pool "
+            "must hold 1.5 x the cache, so give --mbufs {} or more, or --mbuf-cache {} or less",
+            o.mbufs, o.mbuf_cache, (uint64_t(o.mbuf_cache) * 3 + 1) / 2, o.mbufs * 2 / 3));
 }
 
 void usage_error(const std::string& program, const std::string& message) {
@@ -177,6 +223,7 @@ std::vector<uint16_t> parse_port_list(const CommonOptions& o) {
     }
     if (o.ports.empty()) return ports;
     std::string_view s = o.ports;
+    std::set<uint16_t> seen;
     for (bool more = true; more;) {
         auto comma = s.find(',');
         more = comma != std::string_view::npos;
@@ -185,6 +232,8 @@ std::vector<uint16_t> parse_port_list(const CommonOptions& o) {
         unsigned long v = std::strtoul(tok.c_str(), &end, 10);
         if (tok.empty() || *end != '\0' || v >= 1024)
             throw std::invalid_argument("bad port id '" + tok + "' in --ports");
+        if (!seen.insert(uint16_t(v)).second)
+            throw std::invalid_argument("port " + tok + " is given twice in --ports");
         ports.push_back(uint16_t(v));
         if (more) s = s.substr(comma + 1);
     }

@@ -43,6 +43,19 @@ std::string find_eal_option(const std::vector<std::string>& app_args);
 
 void add_common_options(CLI::App& app, CommonOptions& opts);
 
+// A number within [min, max] that is finite: CLI::Range lets NaN through (every comparison with
+// it is false), so `--duration nan` would mean "forever".
+CLI::Validator finite_range(double min, double max);
+
+// What the common options name that parsing alone cannot judge, checked before the EAL starts:
+// --json writable, --mbufs large enough for --mbuf-cache. Throws std::invalid_argument with the
+// line to print.
+void check_common_options(const CommonOptions& opts);
+
+// Throws std::invalid_argument naming `option` when `path` cannot be written (its directory is
+// missing or not writable, or it is a directory). Creates nothing that was not there.
+void check_writable(const std::string& path, const std::string& option);
+
 // Parses app args into `app`. Prints help and exits 0 on --help; prints one line and exits 2
 // on a bad option or value, or on an EAL option given without `--`.
 SplitArgs parse_or_exit(CLI::App& app, int argc, const char* const* argv);

@@ -1,9 +1,14 @@
 #include "eal/eal.hpp"
 
+#include <fcntl.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <optional>
 #include <stdexcept>
+#include <string_view>
 
 namespace linerate::eal {
 
@@ -13,7 +18,43 @@ Eal::Eal(const std::vector<std::string>& args) {
     for (auto& a : copy) argv.push_back(a.data());
     argv.push_back(nullptr);
     if (rte_eal_init(int(copy.size()), argv.data()) < 0)
-        throw std::runtime_error(std::string("EAL init failed: ") + rte_strerror(rte_errno));
+        // Some failures (e.g. the shared config) leave rte_errno at 0: the EAL's own lines say why.
+        throw std::runtime_error(
+            rte_errno != 0 ? std::string("EAL init failed: ") + rte_strerror(rte_errno)
+                           : std::string("EAL init failed (see the EAL's messages above)"));
+}
+
+void check_file_prefix_free(const std::vector<std::string>& eal_args) {
+    std::string prefix = "rte";
+    for (size_t i = 0; i < eal_args.size(); ++i) {
+        std::string_view a = eal_args[i];
+        auto value = [&](std::string_view name) -> std::optional<std::string> {
+            if (a.substr(0, name.size()) != name) return std::nullopt;
+            if (a.size() == name.size() && i + 1 < eal_args.size()) return eal_args[i + 1];
+            if (a.size() > name.size() && a[name.size()] == '=')
+                return std::string(a.substr(name.size() + 1));
+            return std::nullopt;
+        };
+        if (a == "--no-shconf" || a == "--in-memory") return;
+        if (auto v = value("--proc-type"); v && *v != "primary") return;
+        if (auto v = value("--file-prefix")) prefix = *v;
+    }
+    // Where DPDK 22.11 puts it (eal_create_runtime_dir): /var/run for root, else
+    // $XDG_RUNTIME_DIR or /tmp; the primary holds a write lock on its `config` file.
+    const char* xdg = std::getenv("XDG_RUNTIME_DIR");
+    std::string dir = getuid() == 0 ? "/var/run" : xdg ? xdg : "/tmp";
+    std::string config = dir + "/dpdk/" + prefix + "/config";
+    int fd = open(config.c_str(), O_RDONLY);
+    if (fd < 0) return;  // no primary ever ran there
+    struct flock lock {};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    int rc = fcntl(fd, F_GETLK, &lock);
+    close(fd);
+    if (rc == 0 && lock.l_type != F_UNLCK)
+        throw std::invalid_argument("another DPDK process (pid " + std::to_string(lock.l_pid) +
+                                    ") runs with --file-prefix " + prefix +
+                                    ": give this one its own --file-prefix NAME (before `--`)");
 }
 
 Eal::~Eal() {

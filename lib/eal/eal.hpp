@@ -14,6 +14,12 @@ class Eal {
     Eal& operator=(const Eal&) = delete;
 };
 
+// A primary process cannot start on a runtime directory (--file-prefix, default "rte") another
+// primary holds; the EAL then says only "Cannot init config". Throws std::invalid_argument naming
+// the prefix and the pid holding it. Nothing to check without shared config (--no-shconf,
+// --in-memory) or for a secondary process.
+void check_file_prefix_free(const std::vector<std::string>& eal_args);
+
 // EAL args for test mode `--pcap IN[:OUT]`: a net_pcap vdev, plus (when the user gave no EAL
 // args) one lcore, no hugepages, no PCI and no shared config so tests can run side by side.
 std::vector<std::string> pcap_mode_eal_args(const std::string& pcap_spec, bool user_gave_eal);

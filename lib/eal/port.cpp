@@ -116,15 +116,15 @@ std::vector<uint16_t> select_ports(const std::vector<uint16_t>& requested) {
         uint16_t p;
         RTE_ETH_FOREACH_DEV(p) ports.push_back(p);
         if (ports.empty())
-            throw std::runtime_error(
+            throw PortChoiceError(
                 "no ethdev ports: give devices to the EAL (e.g. -a PCI or --vdev=net_null0 before "
                 "`--`), or use --pcap IN[:OUT]");
         return ports;
     }
     for (uint16_t p : requested) {
         if (!rte_eth_dev_is_valid_port(p))
-            throw std::runtime_error(fmt::format("port {} does not exist ({} ports probed)", p,
-                                                 rte_eth_dev_count_avail()));
+            throw PortChoiceError(fmt::format("port {} does not exist ({} ports probed)", p,
+                                              rte_eth_dev_count_avail()));
         ports.push_back(p);
     }
     return ports;

@@ -4,6 +4,7 @@
 #include <rte_ethdev.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,12 @@ class Port {
     bool rss_ = false;
     bool fast_free_ = false;
     bool started_ = false;
+};
+
+// A port list the EAL's ports cannot satisfy (no ports at all, or an id that does not exist):
+// the user's to fix, so a usage error.
+struct PortChoiceError : std::invalid_argument {
+    using std::invalid_argument::invalid_argument;
 };
 
 // All probed ports, or the given ones after checking they exist. Throws.

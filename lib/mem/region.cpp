@@ -122,7 +122,7 @@ void Region::map_anonymous(size_t bytes, bool thp) {
 }
 
 void Region::map_file(size_t bytes) {
-    fd_ = open(spec_.path.c_str(), O_RDWR | O_CREAT, 0600);
+    fd_ = open(spec_.path.c_str(), O_RDWR | (spec_.create ? O_CREAT : 0), 0600);
     if (fd_ < 0)
         throw RegionError(
             fmt::format("region {}: cannot open {}: {}", spec_.text, spec_.path, strerror(errno)));

@@ -1,6 +1,10 @@
 #include "mem/region_spec.hpp"
 
+#include <sys/stat.h>
+
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 namespace linerate::mem {
@@ -26,7 +30,12 @@ size_t parse_byte_size(const std::string& text) {
     if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])))
         throw RegionError("bad size '" + text + "'");
     size_t pos = 0;
-    unsigned long long v = std::stoull(text, &pos);
+    unsigned long long v = 0;
+    try {
+        v = std::stoull(text, &pos);
+    } catch (const std::out_of_range&) {
+        throw RegionError("size out of range: '" + text + "' (at most 1 PiB)");
+    }
     std::string suffix = text.substr(pos);
     unsigned shift = 0;
     if (suffix == "" || suffix == "B")
@@ -39,7 +48,8 @@ size_t parse_byte_size(const std::string& text) {
         shift = 30;
     else
         throw RegionError("bad size suffix in '" + text + "' (use K, M or G)");
-    if (v == 0 || v > (~0ULL >> shift)) throw RegionError("size out of range: '" + text + "'");
+    if (v == 0 || v > (kMaxRegionBytes >> shift))
+        throw RegionError("size out of range: '" + text + "' (at most 1 PiB)");
     return size_t(v << shift);
 }
 
@@ -48,9 +58,10 @@ RegionSpec parse_region_spec(const std::string& text) {
     spec.text = text;
     auto colon = text.find(':');
     if (colon == std::string::npos)
-        throw RegionError("bad region '" + text +
-                          "': expected socket:N, pages:4k, pages:thp, file:PATH[,size=BYTES] or an "
-                          "alias");
+        throw RegionError(
+            "bad region '" + text +
+            "': expected socket:N, pages:4k, pages:thp, file:PATH[,size=BYTES][,create] "
+            "or an alias");
     std::string kind = text.substr(0, colon);
     std::string rest = text.substr(colon + 1);
     if (kind == "socket") {
@@ -71,11 +82,17 @@ RegionSpec parse_region_spec(const std::string& text) {
         auto comma = rest.find(',');
         spec.path = rest.substr(0, comma);
         if (spec.path.empty()) throw RegionError("bad region '" + text + "': file: needs a path");
-        if (comma != std::string::npos) {
-            std::string opt = rest.substr(comma + 1);
-            if (opt.rfind("size=", 0) != 0)
-                throw RegionError("bad region '" + text + "': unknown option '" + opt + "'");
-            spec.size = parse_byte_size(opt.substr(5));
+        while (comma != std::string::npos) {
+            auto next = rest.find(',', comma + 1);
+            std::string opt = rest.substr(comma + 1, next - comma - 1);
+            if (opt.rfind("size=", 0) == 0)
+                spec.size = parse_byte_size(opt.substr(5));
+            else if (opt == "create")
+                spec.create = true;
+            else
+                throw RegionError("bad region '" + text + "': unknown option '" + opt +
+                                  "' (size=BYTES or create)");
+            comma = next;
         }
     } else {
         throw RegionError("bad region '" + text + "': unknown kind '" + kind + "'");
@@ -116,6 +133,14 @@ RegionSpec RegionCatalog::resolve(const std::string& text) const {
         throw RegionError("unknown region alias '" + text + "' (define it with --region " + text +
                           "=SPEC)");
     return parse_region_spec(text);
+}
+
+void check_region_file(const RegionSpec& spec) {
+    if (spec.kind != RegionKind::file || spec.create) return;
+    struct stat st {};
+    if (stat(spec.path.c_str(), &st) != 0)
+        throw RegionError("region " + spec.text + ": " + spec.path + ": " + std::strerror(errno) +
+                          " (add ,create to create it)");
 }
 
 std::string describe_kind(RegionKind kind) {

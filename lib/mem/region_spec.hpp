@@ -1,6 +1,6 @@
 #pragma once
 // Memory region specs (README.md "Memory regions"): socket:N, pages:4k, pages:thp,
-// file:PATH[,size=BYTES], or an alias defined with --region NAME=SPEC or a regions file.
+// file:PATH[,size=BYTES][,create], or an alias defined with --region NAME=SPEC or a regions file.
 // Parsing is plain code, testable without EAL.
 #include <cstddef>
 #include <map>
@@ -13,11 +13,12 @@ enum class RegionKind { socket, pages_4k, pages_thp, file };
 
 struct RegionSpec {
     RegionKind kind = RegionKind::socket;
-    int socket = -1;    // socket: NUMA node; -1 = the port's node
-    std::string path;   // file:
-    size_t size = 0;    // file: bytes to map, 0 = the file's size
-    std::string text;   // as written (after alias resolution)
-    std::string alias;  // the alias name it was reached through, if any
+    int socket = -1;      // socket: NUMA node; -1 = the port's node
+    std::string path;     // file:
+    size_t size = 0;      // file: bytes to map, 0 = the file's size
+    bool create = false;  // file: create PATH when it does not exist (`,create`)
+    std::string text;     // as written (after alias resolution)
+    std::string alias;    // the alias name it was reached through, if any
 };
 
 struct RegionError : std::invalid_argument {
@@ -27,8 +28,15 @@ struct RegionError : std::invalid_argument {
 // Parses one spec (not an alias). Throws RegionError naming what is wrong.
 RegionSpec parse_region_spec(const std::string& text);
 
-// Parses a byte count with an optional K/M/G suffix (powers of 1024). Throws RegionError.
+// Parses a byte count with an optional K/M/G suffix (powers of 1024), at most kMaxRegionBytes.
+// Throws RegionError.
 size_t parse_byte_size(const std::string& text);
+// 1 PiB: far beyond any memory, and rounding it up to any page size cannot wrap.
+inline constexpr size_t kMaxRegionBytes = size_t(1) << 50;
+
+// A file: region whose path does not exist, without `,create`: RegionError (a mistyped path must
+// not become a new file). Other kinds pass. Checked before the EAL starts.
+void check_region_file(const RegionSpec& spec);
 
 class RegionCatalog {
   public:

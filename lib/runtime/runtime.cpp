@@ -42,11 +42,13 @@ Runtime::Runtime(AppInfo info, int argc, char** argv, CLI::App& cli, cli::Common
         if (!options_.regions_file.empty()) regions_.load_file(options_.regions_file);
         for (const auto& def : options_.region_defs) regions_.define(def);
         netbuf_ = regions_.resolve(options_.netbuf);
+        mem::check_region_file(netbuf_);
         requested_ports = cli::parse_port_list(options_);
         xdp::SteerFilter app_filter =
             info_.xdp_filter ? info_.xdp_filter() : xdp::SteerFilter{xdp::SteerMode::ipv4, 0};
         xdp_filter_ = xdp::parse_steer_filter(
             options_.xdp_steer.empty() ? "app" : options_.xdp_steer, app_filter);
+        cli::check_common_options(options_);
     } catch (const std::invalid_argument& e) {
         cli::usage_error(app, e.what());
     }
@@ -62,6 +64,11 @@ Runtime::Runtime(AppInfo info, int argc, char** argv, CLI::App& cli, cli::Common
         }
     }
 
+    try {
+        eal::check_file_prefix_free(eal_args);
+    } catch (const std::invalid_argument& e) {
+        cli::usage_error(app, e.what());
+    }
     try {
         eal_ = std::make_unique<eal::Eal>(eal_args);
     } catch (const std::exception& e) {
@@ -81,6 +88,8 @@ Runtime::Runtime(AppInfo info, int argc, char** argv, CLI::App& cli, cli::Common
         setup_ports(requested_ports);
         setup_steering();
     } catch (const mem::RegionError& e) {
+        cli::usage_error(app, e.what());
+    } catch (const eal::PortChoiceError& e) {
         cli::usage_error(app, e.what());
     } catch (const std::exception& e) {
         fatal(app, e.what());

@@ -112,6 +112,11 @@ TEST(CsOptions, BadValuesAndWrongRoleAreRejected) {
              {"--role", "client", "--drift-bound-ppm", "100001"},
              {"--role", "master", "--timestamps", "ptp"},
              {"--role", "client", "--background-size", "59"},
+             {"--role", "client", "--sim-offset-ns", "-9223372036854775708"},
+             {"--role", "client", "--sim-offset-ns", "4611686018427387905"},
+             {"--role", "client", "--sim-drift-ppm", "nan"},
+             {"--role", "client", "--sync-period-ms", "nan"},
+             {"--role", "client", "--probe-timeout-ms", "inf"},
          })
         EXPECT_THROW(parse(args), CLI::ParseError) << (args.empty() ? "" : args.back());
     EXPECT_THROW(parse({"--role", "master", "--sim-drift-ppm", "8"}), std::invalid_argument);
@@ -123,6 +128,13 @@ TEST(CsOptions, BadValuesAndWrongRoleAreRejected) {
     Options o = parse({"--role", "client"});
     o.sample_period_us = 0.0001;
     EXPECT_THROW(make_client_config(o, 0), std::invalid_argument);
+}
+
+TEST(CsOptions, SimOffsetUpTo2To62NsEitherWay) {
+    for (const char* v : {"4611686018427387904", "-4611686018427387904"}) {
+        Options o = parse({"--role", "client", "--sim-offset-ns", v});
+        EXPECT_EQ(make_client_config(o, 0).sim->offset_ns, std::stoll(v)) << v;
+    }
 }
 
 TEST(CsOptions, MasterTimestampModes) {

@@ -87,3 +87,10 @@ TEST(GenOptions, Errors) {
     EXPECT_NE(error({"--kind", "nfv-mix", "--bad", "0.8", "--bad-tiny", "0.5"}).find("more than 1"),
               std::string::npos);
 }
+
+TEST(GenOptions, NanAndInfinityAreRefused) {
+    for (const char* opt : {"--rate-pps", "--rate-gbps", "--catch-up", "--drain"})
+        for (const char* v : {"nan", "inf"})
+            EXPECT_NE(error({opt, v}).find("must be a finite number"), std::string::npos)
+                << opt << " " << v;
+}

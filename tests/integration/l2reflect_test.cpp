@@ -185,7 +185,7 @@ class L2reflectRegions : public testing::TestWithParam<std::string> {};
 
 TEST_P(L2reflectRegions, PoolLivesInTheRegion) {
     std::string region = GetParam();
-    if (region == "file") region = "file:" + scratch("netbuf.bin") + ",size=64M";
+    if (region == "file") region = "file:" + scratch("netbuf.bin") + ",size=64M,create";
     auto j = run_net_null("0", {"--duration", "0.3", "--netbuf", region});
     expect_conserved(j);
     std::string where = j["netbuf"];
@@ -242,8 +242,87 @@ INSTANTIATE_TEST_SUITE_P(
                     CliCase{{"--ports", "0,x"}, "bad port id 'x'"},
                     CliCase{{"--xdp-steer", "udp:0"}, "bad --xdp-steer 'udp:0'"},
                     CliCase{{"--xdp-steer", "tcp"}, "bad --xdp-steer 'tcp'"},
+                    CliCase{{"--netbuf", "file:/tmp/x,size=99999999999999999999"},
+                            "size out of range: '99999999999999999999'"},
+                    CliCase{{"--netbuf", "file:/tmp/x,size=18446744073709551615"},
+                            "size out of range: '18446744073709551615'"},
+                    CliCase{{"--netbuf", "file:/tmp/x,size=16777216G"}, "size out of range"},
+                    CliCase{{"--netbuf", "file:/tmp/x,size=1M,creat"}, "unknown option 'creat'"},
+                    CliCase{{"--duration", "nan"}, "--duration: must be a finite number"},
+                    CliCase{{"--duration", "inf"}, "--duration: must be a finite number"},
+                    CliCase{{"--duration", "-1"}, "--duration: must be a finite number"},
+                    CliCase{{"--stats-period", "nan"}, "--stats-period: must be a finite number"},
+                    CliCase{{"--link-wait", "nan"}, "--link-wait: must be a finite number"},
+                    CliCase{{"--mbufs", "64"},
+                            "--mbufs 64 is too small for a per-lcore cache of 256 mbufs"},
+                    CliCase{{"--mbufs", "100", "--mbuf-cache", "67"}, "--mbuf-cache 66 or less"},
+                    CliCase{{"--ports", "0,0"}, "port 0 is given twice in --ports"},
+                    CliCase{{"--ports", "1,2,1"}, "port 1 is given twice in --ports"},
+                    CliCase{{"--json", "/nonexistent/dir/r.json"},
+                            "--json /nonexistent/dir/r.json: No such file or directory"},
+                    CliCase{{"--json", "/tmp"}, "--json /tmp: is a directory"},
                     CliCase{{"--vdev=net_null0"}, "EAL args go before `--`"},
                     CliCase{{"-l", "0", "--duration", "1"}, "EAL args go before `--`"}));
+
+// A mistyped region file must not become a new file; `,create` asks for one.
+TEST(L2reflectCli, MissingRegionFileIsAnErrorUnlessCreateIsAsked) {
+    const std::string path = scratch("no_such_netbuf.bin");
+    const std::string pcap = scratch("in.pcap");
+    pcapio::write_frames(pcap, random_frames(3, 60, 60, 9));
+    expect_usage_error(kApp, {"--pcap", pcap, "--netbuf", "file:" + path},
+                       "region file:" + path + ": " + path +
+                           ": No such file or directory (add ,create to create it)");
+    EXPECT_NE(access(path.c_str(), F_OK), 0) << path << " was created";
+    auto r = run_process({kApp, "--pcap", pcap, "--netbuf", "file:" + path + ",create"});
+    EXPECT_EQ(r.exit_status, 0) << r.out;
+    EXPECT_EQ(access(path.c_str(), F_OK), 0) << path << " was not created";
+    unlink(path.c_str());
+    unlink(pcap.c_str());
+}
+
+// --json is checked before anything runs: nothing is transmitted, nothing is left behind.
+TEST(L2reflectCli, UnwritableJsonStopsBeforeTheRun) {
+    const std::string pcap = scratch("in.pcap"), out = scratch("out.pcap");
+    pcapio::write_frames(pcap, random_frames(3, 60, 60, 10));
+    expect_usage_error(kApp, {"--pcap", pcap + ":" + out, "--json", "/proc/no/r.json"},
+                       "--json /proc/no/r.json:");
+    EXPECT_NE(access(out.c_str(), F_OK), 0) << "the run started";
+    unlink(pcap.c_str());
+}
+
+TEST(L2reflectCli, PortsTheEalDoesNotHaveAreUsageErrors) {
+    auto eal = no_huge_eal();
+    std::vector<std::string> args = eal;
+    args.insert(args.end(), {"--vdev=net_null0", "--", "--ports", "7"});
+    expect_usage_error(kApp, args, "port 7 does not exist (1 ports probed)");
+    args = eal;
+    args.insert(args.end(), {"--", "--duration", "1"});
+    expect_usage_error(kApp, args, "no ethdev ports");
+}
+
+// A second primary on the same --file-prefix: the EAL alone says "Cannot init config".
+TEST(L2reflectCli, SecondProcessOnTheSameFilePrefixIsAUsageError) {
+    const std::string prefix = "lrprefix" + std::to_string(getpid());
+    ProcessResult first;
+    std::thread runner([&] {
+        first = run_process({kApp, "-l", "0", "--no-huge", "-m", "256", "--no-pci",
+                             "--no-telemetry", "--file-prefix=" + prefix, "--vdev=net_null0", "--",
+                             "--duration", "3", "--stats-period", "0"},
+                            {.timeout_s = 30});
+    });
+    // Wait until the first one holds the prefix (its netbuf line is printed after EAL init).
+    const std::string config = "/var/run/dpdk/" + prefix + "/config";
+    for (int i = 0; i < 200 && access(config.c_str(), F_OK) != 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    expect_usage_error(kApp,
+                       {"-l", "1", "--no-huge", "-m", "256", "--no-pci", "--no-telemetry",
+                        "--file-prefix", prefix, "--vdev=net_null0", "--", "--duration", "1"},
+                       "runs with --file-prefix " + prefix + ": give this one its own");
+    runner.join();
+    EXPECT_EQ(first.exit_status, 0) << first.out;
+    system(("rm -rf /var/run/dpdk/" + prefix).c_str());
+}
 
 TEST(L2reflectCli, HelpExitsZeroAndListsOptions) {
     auto r = run_process({kApp, "--help"});

@@ -278,7 +278,7 @@ TEST_P(KvaggRegions, TableLivesInTheRegionAndDumpIsExact) {
     std::string file;
     if (region == "file") {
         file = scratch("aggbuf.bin");
-        region = "file:" + file;
+        region = "file:" + file + ",create";
     }
     const Trace t = make_trace({.seed = 8, .frames = 1000});
     std::vector<std::string> args = kTraceArgs;

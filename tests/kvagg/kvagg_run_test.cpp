@@ -197,7 +197,12 @@ INSTANTIATE_TEST_SUITE_P(
                     CliCase{{"--aggbuf", "pages:2m"}, "--aggbuf: bad region 'pages:2m'"},
                     CliCase{{"--aggbuf", "nosuchalias"}, "--aggbuf"},
                     CliCase{{"--region", "arm=pages:4k", "--aggbuf", "socket:x"}, "--aggbuf"},
-                    CliCase{{"--dump"}, "--dump"}));
+                    CliCase{{"--dump"}, "--dump"},
+                    CliCase{{"--dump", "/nonexistent/sums.csv"},
+                            "--dump /nonexistent/sums.csv: No such file or directory"},
+                    CliCase{{"--aggbuf", "file:/nonexistent/aggbuf"},
+                            "--aggbuf: region file:/nonexistent/aggbuf: /nonexistent/aggbuf: No "
+                            "such file or directory (add ,create to create it)"}));
 
 TEST(KvaggCli, AliasResolvesAndHelpListsOptions) {
     auto r = run_process({kApp, "--help"});

@@ -1,4 +1,6 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/command_line.hpp"
 #include "eal/eal.hpp"
@@ -36,6 +38,10 @@ TEST(PortList, ListAndMask) {
     EXPECT_EQ(cli::parse_port_list(o), (std::vector<uint16_t>{0, 2}));
     o.ports = "1,";
     EXPECT_THROW(cli::parse_port_list(o), std::invalid_argument);
+    o.ports = "0,0";
+    EXPECT_THROW(cli::parse_port_list(o), std::invalid_argument);
+    o.ports = "7";
+    EXPECT_EQ(cli::parse_port_list(o), (std::vector<uint16_t>{7}));  // the EAL knows if it exists
     o.ports.clear();
     o.port_mask = "0x5";
     EXPECT_EQ(cli::parse_port_list(o), (std::vector<uint16_t>{0, 2}));
@@ -54,4 +60,45 @@ TEST(PcapMode, EalArgsOnlyWhenUserGaveNone) {
         (std::vector<std::string>{"--vdev=net_pcap_linerate,rx_pcap=in.pcap,tx_pcap=/dev/null"}));
     EXPECT_THROW(eal::pcap_mode_eal_args(":out", false), std::invalid_argument);
     EXPECT_THROW(eal::pcap_mode_eal_args("a,b.pcap", false), std::invalid_argument);
+}
+
+TEST(FiniteRange, RefusesNanInfinityAndOutOfRange) {
+    CLI::App app;
+    double v = 0;
+    app.add_option("--x", v)->check(cli::finite_range(0.0, 10.0));
+    for (const char* bad : {"nan", "NaN", "inf", "-inf", "-1", "10.5", "ten"}) {
+        std::vector<std::string> args = {bad, "--x"};  // CLI11 parses a reversed vector
+        EXPECT_THROW(app.parse(args), CLI::ValidationError) << bad;
+    }
+    std::vector<std::string> ok = {"2.5", "--x"};
+    app.parse(ok);
+    EXPECT_EQ(v, 2.5);
+}
+
+TEST(CommonOptions, PoolMustHoldOneAndAHalfCaches) {
+    cli::CommonOptions o;
+    cli::check_common_options(o);  // sized from the setup
+    o.mbufs = 64;
+    EXPECT_THROW(cli::check_common_options(o), std::invalid_argument);
+    o.mbufs = 384;  // 1.5 x 256
+    cli::check_common_options(o);
+    o.mbufs = 64;
+    o.mbuf_cache = 42;
+    cli::check_common_options(o);
+    o.mbuf_cache = 43;
+    EXPECT_THROW(cli::check_common_options(o), std::invalid_argument);
+}
+
+TEST(CommonOptions, WritableCheckCreatesNothing) {
+    const std::string dir = testing::TempDir() + "cli_writable_" + std::to_string(getpid());
+    ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+    const std::string file = dir + "/r.json";
+    cli::check_writable(file, "--json");
+    EXPECT_NE(access(file.c_str(), F_OK), 0) << "the check left " << file << " behind";
+    EXPECT_THROW(cli::check_writable(dir, "--json"), std::invalid_argument);
+    EXPECT_THROW(cli::check_writable(dir + "/missing/r.json", "--json"), std::invalid_argument);
+    cli::CommonOptions o;
+    o.json_path = dir + "/no/r.json";
+    EXPECT_THROW(cli::check_common_options(o), std::invalid_argument);
+    rmdir(dir.c_str());
 }

@@ -28,13 +28,39 @@ TEST(RegionSpec, RejectsBadSpecs) {
         EXPECT_THROW(parse_region_spec(bad), RegionError) << bad;
 }
 
+TEST(RegionSpec, FileOptions) {
+    auto f = parse_region_spec("file:/dev/shm/z,size=4M,create");
+    EXPECT_EQ(f.size, 4u << 20);
+    EXPECT_TRUE(f.create);
+    auto g = parse_region_spec("file:/dev/shm/z,create");
+    EXPECT_TRUE(g.create);
+    EXPECT_EQ(g.size, 0u);
+    EXPECT_FALSE(parse_region_spec("file:/dev/shm/z,size=4M").create);
+    EXPECT_THROW(parse_region_spec("file:/dev/shm/z,create,"), RegionError);
+}
+
+TEST(RegionSpec, MissingFileIsRefusedUnlessCreateIsAsked) {
+    const std::string path = testing::TempDir() + "region_missing_" + std::to_string(getpid());
+    EXPECT_THROW(check_region_file(parse_region_spec("file:" + path)), RegionError);
+    check_region_file(parse_region_spec("file:" + path + ",create"));
+    check_region_file(parse_region_spec("pages:4k"));
+    std::ofstream(path) << "x";
+    check_region_file(parse_region_spec("file:" + path));
+    unlink(path.c_str());
+}
+
 TEST(RegionSpec, ByteSizes) {
     EXPECT_EQ(parse_byte_size("4096"), 4096u);
     EXPECT_EQ(parse_byte_size("64K"), 65536u);
     EXPECT_EQ(parse_byte_size("3M"), 3u << 20);
     EXPECT_EQ(parse_byte_size("1GiB"), 1u << 30);
     EXPECT_THROW(parse_byte_size("K"), RegionError);
-    EXPECT_THROW(parse_byte_size("99999999999999999999G"), std::exception);
+    // Too large for an unsigned long long, and near 2^64 (would wrap when rounded to pages).
+    EXPECT_THROW(parse_byte_size("99999999999999999999"), RegionError);
+    EXPECT_THROW(parse_byte_size("99999999999999999999G"), RegionError);
+    EXPECT_THROW(parse_byte_size("18446744073709551615"), RegionError);
+    EXPECT_THROW(parse_byte_size("1048577G"), RegionError);
+    EXPECT_EQ(parse_byte_size("1048576G"), kMaxRegionBytes);
 }
 
 TEST(RegionCatalog, AliasesFromDefinitionsAndFile) {
