@@ -1,28 +1,58 @@
-// l2reflect: MAC-swap reflector. Wiring only: the kernel is reflect.hpp.
+// l2reflect: MAC-swap reflector, or a bump in the wire between paired ports. Wiring only: the
+// kernel is reflect.hpp.
+#include <fmt/core.h>
 #include <rte_mbuf.h>
 
 #include <iterator>
+#include <string>
 
 #include "reflect.hpp"
 #include "runtime/forward_loop.hpp"
+#include "runtime/forward_mode.hpp"
 #include "runtime/runtime.hpp"
 
 using namespace linerate;
 
+namespace {
+
+template <bool kSwap>
+void run_worker(WorkerContext& ctx, const ForwardOptions& forward) {
+    auto kernel = [](rte_mbuf* m) {
+        return l2reflect::reflect_frame<kSwap>(rte_pktmbuf_mtod(m, uint8_t*),
+                                               rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m));
+    };
+    forward_loop(ctx, kernel, forward);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     CLI::App cli(
         "l2reflect: swap source and destination MAC and send each frame back out the "
-        "port and queue it came in on",
+        "port and queue it came in on (or, with --forward pair, out of the paired port)",
         "l2reflect");
     cli::CommonOptions options;
     cli::add_common_options(cli, options);
+    ForwardChoice forward;
+    add_forward_options(cli, forward);
     AppInfo info{"l2reflect",
                  "MAC-swap reflector",
                  {std::begin(l2reflect::kDropNames), std::end(l2reflect::kDropNames)},
                  {}};
     Runtime runtime(info, argc, argv, cli, options);
-    auto kernel = [](rte_mbuf* m) {
-        return l2reflect::reflect_frame(rte_pktmbuf_mtod(m, uint8_t*), rte_pktmbuf_data_len(m));
-    };
-    return runtime.run([&](WorkerContext& ctx) { forward_loop(ctx, kernel); });
+    const std::vector<uint16_t> ports = runtime.port_ids();
+    if (std::string e = forward_pairing_error(runtime.workers().slots(), forward.mode, ports);
+        !e.empty()) {
+        fmt::print(stderr, "l2reflect: {}\n", e);
+        return 2;
+    }
+    runtime.add_json([&forward](nlohmann::json& j) {
+        j["forward"] = forward_mode_name(forward.mode);
+        j["mac_swap"] = forward.swaps_macs();
+    });
+    const bool swap = forward.swaps_macs();
+    return runtime.run([&](WorkerContext& ctx) {
+        const ForwardOptions fo{std::nullopt, forward_tx_queues(ctx.slot, forward.mode, ports)};
+        swap ? run_worker<true>(ctx, fo) : run_worker<false>(ctx, fo);
+    });
 }

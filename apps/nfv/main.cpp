@@ -11,6 +11,7 @@
 #include "mbuf_kernel.hpp"
 #include "options.hpp"
 #include "runtime/forward_loop.hpp"
+#include "runtime/forward_mode.hpp"
 #include "runtime/runtime.hpp"
 #include "stats/telemetry.hpp"
 
@@ -41,8 +42,9 @@ std::optional<Divert> divert_for(const worker::WorkerSlot& slot, std::optional<u
 int main(int argc, char** argv) {
     CLI::App cli(
         "nfv: check every frame's IPv4 header as Click's CheckIPHeader does, send valid frames "
-        "back out the port and queue they came in on (trimmed to the IP length, MACs swapped), "
-        "drop or divert the others, counted by reason",
+        "back out the port and queue they came in on (trimmed to the IP length, MACs swapped) "
+        "or, with --forward pair, out of the paired port (MACs unchanged), drop or divert the "
+        "others, counted by reason",
         kApp);
     cli::CommonOptions options;
     cli::add_common_options(cli, options);
@@ -50,6 +52,7 @@ int main(int argc, char** argv) {
     nfv::add_options(cli, nfv_options);
     std::vector<std::string> reasons(nfv::kVerdictNames.begin(), nfv::kVerdictNames.end());
     reasons[kTxFullReason] = kTxFullName;  // verdict ok never drops: its index is "tx full"
+    reasons.push_back(nfv::kSplitHeaderName);
     // The divert counters exist only with --bad-port.
     auto counters = [&nfv_options]() -> std::vector<std::string> {
         if (nfv_options.bad_port) return {"diverted", "divert tx full"};
@@ -58,6 +61,12 @@ int main(int argc, char** argv) {
     Runtime runtime({kApp, "CheckIPHeader network function", reasons, {}, counters}, argc, argv,
                     cli, options);
 
+    const std::vector<uint16_t> ports = runtime.port_ids();
+    const ForwardMode mode = nfv_options.forward.mode;
+    if (std::string e = forward_pairing_error(runtime.workers().slots(), mode, ports); !e.empty()) {
+        fmt::print(stderr, "{}: {}\n", kApp, e);
+        return 2;
+    }
     const std::optional<uint16_t> bad_port = nfv_options.bad_port;
     if (bad_port && !port_in_use(runtime, *bad_port)) {
         fmt::print(stderr, "{}: --bad-port {}: not one of the ports in use (see --help)\n", kApp,
@@ -78,9 +87,10 @@ int main(int argc, char** argv) {
 
     nfv::FirstBadLog first_bad(kApp);
     nfv::FirstBadLog* log = nfv_options.verbose ? &first_bad : nullptr;
-    const bool mac_swap = !nfv_options.no_mac_swap;
+    const bool mac_swap = nfv_options.forward.swaps_macs();
     return runtime.run([&](WorkerContext& ctx) {
-        const ForwardOptions forward{divert_for(ctx.slot, bad_port)};
+        const ForwardOptions forward{divert_for(ctx.slot, bad_port),
+                                     forward_tx_queues(ctx.slot, mode, ports)};
         nfv::with_mbuf_kernel(check, log, mac_swap,
                               [&](auto& kernel) { forward_loop(ctx, kernel, forward); });
     });

@@ -1,14 +1,17 @@
 #pragma once
 // nfv's step on one mbuf, for forward_loop: CheckIPHeader's verdict; a valid frame is trimmed to
 // its L2 header + IP total length (Ethernet padding removed, as Click does) and MAC-swapped.
+// A frame on a chain of segments (jumbo frames) gets the same verdict and trim, across segments.
 #include <rte_mbuf.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "check_ip_header.hpp"
 #include "first_bad_log.hpp"
 #include "pkt/headers.hpp"
 #include "runtime/forward_loop.hpp"
+#include "runtime/mbuf_frame.hpp"
 
 namespace linerate::nfv {
 
@@ -16,6 +19,13 @@ namespace linerate::nfv {
 // which is what the kernel returns to transmit.
 static_assert(static_cast<unsigned>(Verdict::ok) == kTransmit);
 static_assert(static_cast<unsigned>(Verdict::ok) == kTxFullReason);
+
+// The board reason after the verdicts: a chain whose first segment ends inside the headers the
+// check reads (no PMD splits there, but nothing forbids it), dropped rather than copied.
+inline constexpr unsigned kSplitHeaderReason = kVerdictCount;
+inline constexpr const char* kSplitHeaderName = "split header";
+// The most header bytes the check reads: Ethernet with two tags, an IPv4 header with options.
+inline constexpr uint32_t kMaxCheckedHeader = pkt::kEthHdrLen + 2 * pkt::kVlanTagLen + 60;
 
 // The options the per-frame path would otherwise test for every frame are template parameters:
 // kMacSwap (--no-mac-swap) and the check's compile-time choices (see CheckIpHeader::check_fast).
@@ -28,7 +38,8 @@ class MbufKernel {
 
     unsigned operator()(rte_mbuf* m) {
         uint8_t* frame = rte_pktmbuf_mtod(m, uint8_t*);
-        // The ports do not enable scattered RX: a frame is one segment.
+        if (m->nb_segs != 1) [[unlikely]]
+            return chained(m, frame);
         const uint32_t len = rte_pktmbuf_data_len(m);
         const Result r = check_.check_fast<kChecksum, kSource>(frame, len);
         if (r.verdict != Verdict::ok) [[unlikely]] {
@@ -48,6 +59,25 @@ class MbufKernel {
     uint64_t take_trimmed_bytes() { return std::exchange(trimmed_bytes_, 0); }
 
   private:
+    // The whole check (chains are rare) on the frame's length; it reads only headers, which lie
+    // in the first segment.
+    [[gnu::noinline, gnu::cold]] unsigned chained(rte_mbuf* m, uint8_t* frame) {
+        const uint32_t len = rte_pktmbuf_pkt_len(m);
+        const uint32_t first = rte_pktmbuf_data_len(m);
+        if (first < std::min(len, kMaxCheckedHeader)) return kSplitHeaderReason;
+        const Result r = check_.check_full(frame, len);
+        if (r.verdict != Verdict::ok) {
+            if (log_) log_->record(r.verdict, frame, first);
+            return static_cast<unsigned>(r.verdict);
+        }
+        if (r.out_len < len) {
+            trimmed_bytes_ += len - r.out_len;
+            truncate_frame(m, r.out_len);
+        }
+        if constexpr (kMacSwap) first >= 16 ? pkt::swap_macs_wide(frame) : pkt::swap_macs(frame);
+        return kTransmit;
+    }
+
     // A copy, not a reference: the kernel's own address reaches it, so the per-frame path loads
     // no pointer (stores into frames may alias anything reached through one).
     const CheckIpHeader check_;

@@ -56,7 +56,7 @@ void add_options(CLI::App& app, Options& o) {
         ->check(parses_as("ADDR/LEN,...", parse_interfaces));
     app.add_flag("--pass-non-ip", o.pass_non_ip,
                  "Forward frames that are not IPv4 (MAC-swapped) instead of dropping them");
-    app.add_flag("--no-mac-swap", o.no_mac_swap, "Forward valid frames with their MACs unchanged");
+    add_forward_options(app, o.forward);
     app.add_option_function<unsigned>(
            "--bad-port", [&o](unsigned p) { o.bad_port = uint16_t(p); },
            "Transmit invalid frames on this port (on the worker's own queue) instead of freeing "
@@ -83,7 +83,8 @@ nlohmann::json config_json(const Options& o, const CheckIpHeader& check) {
     nlohmann::json j;
     j["checksum"] = !o.no_checksum;
     j["pass_non_ip"] = o.pass_non_ip;
-    j["mac_swap"] = !o.no_mac_swap;
+    j["forward"] = forward_mode_name(o.forward.mode);
+    j["mac_swap"] = o.forward.swaps_macs();
     j["bad_src"] = address_list(check.bad_src());
     j["good_dst"] = address_list(check.good_dst());
     j["interfaces"] = o.interfaces_text;

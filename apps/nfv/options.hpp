@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "check_ip_header.hpp"
+#include "runtime/forward_mode.hpp"
 
 namespace linerate::nfv {
 
 struct Options {
     bool no_checksum = false;
     bool pass_non_ip = false;
-    bool no_mac_swap = false;
     bool verbose = false;
     // Set only when given: Click's keywords replace what INTERFACES or the default put there.
     std::optional<std::vector<uint32_t>> bad_src;
@@ -24,6 +24,7 @@ struct Options {
     std::optional<Interfaces> interfaces;
     std::string interfaces_text;  // as given, for the config report
     std::optional<uint16_t> bad_port;
+    ForwardChoice forward;  // --forward, --mac-swap, --no-mac-swap
 };
 
 // Adds the options to `app`. A bad list or prefix fails the parse itself, so it gets the

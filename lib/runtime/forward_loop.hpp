@@ -1,8 +1,8 @@
 #pragma once
 // The run-to-completion loop shared by the apps that send packets back out: RX a burst on each
 // of the worker's queues, run the kernel on every frame (prefetching the next frames' data),
-// transmit the kept ones on the same port and queue, count the rest by reason, and free them or
-// divert them to another port.
+// transmit the kept ones on the same port and queue (or the paired port's, forward_mode.hpp),
+// count the rest by reason, and free them or divert them to another port.
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
@@ -10,6 +10,7 @@
 #include <concepts>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "runtime/runtime.hpp"
 #include "runtime/tx.hpp"
@@ -38,6 +39,9 @@ struct Divert {
 
 struct ForwardOptions {
     std::optional<Divert> divert;  // none: rejected frames are freed
+    // Where the frames kept from each of the worker's RX queues go out (forward_tx_queues(),
+    // same order as the slot's queues); empty: the queue they came in on.
+    std::vector<worker::QueueRef> tx;
 };
 
 // A kernel that shortens the frames it transmits (nfv trims Ethernet padding) says by how many
@@ -57,8 +61,12 @@ void forward_loop(WorkerContext& ctx, Kernel& kernel, const ForwardOptions& opti
     const bool divert = options.divert.has_value();
     const Divert to = options.divert.value_or(Divert{});
     stats::WorkerCounters& c = ctx.counters;
+    const std::vector<worker::QueueRef>& rx_queues = ctx.slot.queues;
+    const std::vector<worker::QueueRef>& tx_queues = options.tx.empty() ? rx_queues : options.tx;
+    const size_t queues = rx_queues.size();
     while (!worker::stop_requested()) {
-        for (const worker::QueueRef& q : ctx.slot.queues) {
+        for (size_t qi = 0; qi < queues; ++qi) {
+            const worker::QueueRef q = rx_queues[qi];
             const unsigned n = rte_eth_rx_burst(q.port, q.queue, pkts, burst);
             if (n == 0) continue;
             for (unsigned i = 0; i < n && i < kPrefetchAhead; ++i)
@@ -87,8 +95,9 @@ void forward_loop(WorkerContext& ctx, Kernel& kernel, const ForwardOptions& opti
             for (; i < n; ++i) step(pkts[i]);
             uint64_t keep_bytes = rx_bytes - drop_bytes;
             if constexpr (TrimmingKernel<Kernel>) keep_bytes -= kernel.take_trimmed_bytes();
+            const worker::QueueRef out = tx_queues[qi];
             TxResult tx =
-                tx_burst_all(q.port, q.queue, pkts, uint16_t(keep), ctx.tx_retries, keep_bytes);
+                tx_burst_all(out.port, out.queue, pkts, uint16_t(keep), ctx.tx_retries, keep_bytes);
             if (tx.dropped) c.drops[kTxFullReason].add(tx.dropped);
             c.tx_packets.add(tx.sent);
             c.tx_bytes.add(tx.sent_bytes);

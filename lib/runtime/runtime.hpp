@@ -54,6 +54,11 @@ class Runtime {
 
     rte_mempool* pool() const { return pool_->get(); }
     const std::vector<std::unique_ptr<eal::Port>>& ports() const { return ports_; }
+    std::vector<uint16_t> port_ids() const {
+        std::vector<uint16_t> ids;
+        for (const auto& p : ports_) ids.push_back(p->id());
+        return ids;
+    }
     const worker::WorkerMap& workers() const { return *workers_; }
     stats::StatsBoard& stats() { return *stats_; }
     const mem::RegionCatalog& regions() const { return regions_; }

@@ -25,7 +25,8 @@ const char* const kReasons[] = {"tx full",
                                 "bad IP header length",
                                 "bad IP length",
                                 "bad IP checksum",
-                                "bad source address"};
+                                "bad source address",
+                                "split header"};
 
 std::vector<Case> mix() {
     std::vector<Case> m;
@@ -142,10 +143,15 @@ TEST(NfvPcap, JsonReportsTheEffectiveConfig) {
     PcapRun r = run_pcap({}, {"--interfaces", "10.1.0.1/24", "--no-checksum"});
     ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
     const nlohmann::json want = {
-        {"checksum", false},        {"pass_non_ip", false},
-        {"mac_swap", true},         {"bad_src", {"0.0.0.0", "10.1.0.255", "255.255.255.255"}},
-        {"good_dst", {"10.1.0.1"}}, {"interfaces", "10.1.0.1/24"},
-        {"bad_port", nullptr},      {"verbose", false},
+        {"checksum", false},
+        {"pass_non_ip", false},
+        {"forward", "reflect"},
+        {"mac_swap", true},
+        {"bad_src", {"0.0.0.0", "10.1.0.255", "255.255.255.255"}},
+        {"good_dst", {"10.1.0.1"}},
+        {"interfaces", "10.1.0.1/24"},
+        {"bad_port", nullptr},
+        {"verbose", false},
     };
     EXPECT_EQ(r.json["nfv"], want);
     PcapRun d = run_pcap({});
@@ -176,13 +182,16 @@ TEST(NfvPcap, NoChecksumPassesBadChecksums) {
     EXPECT_EQ(r.json["drops"]["bad IP checksum"], 0);
 }
 
-TEST(NfvPcap, PassNonIpForwardsThemWhole) {
-    const auto cases = mix();
+void expect_non_ip_passed_whole(const std::vector<Case>& cases) {
     PcapRun r = run_pcap(inputs(cases), {"--pass-non-ip"});
     ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
     const auto want = passing(cases, "not IPv4", false);
     expect_frames(r.out, expected_out(want));
     EXPECT_EQ(r.json["drops"], expected_drops(want));
+}
+
+TEST(NfvPcap, PassNonIpForwardsThemWhole) {
+    expect_non_ip_passed_whole(mix());
 }
 
 TEST(NfvPcap, NoMacSwapOnlyTrims) {
@@ -256,4 +265,70 @@ TEST(NfvPcap, VerboseLogsTheFirstFrameOfEachReasonOnce) {
         << r.proc.out;
     PcapRun quiet = run_pcap(inputs(cases));
     EXPECT_EQ(quiet.proc.out.find("nfv: first"), std::string::npos) << quiet.proc.out;
+}
+
+// Frames longer than an mbuf's data room (2 KiB) reach nfv as chains of segments (net_pcap
+// splits them, as scattered RX on a real port does): the same verdicts, the trim across
+// segments (the cut may free whole segments), byte-exact output.
+std::vector<Case> jumbo_mix() {
+    std::vector<Case> m;
+    m.push_back(valid({.ip_total = 2986}));                    // 3000 B
+    m.push_back(valid({.ip_total = 8986}));                    // 9000 B
+    m.push_back(valid({.ip_total = 6000, .padding = 2986}));   // 9000 B cut inside segment 3
+    m.push_back(valid({.ip_total = 2050, .padding = 2136}));   // 4200 B: segment 3 freed
+    m.push_back(valid({.ip_total = 2034, .padding = 2048}));   // cut exactly at a segment end
+    m.push_back(valid({.ip_total = 1000, .padding = 2000}));   // back into the first segment
+    m.push_back(valid({.tags = {0x8100}, .ip_total = 8982}));  // 9000 B, VLAN
+    m.push_back(valid({.ver_ihl = 0x4F, .ip_total = 2986}));   // IHL 15
+    m.push_back(valid({.ip_total = 46}));
+    m.push_back(invalid(ip_frame({.ip_total = 8986, .total_field = 8987}), "bad IP length"));
+    m.push_back(invalid(ip_frame({.ip_total = 2986, .break_checksum = true}), "bad IP checksum"));
+    m.push_back(invalid(ip_frame({.ip_total = 8986, .src = ip(0, 0, 0, 0)}), "bad source address"));
+    m.push_back(invalid(ip_frame({.ver_ihl = 0x65, .ip_total = 2986}), "bad IP version"));
+    m.push_back(invalid(other_frame(0x86DD, 9000), "not IPv4"));
+    return m;
+}
+
+TEST(NfvPcap, JumboFramesOnChainsGetTheSameVerdictsAndTrim) {
+    const auto cases = jumbo_mix();
+    PcapRun r = run_pcap(inputs(cases), {"--burst", "5"});
+    ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
+    expect_frames(r.out, expected_out(cases));
+    EXPECT_EQ(r.json["drops"], expected_drops(cases));
+    EXPECT_EQ(r.json["mempool_in_use_at_exit"], 0);
+    expect_bytes(r, cases);
+}
+
+TEST(NfvPcap, JumboNonIpPassesWhole) {
+    expect_non_ip_passed_whole(jumbo_mix());
+}
+
+// --forward pair: valid frames from port 0 leave by port 1 and back, trimmed, MACs unchanged;
+// the rest is dropped by reason.
+TEST(NfvPair, ValidFramesCrossUnchangedOthersAreCounted) {
+    const auto a = mix(), b = jumbo_mix();
+    auto unswapped = [](const std::vector<Case>& cases) {
+        std::vector<Frame> f;
+        for (const Frame& x : expected_out(cases)) f.push_back(swap_macs(x));
+        return f;
+    };
+    PcapPortsRun r = run_pcap_ports(kApp, {inputs(a), inputs(b)}, {"--forward", "pair"});
+    ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
+    expect_frames(r.out[1], unswapped(a));
+    expect_frames(r.out[0], unswapped(b));
+    nlohmann::json drops = expected_drops(a);
+    const nlohmann::json drops_b = expected_drops(b);
+    for (const auto& [reason, n] : drops_b.items())
+        drops[reason] = drops[reason].get<int>() + n.get<int>();
+    EXPECT_EQ(r.json["drops"], drops);
+    EXPECT_EQ(r.json["nfv"]["forward"], "pair");
+    EXPECT_EQ(r.json["nfv"]["mac_swap"], false);
+    EXPECT_EQ(r.json["rx_packets"], a.size() + b.size());
+    EXPECT_EQ(r.json["mempool_in_use_at_exit"], 0);
+
+    PcapPortsRun swapped =
+        run_pcap_ports(kApp, {inputs(a), inputs(b)}, {"--forward", "pair", "--mac-swap"});
+    ASSERT_EQ(swapped.proc.exit_status, 0) << swapped.proc.out;
+    expect_frames(swapped.out[1], expected_out(a));
+    expect_frames(swapped.out[0], expected_out(b));
 }

@@ -6,6 +6,7 @@
 #include "first_bad_log.hpp"
 #include "options.hpp"
 
+using namespace linerate;
 using namespace linerate::nfv;
 
 namespace {
@@ -43,9 +44,18 @@ TEST(NfvOptions, FlagsReachTheConfig) {
     const Config c = make_config(o);
     EXPECT_FALSE(c.verify_checksum);
     EXPECT_TRUE(c.pass_non_ip);
-    EXPECT_TRUE(o.no_mac_swap);
+    EXPECT_FALSE(o.forward.swaps_macs());
+    EXPECT_EQ(o.forward.mode, ForwardMode::reflect);
     EXPECT_TRUE(o.verbose);
     EXPECT_EQ(o.bad_port, 3);
+}
+
+TEST(NfvOptions, ForwardPairLeavesMacsUnlessAsked) {
+    EXPECT_TRUE(parse({}).forward.swaps_macs());
+    EXPECT_EQ(parse({"--forward", "pair"}).forward.mode, ForwardMode::pair);
+    EXPECT_FALSE(parse({"--forward", "pair"}).forward.swaps_macs());
+    EXPECT_TRUE(parse({"--forward", "pair", "--mac-swap"}).forward.swaps_macs());
+    EXPECT_FALSE(parse({"--forward", "reflect", "--no-mac-swap"}).forward.swaps_macs());
 }
 
 TEST(NfvOptions, InterfacesThenBadSrcAndGoodDstReplace) {

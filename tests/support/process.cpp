@@ -112,6 +112,35 @@ PcapRun run_pcap_app(const std::string& binary, const std::vector<std::vector<ui
     return r;
 }
 
+PcapPortsRun run_pcap_ports(const std::string& binary,
+                            const std::vector<std::vector<std::vector<uint8_t>>>& inputs,
+                            const std::vector<std::string>& extra, double duration_s) {
+    std::vector<std::string> argv = {binary};
+    for (const std::string& a : no_huge_eal()) argv.push_back(a);
+    std::vector<std::string> in_paths, out_paths;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        in_paths.push_back(scratch("in" + std::to_string(i) + ".pcap"));
+        out_paths.push_back(scratch("out" + std::to_string(i) + ".pcap"));
+        pcapio::write_frames(in_paths.back(), inputs[i]);
+        argv.push_back("--vdev=net_pcap" + std::to_string(i) + ",rx_pcap=" + in_paths.back() +
+                       ",tx_pcap=" + out_paths.back());
+    }
+    const std::string json_path = scratch("out.json");
+    argv.insert(argv.end(), {"--", "--stats-period", "0", "--duration", std::to_string(duration_s),
+                             "--json", json_path});
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    PcapPortsRun r;
+    r.proc = run_process(argv, {.timeout_s = 30 + duration_s});
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        r.out.push_back(pcapio::read_frames(out_paths[i]));
+        unlink(in_paths[i].c_str());
+        unlink(out_paths[i].c_str());
+    }
+    r.json = read_json(json_path);
+    unlink(json_path.c_str());
+    return r;
+}
+
 std::string identifier(std::string text) {
     for (auto& c : text)
         if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';

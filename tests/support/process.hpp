@@ -52,6 +52,17 @@ struct PcapRun {
 PcapRun run_pcap_app(const std::string& binary, const std::vector<std::vector<uint8_t>>& frames,
                      const std::vector<std::string>& extra = {});
 
+// An app on one net_pcap vdev per entry of `inputs` (port i reads inputs[i]), for multi-port
+// modes: it runs `duration_s` (net_pcap has no end of input), then what each port sent.
+struct PcapPortsRun {
+    ProcessResult proc;
+    std::vector<std::vector<std::vector<uint8_t>>> out;  // per port
+    nlohmann::json json;
+};
+PcapPortsRun run_pcap_ports(const std::string& binary,
+                            const std::vector<std::vector<std::vector<uint8_t>>>& inputs,
+                            const std::vector<std::string>& extra = {}, double duration_s = 1);
+
 // A string test parameter as a test name: every character but [A-Za-z0-9] becomes '_'.
 std::string identifier(std::string text);
 
