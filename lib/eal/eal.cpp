@@ -74,7 +74,10 @@ PcapSpec parse_pcap_spec(const std::string& spec) {
 }
 
 std::vector<std::string> pcap_mode_eal_args(const std::string& pcap_spec, bool user_gave_eal) {
-    PcapSpec p = parse_pcap_spec(pcap_spec);
+    return pcap_mode_eal_args(parse_pcap_spec(pcap_spec), user_gave_eal);
+}
+
+std::vector<std::string> pcap_mode_eal_args(const PcapSpec& p, bool user_gave_eal) {
     std::string vdev = std::string("--vdev=") + kPcapVdevName + ",rx_pcap=" + p.in;
     // Without tx_pcap, net_pcap 22.11 would need an interface; /dev/null discards.
     vdev += ",tx_pcap=" + (p.out.empty() ? std::string("/dev/null") : p.out);

@@ -22,7 +22,6 @@ void check_file_prefix_free(const std::vector<std::string>& eal_args);
 
 // EAL args for test mode `--pcap IN[:OUT]`: a net_pcap vdev, plus (when the user gave no EAL
 // args) one lcore, no hugepages, no PCI and no shared config so tests can run side by side.
-std::vector<std::string> pcap_mode_eal_args(const std::string& pcap_spec, bool user_gave_eal);
 
 // The vdev name test mode gives its port.
 inline constexpr const char* kPcapVdevName = "net_pcap_linerate";
@@ -32,5 +31,10 @@ struct PcapSpec {
     std::string out;  // empty: transmitted frames are discarded
 };
 PcapSpec parse_pcap_spec(const std::string& spec);  // throws std::invalid_argument
+
+// EAL args for test mode `--pcap IN[:OUT]`: a net_pcap vdev, plus (when the user gave no EAL
+// args) one lcore, no hugepages, no PCI and no shared config so tests can run side by side.
+std::vector<std::string> pcap_mode_eal_args(const PcapSpec& spec, bool user_gave_eal);
+std::vector<std::string> pcap_mode_eal_args(const std::string& pcap_spec, bool user_gave_eal);
 
 }  // namespace linerate::eal

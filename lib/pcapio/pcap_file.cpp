@@ -2,6 +2,13 @@
 
 #include <pcap/pcap.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 namespace linerate::pcapio {
@@ -65,6 +72,70 @@ std::vector<Frame> read_frames(const std::string& path) {
 void write_frames(const std::string& path, const std::vector<Frame>& frames) {
     PcapWriter writer(path);
     for (const auto& f : frames) writer.write(f);
+}
+
+PcapCheck check_pcap(const std::string& path) {
+    char err[PCAP_ERRBUF_SIZE] = {};
+    pcap* handle = pcap_open_offline(path.c_str(), err);
+    if (!handle) throw std::runtime_error("cannot read pcap " + path + ": " + err);
+    PcapCheck c;
+    c.link_type = pcap_datalink(handle);
+    FILE* file = pcap_file(handle);
+    c.good_bytes = file ? uint64_t(std::ftell(file)) : 0;
+    pcap_pkthdr* hdr = nullptr;
+    const u_char* data = nullptr;
+    int rc;
+    while ((rc = pcap_next_ex(handle, &hdr, &data)) == 1) {
+        ++c.frames;
+        if (hdr->caplen == 0 && c.first_empty == 0) c.first_empty = c.frames;
+        if (file) c.good_bytes = uint64_t(std::ftell(file));
+    }
+    if (rc == PCAP_ERROR) c.damage = pcap_geterr(handle);
+    pcap_close(handle);
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0) c.file_bytes = uint64_t(st.st_size);
+    return c;
+}
+
+namespace {
+
+// The first `bytes` of `path` in a memory file that lives as long as the process; its path.
+std::string memory_copy(const std::string& path, uint64_t bytes) {
+    int fd = memfd_create("linerate-pcap-cut", 0);
+    if (fd < 0) throw std::runtime_error("memfd_create failed for a cut copy of " + path);
+    FILE* in = std::fopen(path.c_str(), "rb");
+    if (!in) throw std::runtime_error("cannot read pcap " + path);
+    std::vector<char> buf(1 << 16);
+    while (bytes > 0) {
+        size_t n = std::fread(buf.data(), 1, std::min<uint64_t>(bytes, buf.size()), in);
+        if (n == 0 || write(fd, buf.data(), n) != ssize_t(n)) {
+            std::fclose(in);
+            throw std::runtime_error("cannot copy the whole records of " + path);
+        }
+        bytes -= n;
+    }
+    std::fclose(in);
+    return "/proc/self/fd/" + std::to_string(fd);
+}
+
+}  // namespace
+
+TestInput test_mode_input(const std::string& path, std::string& warning) {
+    const PcapCheck c = check_pcap(path);
+    if (c.link_type != DLT_EN10MB) {
+        const char* name = pcap_datalink_val_to_description(c.link_type);
+        throw std::invalid_argument("--pcap " + path + ": link type " + (name ? name : "unknown") +
+                                    ", not Ethernet: the apps read Ethernet frames only");
+    }
+    if (c.first_empty != 0)
+        throw std::invalid_argument("--pcap " + path + ": record " + std::to_string(c.first_empty) +
+                                    " has no captured byte (caplen 0): not a frame");
+    if (c.damage.empty()) return {c.frames, path};
+    warning = "--pcap " + path + ": " + c.damage + "; delivering the " + std::to_string(c.frames) +
+              " whole records before it (bytes 0-" + std::to_string(c.good_bytes) + " of " +
+              std::to_string(c.file_bytes) + "), the remaining " +
+              std::to_string(c.file_bytes - c.good_bytes) + " bytes are not read";
+    return {c.frames, memory_copy(path, c.good_bytes)};
 }
 
 uint64_t count_frames(const std::string& path) {

@@ -56,9 +56,14 @@ Runtime::Runtime(AppInfo info, int argc, char** argv, CLI::App& cli, cli::Common
     eal_args.insert(eal_args.end(), args.eal.begin(), args.eal.end());
     if (pcap_mode()) {
         try {
-            auto extra = eal::pcap_mode_eal_args(options_.pcap, args.had_separator);
+            eal::PcapSpec spec = eal::parse_pcap_spec(options_.pcap);
+            std::string warning;
+            pcapio::TestInput input = pcapio::test_mode_input(spec.in, warning);
+            if (!warning.empty()) fmt::print(stderr, "{}: warning: {}\n", app, warning);
+            pcap_frames_ = input.frames;
+            spec.in = input.path;
+            auto extra = eal::pcap_mode_eal_args(spec, args.had_separator);
             eal_args.insert(eal_args.end(), extra.begin(), extra.end());
-            pcap_frames_ = pcapio::count_frames(eal::parse_pcap_spec(options_.pcap).in);
         } catch (const std::exception& e) {
             cli::usage_error(app, e.what());
         }

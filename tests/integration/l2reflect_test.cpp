@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <random>
 #include <thread>
 
@@ -114,8 +115,98 @@ TEST(L2reflectPcap, EmptyAndTruncatedInputsEndCleanly) {
     auto r = run_process({kApp, "--pcap", in_path + ":" + out_path}, {.timeout_s = 30});
     EXPECT_EQ(r.exit_status, 0) << r.out;
     EXPECT_EQ(pcapio::read_frames(out_path).size(), 9u);
+    EXPECT_NE(r.out.find("truncated dump file; tried to read 100 captured bytes, only got 34; "
+                         "delivering the 9 whole records before it (bytes 0-1068 of 1118), the "
+                         "remaining 50 bytes are not read"),
+              std::string::npos)
+        << r.out;
     unlink(in_path.c_str());
     unlink(out_path.c_str());
+}
+
+namespace {
+
+// A pcap file written byte by byte (little-endian, microsecond stamps), so tests can give it any
+// link type and damaged records.
+struct RawPcap {
+    std::string bytes;
+    explicit RawPcap(uint32_t link_type, uint32_t snaplen = 65535) {
+        put(0xA1B2C3D4);
+        put(2 | 4u << 16);  // version 2.4
+        put(0);
+        put(0);
+        put(snaplen);
+        put(link_type);
+    }
+    void put(uint32_t v) { bytes.append(reinterpret_cast<const char*>(&v), 4); }
+    void record(const Frame& f, uint32_t caplen) {
+        put(0);
+        put(0);
+        put(caplen);
+        put(uint32_t(f.size()));
+        bytes.append(f.begin(), f.end());
+    }
+    std::string write() const {
+        std::string path = scratch("raw.pcap");
+        std::ofstream(path, std::ios::binary) << bytes;
+        return path;
+    }
+};
+
+}  // namespace
+
+TEST(L2reflectPcap, LinkTypeOtherThanEthernetIsRefused) {
+    RawPcap raw_ip(101);  // LINKTYPE_RAW: IPv4 packets without an Ethernet header
+    for (const Frame& f : random_frames(3, 60, 60, 11)) raw_ip.record(f, uint32_t(f.size()));
+    const std::string in = raw_ip.write(), out = scratch("out.pcap");
+    expect_usage_error(kApp, {"--pcap", in + ":" + out},
+                       "link type Raw IP, not Ethernet: the apps read Ethernet frames only");
+    EXPECT_NE(access(out.c_str(), F_OK), 0) << "the run started";
+    unlink(in.c_str());
+}
+
+TEST(L2reflectPcap, RecordWithoutCapturedBytesIsRefused) {
+    RawPcap file(1);
+    const auto frames = random_frames(3, 60, 60, 12);
+    file.record(frames[0], 60);
+    file.record({}, 0);  // caplen 0: net_pcap would make an empty frame of it
+    file.record(frames[2], 60);
+    const std::string in = file.write();
+    expect_usage_error(kApp, {"--pcap", in}, "record 2 has no captured byte (caplen 0)");
+    unlink(in.c_str());
+}
+
+// An absurd caplen stops libpcap with an error; asked again it would read on from inside the
+// damaged record, where these bytes look like a whole record. Only the records before the
+// damage may come out, and the warning says what was read and what was not.
+TEST(L2reflectPcap, AbsurdCaplenDeliversOnlyTheRecordsBeforeIt) {
+    const auto frames = random_frames(5, 60, 200, 13);
+    RawPcap file(1);
+    for (const Frame& f : frames) file.record(f, uint32_t(f.size()));
+    const size_t good = file.bytes.size();
+    file.put(0);
+    file.put(0);
+    file.put(0x7FFFFFF0);
+    file.put(0x7FFFFFF0);
+    Frame decoy = random_frames(1, 60, 60, 14)[0];
+    for (int i = 0; i < 3; ++i) file.record(decoy, 60);
+    const std::string in = file.write(), out = scratch("out.pcap"), json = scratch("r.json");
+    auto r = run_process({kApp, "--pcap", in + ":" + out, "--json", json}, {.timeout_s = 30});
+    EXPECT_EQ(r.exit_status, 0) << r.out;
+    EXPECT_NE(r.out.find("warning: --pcap " + in + ": invalid packet capture length 2147483632"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(
+        r.out.find("delivering the 5 whole records before it (bytes 0-" + std::to_string(good) +
+                   " of " + std::to_string(file.bytes.size()) + "), the remaining " +
+                   std::to_string(file.bytes.size() - good) + " bytes are not read"),
+        std::string::npos)
+        << r.out;
+    auto sent = pcapio::read_frames(out);
+    ASSERT_EQ(sent.size(), frames.size());
+    for (size_t i = 0; i < frames.size(); ++i) EXPECT_EQ(sent[i], swapped(frames[i])) << i;
+    EXPECT_EQ(read_json(json)["rx_packets"], frames.size());
+    for (const std::string& p : {in, out, json}) unlink(p.c_str());
 }
 
 TEST(L2reflectPcap, MissingInputIsAUsageError) {
