@@ -39,20 +39,30 @@ void add_options(CLI::App& app, Options& o) {
     app.add_option_function<std::string>(
            "--bad-src", [&o](const std::string& s) { o.bad_src = parse_ipv4_list(s); },
            "Comma-separated source addresses to drop (Click's BADSRC; replaces the default "
-           "0.0.0.0,255.255.255.255 and what --interfaces adds; '' = none)")
+           "0.0.0.0,255.255.255.255; '' = none; not with --interfaces)")
         ->check(parses_as("LIST", parse_ipv4_list));
     app.add_option_function<std::string>(
            "--good-dst", [&o](const std::string& s) { o.good_dst = parse_ipv4_list(s); },
-           "Comma-separated destinations for which a bad source is accepted (Click's GOODDST)")
+           "Comma-separated destinations for which a bad source is accepted (Click's GOODDST; "
+           "not with --interfaces)")
         ->check(parses_as("LIST", parse_ipv4_list));
     app.add_option_function<std::string>(
            "--interfaces",
            [&o](const std::string& s) {
+               // CLI11 runs option callbacks in the order the options were added: --bad-src
+               // and --good-dst have been seen by now, whatever their place on the line.
+               if (o.bad_src || o.good_dst)
+                   throw CLI::ValidationError(
+                       "--interfaces",
+                       "cannot be combined with --bad-src or --good-dst: Click's CheckIPHeader "
+                       "ignores BADSRC and GOODDST when INTERFACES is given; use --interfaces "
+                       "alone, or list the addresses with --bad-src/--good-dst");
                o.interfaces = parse_interfaces(s);
                o.interfaces_text = s;
            },
            "Comma-separated a.b.c.d/len: each subnet broadcast becomes a bad source (with 0.0.0.0 "
-           "and 255.255.255.255), each address a good destination (Click's INTERFACES)")
+           "and 255.255.255.255), each address a good destination (Click's INTERFACES; not with "
+           "--bad-src or --good-dst, which Click ignores then)")
         ->check(parses_as("ADDR/LEN,...", parse_interfaces));
     app.add_flag("--pass-non-ip", o.pass_non_ip,
                  "Forward frames that are not IPv4 (MAC-swapped) instead of dropping them");
@@ -70,6 +80,7 @@ Config make_config(const Options& o) {
     Config c;
     c.verify_checksum = !o.no_checksum;
     c.pass_non_ip = o.pass_non_ip;
+    // --interfaces excludes --bad-src and --good-dst (add_options refuses both together).
     if (o.interfaces) {
         c.bad_src = o.interfaces->bad_src;
         c.good_dst = o.interfaces->good_dst;

@@ -150,6 +150,11 @@ INSTANTIATE_TEST_SUITE_P(
         CliCase{{"--interfaces", "10.0.0/24"}, "--interfaces: bad IPv4 address '10.0.0'"},
         CliCase{{"--bad-port", "x"}, "--bad-port"}, CliCase{{"--bad-port", "-1"}, "--bad-port"},
         CliCase{{"--no-checksum=maybe"}, "--no-checksum"},
+        CliCase{{"--interfaces", "10.0.0.1/24", "--bad-src", "1.2.3.4"},
+                "--interfaces: cannot be combined with --bad-src or --good-dst: Click's "
+                "CheckIPHeader ignores BADSRC and GOODDST when INTERFACES is given"},
+        CliCase{{"--good-dst", "9.9.9.9", "--interfaces", "10.0.0.1/24"},
+                "--interfaces: cannot be combined with --bad-src or --good-dst"},
         // A bad value exits before anything else happens, even with a good --pcap beside it.
         CliCase{{"--pcap", "/nonexistent.pcap", "--bad-src", "x"}, "--bad-src"}));
 

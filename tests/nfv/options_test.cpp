@@ -58,19 +58,34 @@ TEST(NfvOptions, ForwardPairLeavesMacsUnlessAsked) {
     EXPECT_FALSE(parse({"--forward", "reflect", "--no-mac-swap"}).forward.swaps_macs());
 }
 
-TEST(NfvOptions, InterfacesThenBadSrcAndGoodDstReplace) {
+TEST(NfvOptions, InterfacesBuildBothLists) {
     Config c = make_config(parse({"--interfaces", "10.1.0.1/24"}));
     EXPECT_EQ(addresses(c.bad_src), (Strings{"10.1.0.255", "0.0.0.0", "255.255.255.255"}));
     EXPECT_EQ(addresses(c.good_dst), (Strings{"10.1.0.1"}));
-    // Click reads BADSRC and GOODDST after INTERFACES, whatever the order on the line.
-    c = make_config(parse({"--bad-src", "1.2.3.4", "--interfaces", "10.1.0.1/24"}));
+    c = make_config(parse({"--bad-src", "1.2.3.4", "--good-dst", "9.9.9.9,8.8.8.8"}));
     EXPECT_EQ(addresses(c.bad_src), (Strings{"1.2.3.4"}));
-    EXPECT_EQ(addresses(c.good_dst), (Strings{"10.1.0.1"}));
-    c = make_config(parse({"--interfaces", "10.1.0.1/24", "--good-dst", "9.9.9.9,8.8.8.8"}));
-    EXPECT_EQ(addresses(c.bad_src), (Strings{"10.1.0.255", "0.0.0.0", "255.255.255.255"}));
     EXPECT_EQ(addresses(c.good_dst), (Strings{"9.9.9.9", "8.8.8.8"}));
     c = make_config(parse({"--bad-src", ""}));  // Click's default: no bad sources
     EXPECT_TRUE(c.bad_src.empty());
+}
+
+// Click's CheckIPHeader ignores BADSRC and GOODDST given INTERFACES: the combination is refused
+// rather than silently meaning something else, whatever the order on the line.
+TEST(NfvOptions, InterfacesWithBadSrcOrGoodDstIsRefused) {
+    for (const Strings& args : {Strings{"--bad-src", "1.2.3.4", "--interfaces", "10.1.0.1/24"},
+                                Strings{"--interfaces", "10.1.0.1/24", "--bad-src", "1.2.3.4"},
+                                Strings{"--interfaces", "10.1.0.1/24", "--good-dst", "9.9.9.9"},
+                                Strings{"--good-dst", "", "--interfaces", "10.1.0.1"}}) {
+        try {
+            parse(args);
+            ADD_FAILURE() << args[0] << " " << args[2] << " parsed";
+        } catch (const CLI::ParseError& e) {
+            EXPECT_NE(std::string(e.what()).find("--interfaces: cannot be combined with "
+                                                 "--bad-src or --good-dst: Click's CheckIPHeader"),
+                      std::string::npos)
+                << e.what();
+        }
+    }
 }
 
 TEST(NfvOptions, BadValuesFailTheParseNamingTheToken) {
