@@ -13,6 +13,7 @@
 #include "pkt/build.hpp"
 #include "pkt/bytes.hpp"
 #include "pkt/checksum.hpp"
+#include "support/doc_table.hpp"
 #include "support/process.hpp"
 
 using namespace linerate;
@@ -126,6 +127,7 @@ TEST(ClocksyncMasterPcap, AnswersEveryRequestWithFieldsEchoedAndGarbageCounted) 
     ASSERT_EQ(r.exit_status, 0) << r.out;
     EXPECT_NE(r.out.find("timestamps sw: clock_gettime(CLOCK_MONOTONIC_RAW)"), std::string::npos)
         << r.out;
+    linerate::test::expect_json_documented(j);
     ASSERT_EQ(out.size(), kRequests);
     pkt::MacAddr own{};  // the port's MAC: the source of answers to broadcast requests
     for (unsigned i = 0; i < kRequests; ++i) {

@@ -9,6 +9,7 @@
 
 #include "pcapio/pcap_file.hpp"
 #include "pkt/bytes.hpp"
+#include "support/doc_table.hpp"
 #include "support/process.hpp"
 
 using namespace linerate;
@@ -68,6 +69,7 @@ TEST(L2reflectPcap, ReflectsEveryFrameExactlyWithMacsSwapped) {
     EXPECT_EQ(r.json["tx_packets"], 2000);
     EXPECT_EQ(r.json["dropped"], 0);
     EXPECT_EQ(r.json["mempool_in_use_at_exit"], 0);
+    expect_json_documented(r.json);
 }
 
 TEST(L2reflectPcap, EveryFrameSizeFrom60To1514) {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "kvagg_trace.hpp"
+#include "support/doc_table.hpp"
 #include "support/process.hpp"
 
 using namespace linerate;
@@ -151,6 +152,7 @@ TEST(KvaggPcap, TraceWithEveryVerdictDumpsExactSums) {
     EXPECT_EQ(r.json["agg"], "per-worker");
     EXPECT_EQ(r.json["index"], "hash");
     EXPECT_GT(r.json["mtuples_per_s"].get<double>(), 0);
+    linerate::test::expect_json_documented(r.json);
     EXPECT_NE(r.proc.out.find("kvagg: aggbuf 1 table x"), std::string::npos) << r.proc.out;
 }
 

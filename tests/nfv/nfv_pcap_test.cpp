@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "frames.hpp"
+#include "support/doc_table.hpp"
 #include "support/process.hpp"
 
 using namespace linerate;
@@ -154,6 +155,7 @@ TEST(NfvPcap, JsonReportsTheEffectiveConfig) {
         {"verbose", false},
     };
     EXPECT_EQ(r.json["nfv"], want);
+    linerate::test::expect_json_documented(r.json);
     PcapRun d = run_pcap({});
     EXPECT_EQ(d.json["nfv"]["checksum"], true);
     EXPECT_EQ(d.json["nfv"]["bad_src"], nlohmann::json({"0.0.0.0", "255.255.255.255"}));

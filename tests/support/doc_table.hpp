@@ -4,6 +4,7 @@
 // Header-only: unit tests link no test support library. LINERATE_SOURCE_DIR comes from
 // linerate_test().
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstddef>
 #include <fstream>
@@ -83,6 +84,25 @@ inline void expect_wire_table(const std::string& heading,
         EXPECT_EQ(it->second.offset, want.offset) << name;
         EXPECT_EQ(it->second.size, want.size) << name;
     }
+}
+
+// Every key of an app's final JSON (top level, the first worker, and the objects inside, drop
+// reasons included) appears in docs/json.md as `key`: the document users read stays complete.
+inline void expect_json_documented(const nlohmann::json& j) {
+    std::ifstream in(source_file("docs/json.md"));
+    const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_FALSE(doc.empty()) << "docs/json.md not read";
+    auto check = [&](const nlohmann::json& obj, const std::string& where) {
+        for (const auto& [key, value] : obj.items()) {
+            EXPECT_NE(doc.find("`" + key + "`"), std::string::npos)
+                << where << key << " is written but not in docs/json.md";
+        }
+    };
+    ASSERT_TRUE(j.is_object());
+    check(j, "");
+    for (const auto& [key, value] : j.items())
+        if (value.is_object()) check(value, key + ".");
+    if (j.contains("workers") && !j["workers"].empty()) check(j["workers"][0], "workers[0].");
 }
 
 }  // namespace linerate::test
