@@ -105,10 +105,14 @@ class Client:
         self.sent_datagrams += 1
 
     # ---- requests ----
-    def _request(self, op, count, body=b"", flags=0, stream=None, retry=True):
-        """Sends a request and collects its response frames (index 0 .. the one marked last)."""
-        for attempt in range(self.retries if retry else 1):
-            self.request_id += 1
+    def _request(self, op, count, body=b"", flags=0, stream=None, same_id=False):
+        """Sends a request and collects its response frames (index 0 .. the one marked last);
+        resends it on timeout, under a new request id unless same_id (a reset flush, which
+        kvagg answers at most once per id)."""
+        self.request_id += 1
+        for attempt in range(self.retries):
+            if attempt and not same_id:
+                self.request_id += 1
             rid = self.request_id
             hdr = HEADER.pack(MAGIC, VERSION, op, count,
                               self.stream if stream is None else stream, rid, flags)
@@ -126,10 +130,6 @@ class Client:
                     if idx & LAST_FRAME:
                         last = idx & ~LAST_FRAME
             except socket.timeout:
-                if not retry:
-                    raise KvaggTimeout(
-                        f"op {op}: {len(frames)} response frames within {self.timeout} s "
-                        f"(last {'seen' if last is not None else 'not seen'}); not retried")
                 continue
             return [frames[i] for i in range(last + 1)]
         raise KvaggTimeout(f"op {op}: no complete response after {self.retries} attempts "
@@ -206,14 +206,15 @@ class Client:
 
     def flush(self, reset=False, key_range=None):
         """{key: sum} of every key with a non-zero sum (or of keys lo..hi inclusive). With reset
-        the flushed amounts are taken out of kvagg atomically per key; such a request is sent
-        once: if its response is incomplete the flushed sums are lost, and KvaggTimeout says so."""
+        the flushed amounts are taken out of kvagg atomically per key; a lost answer is asked
+        again under the same request id, which kvagg answers from memory without flushing
+        again. If no complete answer comes, KvaggTimeout says the flushed sums may be lost."""
         body, count = b"", 0
         if key_range is not None:
             body, count = struct.pack("!QQ", *key_range), 1
         try:
             frames = self._request(OP_FLUSH, count, body, FLUSH_RESET if reset else 0,
-                                   retry=not reset)
+                                   same_id=reset)
         except KvaggTimeout as e:
             if reset:
                 raise KvaggTimeout(f"flush(reset): {e}: the flushed sums may be lost") from e

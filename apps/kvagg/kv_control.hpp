@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -79,7 +80,8 @@ size_t status_capacity(const KvRequest& r, size_t max_frame);
 // Counters of the control path (written by the control thread, read by anyone).
 struct ControlCounters {
     std::atomic<uint64_t> reads{0}, statuses{0}, flushes{0};
-    std::atomic<uint64_t> flushed_sum{0};  // wrapping sum of the amounts flush-reset took out
+    std::atomic<uint64_t> flushed_sum{0};    // wrapping sum of the amounts flush-reset took out
+    std::atomic<uint64_t> flush_repeats{0};  // repeats of a reset flush answered from memory
 };
 
 template <class Table>
@@ -128,9 +130,35 @@ class KvControl {
     }
 
     // The response frames to one request (synchronously, on the caller's thread).
+    // A flush with reset is answered at most once: a repeat of a stream's last one (same stream
+    // and sequence number: the client resending after a lost answer) gets the same frames
+    // again without flushing anything.
     std::vector<std::vector<uint8_t>> answer(const uint8_t* frame, size_t len, uint16_t port) {
         const KvRequest r = parse_kv_request(frame, len, udp_port_);
         if (r.verdict != KvVerdict::request) return {};  // the worker checked it already
+        const bool reset = r.op == kKvOpFlush && r.reset();
+        if (reset) {
+            auto it = last_reset_.find(r.stream);
+            if (it != last_reset_.end() && it->second.first == r.seq) {
+                counters_.flush_repeats.fetch_add(1, std::memory_order_relaxed);
+                return it->second.second;
+            }
+        }
+        std::vector<std::vector<uint8_t>> frames = answer_now(frame, r, port);
+        if (reset) {
+            if (last_reset_.size() >= kResetMemory) last_reset_.erase(last_reset_.begin());
+            last_reset_[r.stream] = {r.seq, frames};
+        }
+        return frames;
+    }
+
+    const ControlCounters& counters() const { return counters_; }
+
+  private:
+    static constexpr size_t kResetMemory = 256;  // streams whose last reset flush is kept
+
+    std::vector<std::vector<uint8_t>> answer_now(const uint8_t* frame, const KvRequest& r,
+                                                 uint16_t port) {
         const size_t max_frame = max_frame_(port, r.l3_offset);
         std::vector<ControlJob> parts(workers_.size());
         for (ControlJob& p : parts) {
@@ -151,9 +179,6 @@ class KvControl {
         }
     }
 
-    const ControlCounters& counters() const { return counters_; }
-
-  private:
     struct Request {
         unsigned worker;
         uint16_t port;
@@ -247,6 +272,8 @@ class KvControl {
     std::mutex mutex_;
     std::condition_variable wake_;
     std::deque<Request> inbox_;
+    // stream -> (sequence number, response frames) of its last flush with reset.
+    std::map<uint32_t, std::pair<uint64_t, std::vector<std::vector<uint8_t>>>> last_reset_;
     bool stopping_ = false;
     std::thread thread_;
 };

@@ -211,7 +211,8 @@ int serve(Runtime& runtime, const Options& o) {
         j["service"] = {{"reads", cc.reads.load()},
                         {"statuses", cc.statuses.load()},
                         {"flushes", cc.flushes.load()},
-                        {"flushed_sum", cc.flushed_sum.load()}};
+                        {"flushed_sum", cc.flushed_sum.load()},
+                        {"flush_repeats", cc.flush_repeats.load()}};
         for (unsigned w = 0; w < workers && w < j["workers"].size(); ++w) {
             const KvCounters& c = kernels[w]->counters();
             j["workers"][w]["overflow_sum"] = c.overflow_sum;

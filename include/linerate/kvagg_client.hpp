@@ -215,7 +215,7 @@ class Client {
 
     // One status request about a stream (default: this client's), no retransmission.
     StreamStatus stream_status(std::optional<uint32_t> stream = {}) {
-        const auto frames = request(kOpStatus, 0, {}, 0, stream.value_or(stream_), true);
+        const auto frames = request(kOpStatus, 0, {}, 0, stream.value_or(stream_), false);
         const auto& [n, body] = frames.front();
         if (body.size() < 48 + 8 * size_t(n)) throw Error("kvagg client: short status response");
         StreamStatus st;
@@ -232,14 +232,15 @@ class Client {
             const size_t n = std::min(max_keys_, keys.size() - i);
             std::vector<uint8_t> body(8 * n);
             for (size_t k = 0; k < n; ++k) detail::put64(&body[8 * k], keys[i + k]);
-            tuples(request(kOpRead, uint16_t(n), body, 0, stream_, true), out);
+            tuples(request(kOpRead, uint16_t(n), body, 0, stream_, false), out);
         }
         return out;
     }
 
     // key -> sum of every key with a non-zero sum (or keys lo..hi). With reset the amounts are
-    // taken out of kvagg atomically per key; such a request is sent once: if its response is
-    // incomplete the flushed sums are lost, and the Timeout says so.
+    // taken out of kvagg atomically per key; a lost answer is asked again under the same
+    // request id, which kvagg answers from memory without flushing again. If no complete answer
+    // comes, the Timeout says the flushed sums may be lost.
     Sums flush(bool reset = false, std::optional<std::pair<uint64_t, uint64_t>> range = {}) {
         std::vector<uint8_t> body;
         if (range) {
@@ -249,7 +250,7 @@ class Client {
         }
         Sums out;
         try {
-            tuples(request(kOpFlush, range ? 1 : 0, body, reset ? kFlushReset : 0, stream_, !reset),
+            tuples(request(kOpFlush, range ? 1 : 0, body, reset ? kFlushReset : 0, stream_, reset),
                    out);
         } catch (const Timeout& e) {
             if (reset)
@@ -293,11 +294,15 @@ class Client {
     }
 
     // Sends a request and collects its response frames (index 0 .. the one marked last).
+    // Resent on timeout under a new request id, unless same_id (a reset flush, which kvagg
+    // answers at most once per id).
     Frames request(uint8_t op, uint16_t count, const std::vector<uint8_t>& body, uint32_t flags,
-                   uint32_t stream, bool retry) {
-        const unsigned attempts = retry ? o_.retries : 1;
+                   uint32_t stream, bool same_id) {
+        const unsigned attempts = o_.retries;
+        ++request_id_;
         for (unsigned a = 0; a < attempts; ++a) {
-            const uint64_t rid = ++request_id_;
+            if (a && !same_id) ++request_id_;
+            const uint64_t rid = request_id_;
             std::vector<uint8_t> d(kHeaderLen + body.size());
             detail::header(d.data(), op, count, stream, rid, flags);
             std::copy(body.begin(), body.end(), d.begin() + kHeaderLen);
@@ -329,10 +334,6 @@ class Client {
                 for (auto& [i, f] : frames) out.push_back(std::move(f));
                 return out;
             }
-            if (!retry)
-                throw Timeout("kvagg client: op " + std::to_string(op) + ": " +
-                              std::to_string(frames.size()) + " response frames within " +
-                              std::to_string(o_.timeout.count()) + " ms; not retried");
         }
         throw Timeout("kvagg client: op " + std::to_string(op) + ": no complete response after " +
                       std::to_string(attempts) + " attempts of " +

@@ -189,6 +189,15 @@ TEST(KvControl, FlushWithResetTakesEachAmountOnce) {
     EXPECT_EQ(response_tuples(frames),
               (std::map<uint64_t, uint64_t>{{0, 3}, {10, 101}, {20, 2}, {30, 300}}));
     EXPECT_EQ(w.control.counters().flushed_sum.load(), 406u);
+    // The client resends it (its answer was lost): the same frames, nothing flushed again.
+    send(w.k0, 1, 2, {{10, 9}});
+    EXPECT_EQ(w.ask(request(kKvOpFlush, 0, 0, 2, kKvFlushReset, {})), frames);
+    EXPECT_EQ(w.control.counters().flush_repeats.load(), 1u);
+    EXPECT_EQ(w.control.counters().flushed_sum.load(), 406u);
+    // A new request id flushes what came since.
+    EXPECT_EQ(response_tuples(w.ask(request(kKvOpFlush, 0, 0, 7, kKvFlushReset, {}))),
+              (std::map<uint64_t, uint64_t>{{10, 9}}));
+    EXPECT_EQ(w.control.counters().flushed_sum.load(), 415u);
     EXPECT_EQ(w.t0.size(), 0u);  // a full reset frees the places
     // The next epoch holds only what came after.
     send(w.k1, 2, 2, {{30, 5}});
@@ -199,7 +208,7 @@ TEST(KvControl, FlushWithResetTakesEachAmountOnce) {
     frames = w.ask(request(kKvOpFlush, 0, 0, 5, 0, {}));
     ASSERT_EQ(frames.size(), 1u);
     EXPECT_TRUE(response_tuples(frames).empty());
-    EXPECT_EQ(w.control.counters().flushed_sum.load(), 411u);
+    EXPECT_EQ(w.control.counters().flushed_sum.load(), 420u);
 }
 
 TEST(KvControl, StatusListsTheGapsOfTheStreamsWindow) {
