@@ -5,10 +5,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string_view>
 
 #include "pkt/build.hpp"
 #include "pkt/headers.hpp"
+#include "stats/names.hpp"
 
 namespace linerate::clocksync {
 
@@ -31,44 +33,37 @@ inline constexpr size_t kCsOffT3 = 34;
 
 enum class CsType : uint8_t { request = 1, response = 2 };
 
-// Every reason a clocksync packet is dropped, master and client side, in one list (VPP style).
-// Parse reasons first; the client adds the last four. `timeout` counts probes, not packets.
-#define LINERATE_CS_DROPS(X)                                                                \
-    X(not_clocksync, "not an IPv4/UDP frame to the clocksync port (or not enough to tell)") \
-    X(malformed, "truncated, inconsistent lengths, bad IP checksum, fragment, or t3 < t2")  \
-    X(bad_magic, "magic is not 0x4353")                                                     \
-    X(bad_version, "version is not 1")                                                      \
-    X(bad_type, "type is neither request nor response, or not the one this role accepts")   \
-    X(unknown_sequence, "response to no outstanding probe (late, duplicate or forged)")     \
-    X(wrong_client, "response carries another client id")                                   \
-    X(negative_rtt, "round trip delta < 0")                                                 \
-    X(timeout, "probe got no response within the timeout")
+// Every reason a clocksync packet is dropped, master and client side, in one list (VPP style),
+// X(id, text, description). Parse reasons first; the client adds the last four. `timeout`
+// counts probes, not packets.
+#define LINERATE_CS_DROPS(X)                                                    \
+    X(not_clocksync, "not clocksync",                                           \
+      "not an IPv4/UDP frame to the clocksync port (or not enough to tell)")    \
+    X(malformed, "malformed",                                                   \
+      "truncated, inconsistent lengths, bad IP checksum, fragment, or t3 < t2") \
+    X(bad_magic, "bad magic", "magic is not 0x4353")                            \
+    X(bad_version, "bad version", "version is not 1")                           \
+    X(bad_type, "bad type",                                                     \
+      "type is neither request nor response, or not the one this role accepts") \
+    X(unknown_sequence, "unknown sequence",                                     \
+      "response to no outstanding probe (late, duplicate or forged)")           \
+    X(wrong_client, "wrong client", "response carries another client id")       \
+    X(negative_rtt, "negative rtt", "round trip delta < 0")                     \
+    X(timeout, "timeout", "probe got no response within the timeout")
 
-enum class CsDrop : uint8_t {
-#define LINERATE_CS_ENUM(sym, desc) sym,
-    LINERATE_CS_DROPS(LINERATE_CS_ENUM)
-#undef LINERATE_CS_ENUM
-};
+LINERATE_NAMES(CsDrop, kCsDrops, LINERATE_CS_DROPS);
+inline constexpr size_t kCsDropCount = std::size(kCsDrops);
 
-#define LINERATE_CS_ONE(sym, desc) +1
-inline constexpr size_t kCsDropCount = 0 LINERATE_CS_DROPS(LINERATE_CS_ONE);
-#undef LINERATE_CS_ONE
-
-inline constexpr std::array<std::string_view, kCsDropCount> kCsDropNames = {
-#define LINERATE_CS_NAME(sym, desc) #sym,
-    LINERATE_CS_DROPS(LINERATE_CS_NAME)
-#undef LINERATE_CS_NAME
-};
 inline constexpr std::array<std::string_view, kCsDropCount> kCsDropDescriptions = {
-#define LINERATE_CS_DESC(sym, desc) desc,
+#define LINERATE_CS_DESC(sym, text, desc) desc,
     LINERATE_CS_DROPS(LINERATE_CS_DESC)
 #undef LINERATE_CS_DESC
 };
-static_assert(size_t(CsDrop::timeout) + 1 == kCsDropCount, "names and enum out of step");
+static_assert(size_t(CsDrop::timeout) + 1 == kCsDropCount, "timeout must be the last reason");
 
 // Snake-case name, usable as a JSON key ("drops": {name: count}).
-inline std::string_view cs_drop_name(CsDrop d) {
-    return kCsDropNames[size_t(d)];
+constexpr std::string_view cs_drop_name(CsDrop d) {
+    return kCsDrops[size_t(d)].key;
 }
 
 struct CsDropCounters {

@@ -174,8 +174,8 @@ int main(int argc, char** argv) {
     auto served = [&] { return xdp::SteerFilter{xdp::SteerMode::udp_port, cs.udp_port}; };
     Runtime runtime({kApp,
                      client ? "clocksync client" : "clocksync master",
-                     drop_reason_names(),
-                     client ? client_counter_names() : std::vector<std::string>{},
+                     kBoardDrops,
+                     client ? stats::Names(kClientCounters) : stats::Names(),
                      {},
                      served},
                     argc, argv, cli, options);

@@ -12,18 +12,6 @@
 
 namespace linerate::clocksync {
 
-std::vector<std::string> drop_reason_names() {
-    std::vector<std::string> names = {kTxFullName};
-    for (size_t i = 0; i < kCsDropCount; ++i)
-        if (CsDrop(i) != CsDrop::timeout) names.emplace_back(kCsDropNames[i]);
-    return names;
-}
-
-std::vector<std::string> client_counter_names() {
-    return {"timeouts",          "responses",         "probe_alloc_failed", "other_worker_frames",
-            "background_frames", "background_refused"};
-}
-
 namespace {
 
 constexpr unsigned kAwaitSpins = 64;  // RX polls, ~2 µs, between ticks while an answer is due
@@ -63,7 +51,7 @@ void master_loop(WorkerContext& ctx, const MasterClock& clock, uint16_t udp_port
                     answers[keep] = p;
                     pkts[keep++] = m;
                 } else {
-                    c.drops[drop_reason(p.drop)].add(1);
+                    c.drop(p.drop).add(1);
                     drop[dropped++] = m;
                 }
             }
@@ -72,7 +60,7 @@ void master_loop(WorkerContext& ctx, const MasterClock& clock, uint16_t udp_port
                 for (uint16_t i = 0; i < keep; ++i)
                     set_t3(rte_pktmbuf_mtod(pkts[i], uint8_t*), answers[i], t3);
                 TxResult tx = tx_burst_all(q.port, q.queue, pkts, keep, ctx.tx_retries);
-                if (tx.dropped) c.drops[kTxFullReason].add(tx.dropped);
+                if (tx.dropped) c.tx_full().add(tx.dropped);
                 c.tx_packets.add(tx.sent);
                 c.tx_bytes.add(tx.sent_bytes);
             }
@@ -94,7 +82,7 @@ void drain_loop(WorkerContext& ctx) {
             uint64_t bytes = 0;
             for (uint16_t i = 0; i < n; ++i) bytes += rte_pktmbuf_pkt_len(pkts[i]);
             rte_pktmbuf_free_bulk(pkts, n);
-            c.app[kOtherWorkerFrames].add(n);
+            c.app_counter(ClientCounter::other_worker_frames).add(n);
             c.rx_bytes.add(bytes);
             c.rx_packets.add(n);
         }
@@ -132,8 +120,9 @@ void ClientWorker::run(WorkerContext& ctx) {
         // would also delay this loop's next RX poll, and so t4: a cost of generating the load
         // on the client's core, not of the load on the master's port.
         if (!session_.awaiting_answer())
-            io_.background.poll(out.port, out.queue, rte_rdtsc(), ctx.counters, kBackgroundFrames,
-                                kBackgroundRefused);
+            io_.background.poll(out.port, out.queue, rte_rdtsc(), ctx.counters,
+                                unsigned(ClientCounter::background_frames),
+                                unsigned(ClientCounter::background_refused));
         report(ctx.counters);
     }
     if (spare_) rte_pktmbuf_free(spare_);
@@ -163,7 +152,7 @@ void ClientWorker::receive(WorkerContext& ctx) {
             }
         }
         rte_pktmbuf_free_bulk(pkts, n);
-        c.app[kResponses].add(accepted);
+        c.app_counter(ClientCounter::responses).add(accepted);
         c.rx_bytes.add(bytes);
         c.rx_packets.add(n);
     }
@@ -178,13 +167,14 @@ void ClientWorker::send_probes(WorkerContext& ctx) {
         rte_mbuf* m = spare_ ? spare_ : rte_pktmbuf_alloc(io_.pool);
         spare_ = nullptr;
         if (!m) {
-            c.app[kProbeAllocFailed].add(1);  // the probe times out: it was never sent
+            c.app_counter(ClientCounter::probe_alloc_failed)
+                .add(1);  // the probe times out: it was never sent
             continue;
         }
         auto* frame = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, uint16_t(kCsFrameLen)));
         if (!frame) {  // an mbuf data room below 84 bytes: a pool misconfiguration
             rte_pktmbuf_free(m);
-            c.app[kProbeAllocFailed].add(1);
+            c.app_counter(ClientCounter::probe_alloc_failed).add(1);
             continue;
         }
         io_.spec.ip_id = uint16_t(probe->seq);
@@ -194,7 +184,7 @@ void ClientWorker::send_probes(WorkerContext& ctx) {
         set_request_t1(frame, t1);
         TxResult tx = tx_burst_all(out.port, out.queue, &m, 1, ctx.tx_retries);
         session_.sent(t1);
-        if (tx.dropped) c.drops[kTxFullReason].add(tx.dropped);
+        if (tx.dropped) c.tx_full().add(tx.dropped);
         c.tx_packets.add(tx.sent);
         c.tx_bytes.add(tx.sent_bytes);
         spare_ = rte_pktmbuf_alloc(io_.pool);
@@ -210,9 +200,9 @@ void ClientWorker::report(stats::WorkerCounters& c) {
         if (delta == 0) continue;
         reported_[i] = d.count[i];
         if (CsDrop(i) == CsDrop::timeout)
-            c.app[kTimeouts].add(delta);
+            c.app_counter(ClientCounter::timeouts).add(delta);
         else
-            c.drops[drop_reason(CsDrop(i))].add(delta);
+            c.drop(CsDrop(i)).add(delta);
     }
     if (session_.syncs() != published_syncs_ || session_.violations() != published_violations_) {
         const bool new_sync = session_.syncs() != published_syncs_;

@@ -22,24 +22,20 @@
 
 namespace linerate::clocksync {
 
-// The stats board, both roles: drop reason 0 is "tx full" (kTxFullReason, as in the other
-// apps), then the packet reasons of LINERATE_CS_DROPS in order. The client's timeouts are lost
-// probes, not packets, so they are an app counter rather than a drop reason.
-inline unsigned drop_reason(CsDrop d) {
-    return 1 + unsigned(d);
-}
-std::vector<std::string> drop_reason_names();
+// The stats board, both roles: the packet reasons of LINERATE_CS_DROPS in order (tx_full is the
+// runtime's). The client's timeouts are lost probes, not packets, so they are an app counter
+// rather than a drop reason.
+inline constexpr stats::Names kBoardDrops = stats::Names(kCsDrops).first(kCsDropCount - 1);
 
 // The client's app counters (also top-level JSON keys).
-enum ClientCounter : unsigned {
-    kTimeouts,
-    kResponses,
-    kProbeAllocFailed,
-    kOtherWorkerFrames,
-    kBackgroundFrames,   // --background-pps frames sent
-    kBackgroundRefused,  // ... refused by a full TX ring or a short pool
-};
-std::vector<std::string> client_counter_names();
+#define LINERATE_CS_CLIENT_COUNTERS(X)                                             \
+    X(timeouts, "timeouts")                                                        \
+    X(responses, "responses")                                                      \
+    X(probe_alloc_failed, "probe alloc failed")                                    \
+    X(other_worker_frames, "other worker frames")                                  \
+    X(background_frames, "background frames")   /* --background-pps frames sent */ \
+    X(background_refused, "background refused") /* ... refused: full TX ring or short pool */
+LINERATE_NAMES(ClientCounter, kClientCounters, LINERATE_CS_CLIENT_COUNTERS);
 
 // Answers every valid request on the worker's queues with t2 read right after RX returned and
 // t3 right before TX; anything else is freed and counted by reason. `port_macs[port]` is used
@@ -47,7 +43,7 @@ std::vector<std::string> client_counter_names();
 void master_loop(WorkerContext& ctx, const MasterClock& clock, uint16_t udp_port,
                  const std::vector<pkt::MacAddr>& port_macs);
 
-// Frees whatever arrives on a client worker other than worker 0 (counted, see kOtherWorkerFrames).
+// Frees whatever arrives on a client worker other than worker 0 (counted as other_worker_frames).
 void drain_loop(WorkerContext& ctx);
 
 struct ClientIo {

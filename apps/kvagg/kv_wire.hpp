@@ -10,6 +10,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -18,6 +19,7 @@
 #include "pkt/build.hpp"
 #include "pkt/bytes.hpp"
 #include "pkt/headers.hpp"
+#include "stats/names.hpp"
 
 namespace linerate::kvagg {
 
@@ -51,53 +53,53 @@ inline constexpr size_t kKvTuplesOffset = kKvHeaderOffset + kKvHeaderLen;
 static_assert(kKvTuplesOffset == 64);
 
 // Every reason a packet (or, for table_full, a tuple) is not aggregated. One list gives the enum,
-// the names and the unit of each counter. X(name, unit, help).
-#define LINERATE_KV_DROP_REASONS(X)                                                         \
-    X(not_kvagg, packets, "not IPv4/UDP to the kvagg port (or a non-first IPv4 fragment)")  \
-    X(malformed, packets, "frame/IPv4/UDP lengths inconsistent, or too short for N tuples") \
-    X(bad_magic, packets, "kvagg port but magic is not 0x4B56")                             \
-    X(bad_version, packets, "unknown version")                                              \
-    X(bad_op, packets, "unknown op")                                                        \
-    X(bad_request, packets, "read/status/flush request with a bad count, length or flags")  \
-    X(duplicate, packets, "(stream, seq) already seen inside the window")                   \
-    X(stale, packets, "seq older than the duplicate window")                                \
-    X(too_many_streams, packets, "new stream id beyond the per-worker stream bound")        \
-    X(table_full, tuples, "tuple found no slot (key limit or probe bound): value -> overflow")
+// the keys, the texts and the unit of each counter. X(name, text, unit, help). The packet
+// reasons are also the stats board's (sink_loop.hpp); table_full counts tuples.
+#define LINERATE_KV_PACKET_DROPS(X)                                                    \
+    X(not_kvagg, "not kvagg", packets,                                                 \
+      "not IPv4/UDP to the kvagg port (or a non-first IPv4 fragment)")                 \
+    X(malformed, "malformed", packets,                                                 \
+      "frame/IPv4/UDP lengths inconsistent, or too short for N tuples")                \
+    X(bad_magic, "bad magic", packets, "kvagg port but magic is not 0x4B56")           \
+    X(bad_version, "bad version", packets, "unknown version")                          \
+    X(bad_op, "bad op", packets, "unknown op")                                         \
+    X(bad_request, "bad request", packets,                                             \
+      "read/status/flush request with a bad count, length or flags")                   \
+    X(duplicate, "duplicate", packets, "(stream, seq) already seen inside the window") \
+    X(stale, "stale", packets, "seq older than the duplicate window")                  \
+    X(too_many_streams, "too many streams", packets,                                   \
+      "new stream id beyond the per-worker stream bound")
+#define LINERATE_KV_DROP_REASONS(X)     \
+    LINERATE_KV_PACKET_DROPS(X)         \
+    X(table_full, "table full", tuples, \
+      "tuple found no slot (key limit or probe bound): value -> overflow")
+LINERATE_NAMES_TABLE(kKvDrops, LINERATE_KV_DROP_REASONS);
 
 // ok and request (a read/status/flush request, handed to the control path) first, then the drop
-// reasons; values index counter arrays.
-enum class KvVerdict : uint8_t {
-    ok,
-    request,
-#define LINERATE_KV_X(name, unit, help) name,
-    LINERATE_KV_DROP_REASONS(LINERATE_KV_X)
-#undef LINERATE_KV_X
-        count
-};
-inline constexpr size_t kKvVerdictCount = size_t(KvVerdict::count);
+// reasons in kKvDrops' order; values index counter arrays.
+enum class KvVerdict : uint8_t { ok, request, LINERATE_NAMES_IDS(LINERATE_KV_DROP_REASONS) };
+inline constexpr size_t kKvFirstDropVerdict = 2;
+inline constexpr size_t kKvVerdictCount = kKvFirstDropVerdict + std::size(kKvDrops);
 
-inline constexpr std::array<std::string_view, kKvVerdictCount> kKvVerdictNames = {
-    "ok", "request",
-#define LINERATE_KV_X(name, unit, help) #name,
-    LINERATE_KV_DROP_REASONS(LINERATE_KV_X)
-#undef LINERATE_KV_X
-};
 // "packets" or "tuples": what a counter for that verdict counts.
 inline constexpr std::array<std::string_view, kKvVerdictCount> kKvVerdictUnits = {
     "packets", "packets",
-#define LINERATE_KV_X(name, unit, help) #unit,
+#define LINERATE_KV_X(name, text, unit, help) #unit,
     LINERATE_KV_DROP_REASONS(LINERATE_KV_X)
 #undef LINERATE_KV_X
 };
 inline constexpr std::array<std::string_view, kKvVerdictCount> kKvVerdictHelp = {
     "aggregated", "read/status/flush request for the control path",
-#define LINERATE_KV_X(name, unit, help) help,
+#define LINERATE_KV_X(name, text, unit, help) help,
     LINERATE_KV_DROP_REASONS(LINERATE_KV_X)
 #undef LINERATE_KV_X
 };
 
+// The snake_case name ("ok", "request", "not_kvagg", ...).
 constexpr std::string_view kv_verdict_name(KvVerdict v) {
-    return kKvVerdictNames[size_t(v)];
+    if (v == KvVerdict::ok) return "ok";
+    if (v == KvVerdict::request) return "request";
+    return kKvDrops[size_t(v) - kKvFirstDropVerdict].key;
 }
 
 // What the parser found. stream/seq/tuple_count/tuples are meaningful only when verdict == ok.

@@ -167,8 +167,8 @@ int serve(Runtime& runtime, const Options& o) {
             j["keys"] = keys;
             j["aggregated_sum"] = value_sum;
             j["overflow_sum"] = overflow;
-            j["tuples"] = t.app[kTuples];
-            j["overflow"] = t.app[kOverflowTuples];
+            j["tuples"] = t.app[unsigned(AppCounter::tuples)];
+            j["overflow"] = t.app[unsigned(AppCounter::overflow_tuples)];
             return j;
         });
 
@@ -253,12 +253,7 @@ int main(int argc, char** argv) {
     precheck_aggbuf(common, options);
 
     auto served = [&] { return xdp::SteerFilter{xdp::SteerMode::udp_port, options.udp_port}; };
-    Runtime runtime({kApp,
-                     "key-value stream aggregation",
-                     board_drop_reasons(),
-                     board_app_counters(),
-                     {},
-                     served},
+    Runtime runtime({kApp, "key-value stream aggregation", kBoardDrops, kAppCounters, {}, served},
                     argc, argv, cli, common);
     fmt::print("{}: config {}\n", kApp, config_json(options).dump());
     if (options.agg == AggMode::shared) return serve<SharedAggTable>(runtime, options);

@@ -24,47 +24,31 @@ namespace linerate::kvagg {
 
 // table_full counts tuples, every other reason packets: only the packet reasons are board drop
 // reasons (so rx == aggregated_packets + requests + dropped), refused tuples are an app counter.
-static_assert(size_t(KvVerdict::table_full) == kKvVerdictCount - 1,
-              "table_full must be the last verdict: the board's drop reasons stop before it");
-static_assert(size_t(KvVerdict::request) == 1, "ok and request come before the drop reasons");
-inline constexpr size_t kFirstDropVerdict = 2;
-// The kernel's packet reasons (without ok, request and table_full), then control_busy.
-inline constexpr size_t kBoardReasons = kKvVerdictCount - 3;
-inline constexpr size_t kControlBusyReason = kBoardReasons;
-// Board drop reason of a packet verdict.
-constexpr size_t board_reason(KvVerdict v) {
-    return size_t(v) - kFirstDropVerdict;
+// The board's reasons: the kernel's packet reasons, then control_busy.
+#define LINERATE_KVAGG_BOARD_DROPS(X) \
+    LINERATE_KV_PACKET_DROPS(X)       \
+    X(control_busy, "control busy", packets, "a request refused: the control inbox was full")
+LINERATE_NAMES(BoardDrop, kBoardDrops, LINERATE_KVAGG_BOARD_DROPS);
+
+// Board drop reason of a packet verdict: both enums list LINERATE_KV_PACKET_DROPS in order.
+constexpr BoardDrop board_drop(KvVerdict v) {
+    return BoardDrop(size_t(v) - kKvFirstDropVerdict);
 }
+static_assert(board_drop(KvVerdict::not_kvagg) == BoardDrop::not_kvagg);
+static_assert(board_drop(KvVerdict::too_many_streams) == BoardDrop::too_many_streams);
+static_assert(size_t(KvVerdict::table_full) ==
+                  size_t(BoardDrop::control_busy) + kKvFirstDropVerdict,
+              "table_full must be the last verdict: the board's packet reasons stop before it");
 
 // App counters of the board, in this order.
-enum AppCounter : unsigned {
-    kTuples,
-    kAggregatedPackets,
-    kOverflowTuples,
-    kRequests,
-    kResponses,
-    kResponsesDropped,
-    kAppCounterCount
-};
-inline constexpr std::array<const char*, kAppCounterCount> kAppCounterNames = {
-    "tuples",              // tuples of aggregated packets: stored + overflow
-    "aggregated_packets",  // packets whose tuples went to the table
-    "overflow_tuples",     // tuples the table refused (table_full): value -> overflow_sum
-    "requests",            // read/status/flush requests handed to the control path
-    "responses",           // response frames transmitted
-    "responses_dropped",   // response frames lost: no mbuf, or TX full after the retries
-};
-
-inline std::vector<std::string> board_drop_reasons() {
-    std::vector<std::string> r;
-    for (size_t v = kFirstDropVerdict; v < kFirstDropVerdict + kBoardReasons; ++v)
-        r.emplace_back(kKvVerdictNames[v]);
-    r.emplace_back("control_busy");  // a request refused: the control inbox was full
-    return r;
-}
-inline std::vector<std::string> board_app_counters() {
-    return {kAppCounterNames.begin(), kAppCounterNames.end()};
-}
+#define LINERATE_KVAGG_COUNTERS(X)                                                             \
+    X(tuples, "tuples")                         /* of aggregated packets: stored + overflow */ \
+    X(aggregated_packets, "aggregated packets") /* packets whose tuples went to the table */   \
+    X(overflow_tuples, "overflow tuples")       /* refused by the table: value -> overflow */  \
+    X(requests, "requests")                     /* read/status/flush requests handed over */   \
+    X(responses, "responses")                   /* response frames transmitted */              \
+    X(responses_dropped, "responses dropped")   /* lost: no mbuf, or TX full after retries */
+LINERATE_NAMES(AppCounter, kAppCounters, LINERATE_KVAGG_COUNTERS);
 
 // Frames larger than one mbuf (jumbo frames on a chain) are copied here to be parsed in one
 // piece; no IPv4 frame is longer.
@@ -147,7 +131,7 @@ class SinkLoop {
                 if (r.port == f.port) q = &r;
             rte_mbuf* m = q && f.frame.size() <= room ? rte_pktmbuf_alloc(pool_) : nullptr;
             if (m == nullptr) {
-                c.app[kResponsesDropped].add(1);
+                c.app_counter(AppCounter::responses_dropped).add(1);
                 continue;
             }
             std::memcpy(rte_pktmbuf_append(m, uint16_t(f.frame.size())), f.frame.data(),
@@ -155,8 +139,8 @@ class SinkLoop {
             const TxResult t = tx_burst_all(q->port, q->queue, &m, 1, ctx.tx_retries);
             c.tx_packets.add(t.sent);
             c.tx_bytes.add(t.sent_bytes);
-            c.app[kResponses].add(t.sent);
-            if (t.dropped) c.app[kResponsesDropped].add(t.dropped);
+            c.app_counter(AppCounter::responses).add(t.sent);
+            if (t.dropped) c.app_counter(AppCounter::responses_dropped).add(t.dropped);
         }
     }
 
@@ -192,20 +176,20 @@ class SinkLoop {
     // Adds what the kernel counted since the last burst to the board.
     void publish(stats::WorkerCounters& c) {
         const KvCounters& now = kernel_.counters();
-        for (size_t v = kFirstDropVerdict; v < kFirstDropVerdict + kBoardReasons; ++v)
+        for (size_t v = kKvFirstDropVerdict; v < size_t(KvVerdict::table_full); ++v)
             if (uint64_t d = now.by_verdict[v] - seen_.by_verdict[v])
-                c.drops[board_reason(KvVerdict(v))].add(d);
+                c.drop(board_drop(KvVerdict(v))).add(d);
         if (requests_ != requests_seen_ || busy_ != busy_seen_) [[unlikely]] {
-            c.app[kRequests].add(requests_ - requests_seen_);
-            c.drops[kControlBusyReason].add(busy_ - busy_seen_);
+            c.app_counter(AppCounter::requests).add(requests_ - requests_seen_);
+            c.drop(BoardDrop::control_busy).add(busy_ - busy_seen_);
             requests_seen_ = requests_;
             busy_seen_ = busy_;
         }
         const uint64_t overflow = now.tuples_overflowed() - seen_.tuples_overflowed();
         const uint64_t stored = now.tuples_aggregated - seen_.tuples_aggregated;
-        c.app[kTuples].add(stored + overflow);
-        c.app[kAggregatedPackets].add(now.packets_ok() - seen_.packets_ok());
-        if (overflow) c.app[kOverflowTuples].add(overflow);
+        c.app_counter(AppCounter::tuples).add(stored + overflow);
+        c.app_counter(AppCounter::aggregated_packets).add(now.packets_ok() - seen_.packets_ok());
+        if (overflow) c.app_counter(AppCounter::overflow_tuples).add(overflow);
         link_.keys.store(kernel_.table().size(), std::memory_order_relaxed);
         link_.value_sum.store(now.value_sum, std::memory_order_relaxed);
         link_.overflow_sum.store(now.overflow_sum, std::memory_order_relaxed);

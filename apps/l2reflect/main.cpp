@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 #include <rte_mbuf.h>
 
-#include <iterator>
 #include <string>
 
 #include "reflect.hpp"
@@ -35,10 +34,7 @@ int main(int argc, char** argv) {
     cli::add_common_options(cli, options);
     ForwardChoice forward;
     add_forward_options(cli, forward);
-    AppInfo info{"l2reflect",
-                 "MAC-swap reflector",
-                 {std::begin(l2reflect::kDropNames), std::end(l2reflect::kDropNames)},
-                 {}};
+    AppInfo info{"l2reflect", "MAC-swap reflector", l2reflect::kDrops, {}};
     Runtime runtime(info, argc, argv, cli, options);
     const std::vector<uint16_t> ports = runtime.port_ids();
     if (std::string e = forward_pairing_error(runtime.workers().slots(), forward.mode, ports);

@@ -6,27 +6,17 @@
 #include <cstdint>
 
 #include "pkt/headers.hpp"
+#include "stats/names.hpp"
 
 namespace linerate::l2reflect {
 
-// Drop reasons; 0 is the shared "tx full" of forwarding apps.
+// Drop reasons (the runtime adds tx_full).
 #define LINERATE_L2REFLECT_DROPS(X) \
-    X(tx_full, "tx full")           \
     X(runt, "runt")                 \
     X(split_header, "split header")
+LINERATE_NAMES(Drop, kDrops, LINERATE_L2REFLECT_DROPS);
 
-enum class Drop : unsigned {
-#define X(name, text) name,
-    LINERATE_L2REFLECT_DROPS(X)
-#undef X
-};
-
-inline constexpr const char* kDropNames[] = {
-#define X(name, text) text,
-    LINERATE_L2REFLECT_DROPS(X)
-#undef X
-};
-
+// What reflect_frame returns to have the frame transmitted; a drop is its board slot.
 inline constexpr unsigned kTransmit = 0;
 
 // A frame of `frame_len` bytes whose first `len` bytes are contiguous at `frame` (the first
@@ -39,8 +29,8 @@ inline unsigned reflect_frame(uint8_t* frame, size_t len, size_t frame_len) {
         if constexpr (kSwap) pkt::swap_macs_wide(frame);
         return kTransmit;
     }
-    if (frame_len < pkt::kEthHdrLen) return unsigned(Drop::runt);
-    if (len < 2 * pkt::kMacLen) return unsigned(Drop::split_header);
+    if (frame_len < pkt::kEthHdrLen) return stats::drop_slot(Drop::runt);
+    if (len < 2 * pkt::kMacLen) return stats::drop_slot(Drop::split_header);
     if constexpr (kSwap) pkt::swap_macs(frame);
     return kTransmit;
 }

@@ -6,16 +6,18 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <string_view>
 #include <vector>
 
 #include "pkt/headers.hpp"
+#include "stats/names.hpp"
 
 namespace linerate::nfv {
 
-// X(identifier, name). The drop reasons' names are Click's reason_texts, verbatim.
-#define LINERATE_NFV_VERDICTS(X)                 \
-    X(ok, "ok")                                  \
+// The drop reasons, X(id, text): the ids are the JSON/telemetry keys, the texts Click's
+// reason_texts, verbatim (summary, --verbose log).
+#define LINERATE_NFV_DROPS(X)                    \
     X(not_ipv4, "not IPv4")                      \
     X(tiny_packet, "tiny packet")                \
     X(bad_version, "bad IP version")             \
@@ -23,27 +25,13 @@ namespace linerate::nfv {
     X(bad_length, "bad IP length")               \
     X(bad_checksum, "bad IP checksum")           \
     X(bad_source, "bad source address")
+// Verdict: ok, then the drop reasons in kDrops' order.
+LINERATE_VERDICTS(Verdict, kDrops, LINERATE_NFV_DROPS);
+inline constexpr size_t kVerdictCount = 1 + std::size(kDrops);
 
-enum class Verdict : uint8_t {
-#define LINERATE_NFV_ENUM(id, name) id,
-    LINERATE_NFV_VERDICTS(LINERATE_NFV_ENUM)
-#undef LINERATE_NFV_ENUM
-};
-
-inline constexpr size_t kVerdictCount = 0
-#define LINERATE_NFV_COUNT(id, name) +1
-    LINERATE_NFV_VERDICTS(LINERATE_NFV_COUNT)
-#undef LINERATE_NFV_COUNT
-    ;
-
-inline constexpr std::array<const char*, kVerdictCount> kVerdictNames = {
-#define LINERATE_NFV_NAME(id, name) name,
-    LINERATE_NFV_VERDICTS(LINERATE_NFV_NAME)
-#undef LINERATE_NFV_NAME
-};
-
+// Click's text ("ok" for ok); the texts are string literals.
 constexpr const char* verdict_name(Verdict v) {
-    return kVerdictNames[static_cast<size_t>(v)];
+    return v == Verdict::ok ? "ok" : kDrops[stats::verdict_reason(v)].text.data();
 }
 
 struct Result {

@@ -20,7 +20,10 @@ using namespace linerate;
 namespace {
 
 constexpr const char* kApp = "nfv";
-constexpr unsigned kDivertedCounter = 0, kDivertFullCounter = 1;
+#define NFV_DIVERT_COUNTERS(X) \
+    X(diverted, "diverted")    \
+    X(divert_tx_full, "divert tx full")
+LINERATE_NAMES(DivertCounter, kDivertCounters, NFV_DIVERT_COUNTERS);
 
 bool port_in_use(const Runtime& runtime, uint16_t port) {
     for (const auto& p : runtime.ports())
@@ -33,7 +36,9 @@ bool port_in_use(const Runtime& runtime, uint16_t port) {
 std::optional<Divert> divert_for(const worker::WorkerSlot& slot, std::optional<uint16_t> port) {
     if (!port) return std::nullopt;
     for (const worker::QueueRef& q : slot.queues)
-        if (q.port == *port) return Divert{q.port, q.queue, kDivertedCounter, kDivertFullCounter};
+        if (q.port == *port)
+            return Divert{q.port, q.queue, unsigned(DivertCounter::diverted),
+                          unsigned(DivertCounter::divert_tx_full)};
     return std::nullopt;
 }
 
@@ -50,16 +55,13 @@ int main(int argc, char** argv) {
     cli::add_common_options(cli, options);
     nfv::Options nfv_options;
     nfv::add_options(cli, nfv_options);
-    std::vector<std::string> reasons(nfv::kVerdictNames.begin(), nfv::kVerdictNames.end());
-    reasons[kTxFullReason] = kTxFullName;  // verdict ok never drops: its index is "tx full"
-    reasons.push_back(nfv::kSplitHeaderName);
     // The divert counters exist only with --bad-port.
-    auto counters = [&nfv_options]() -> std::vector<std::string> {
-        if (nfv_options.bad_port) return {"diverted", "divert tx full"};
+    auto counters = [&nfv_options]() -> stats::Names {
+        if (nfv_options.bad_port) return kDivertCounters;
         return {};
     };
-    Runtime runtime({kApp, "CheckIPHeader network function", reasons, {}, counters}, argc, argv,
-                    cli, options);
+    Runtime runtime({kApp, "CheckIPHeader network function", nfv::kBoardDrops, {}, counters}, argc,
+                    argv, cli, options);
 
     const std::vector<uint16_t> ports = runtime.port_ids();
     const ForwardMode mode = nfv_options.forward.mode;

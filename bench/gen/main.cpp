@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 
 #include <fstream>
-#include <iterator>
 
 #include "cli/command_line.hpp"
 #include "options.hpp"
@@ -83,10 +82,7 @@ int main(int argc, char** argv) {
     }
     if (!g.write_pcap.empty()) return write_pcap(g, common, *plan);
 
-    AppInfo info{"gen",
-                 "traffic generator",
-                 {std::begin(kGenDropNames), std::end(kGenDropNames)},
-                 {std::begin(kGenCounterNames), std::end(kGenCounterNames)}};
+    AppInfo info{"gen", "traffic generator", kGenDrops, kGenCounters};
     Runtime runtime(info, argc, argv, cli, common);
     std::unique_ptr<Sender> sender;
     try {

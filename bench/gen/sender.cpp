@@ -211,7 +211,7 @@ void Sender::work(WorkerContext& ctx) {
                 p.info[i] = traffic.next(me.scratch.data());
                 if (!fill_chain(pool, m, me.scratch.data(), p.info[i].len)) {
                     traffic.unsend(me.scratch.data(), p.info[i]);
-                    c.drops[unsigned(GenDrop::no_mbuf)].add(1);
+                    c.drop(GenDrop::no_mbuf).add(1);
                     rte_pktmbuf_free_bulk(p.pkts + i, n - i);
                     n = i;
                     break;
@@ -260,7 +260,7 @@ void Sender::work(WorkerContext& ctx) {
         }
         if (p.n > p.off) {
             rte_pktmbuf_free_bulk(p.pkts + p.off, p.n - p.off);
-            c.drops[unsigned(GenDrop::tx_full)].add(p.n - p.off);
+            c.tx_full().add(p.n - p.off);
         }
         p.n = p.off = 0;
     };

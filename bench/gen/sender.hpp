@@ -13,14 +13,18 @@
 
 namespace linerate::gen {
 
-// Index of the app counters on the stats board (AppInfo::counters in this order).
-enum class GenCounter : unsigned { expected_back, returned, reordered, foreign, tuples };
-inline constexpr const char* kGenCounterNames[] = {"expected_back", "returned", "reordered",
-                                                   "foreign", "tuples"};
-enum class GenDrop : unsigned { tx_full, no_mbuf };
-// tx full: frames TX had not taken when the run stopped (gen waits for a full ring rather than
-// dropping); no mbuf: a long frame found no mbufs for its chain.
-inline constexpr const char* kGenDropNames[] = {"tx full", "no mbuf"};
+// The app counters of the stats board.
+#define LINERATE_GEN_COUNTERS(X)      \
+    X(expected_back, "expected back") \
+    X(returned, "returned")           \
+    X(reordered, "reordered")         \
+    X(foreign, "foreign")             \
+    X(tuples, "tuples")
+LINERATE_NAMES(GenCounter, kGenCounters, LINERATE_GEN_COUNTERS);
+// Besides the runtime's tx_full (frames TX had not taken when the run stopped: gen waits for a
+// full ring rather than dropping): a long frame found no mbufs for its chain.
+#define LINERATE_GEN_DROPS(X) X(no_mbuf, "no mbuf")
+LINERATE_NAMES(GenDrop, kGenDrops, LINERATE_GEN_DROPS);
 
 class Sender {
   public:

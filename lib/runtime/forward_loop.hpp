@@ -21,11 +21,10 @@ namespace linerate {
 inline constexpr unsigned kMaxBurst = 512;
 inline constexpr unsigned kPrefetchAhead = 3;
 
-// Drop reason 0 of every forwarding app: TX leftovers freed after the retries.
-inline constexpr unsigned kTxFullReason = 0;
-inline constexpr const char* kTxFullName = "tx full";
-// What a kernel returns to have the frame transmitted.
+// What a kernel returns to have the frame transmitted (a drop is its board slot, never 0: slot 0
+// is tx_full, stats/names.hpp).
 inline constexpr unsigned kTransmit = 0;
+static_assert(kTransmit == stats::kTxFullSlot);
 
 // Where a worker transmits the frames its kernel rejects instead of freeing them (nfv's
 // --bad-port). They still count under their drop reason, so rx == tx + sum(drops) holds with or
@@ -52,7 +51,7 @@ concept TrimmingKernel = requires(Kernel& k) {
 };
 
 // Kernel: `unsigned operator()(rte_mbuf*)` returning kTransmit to send the (possibly modified)
-// frame back out, or the index (>0) of a drop reason of the app's board.
+// frame back out, or the board slot of a drop reason, stats::drop_slot(reason).
 template <class Kernel>
 void forward_loop(WorkerContext& ctx, Kernel& kernel, const ForwardOptions& options = {}) {
     rte_mbuf* pkts[kMaxBurst];
@@ -98,7 +97,7 @@ void forward_loop(WorkerContext& ctx, Kernel& kernel, const ForwardOptions& opti
             const worker::QueueRef out = tx_queues[qi];
             TxResult tx =
                 tx_burst_all(out.port, out.queue, pkts, uint16_t(keep), ctx.tx_retries, keep_bytes);
-            if (tx.dropped) c.drops[kTxFullReason].add(tx.dropped);
+            if (tx.dropped) c.tx_full().add(tx.dropped);
             c.tx_packets.add(tx.sent);
             c.tx_bytes.add(tx.sent_bytes);
             if (dropped) {

@@ -209,10 +209,7 @@ int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
         "/linerate/stats", "Totals, rates since start, per-worker figures",
         [this](const std::string&) { return stats::live_json(*stats_, now_s() - start_s_); });
     stats::register_telemetry("/linerate/drops", "Drops by reason", [this](const std::string&) {
-        stats::Totals t = stats_->totals();
-        nlohmann::json j = nlohmann::json::object();
-        for (size_t i = 0; i < t.drops.size(); ++i) j[stats_->drop_reasons()[i]] = t.drops[i];
-        return j;
+        return stats::drops_json(*stats_, stats_->totals());
     });
     if (!steering_->empty())
         stats::register_telemetry("/linerate/xdp", "XDP steering program counters",

@@ -26,11 +26,11 @@ namespace linerate {
 struct AppInfo {
     std::string name;
     std::string description;
-    std::vector<std::string> drop_reasons;  // index = the reason a worker counts
-    std::vector<std::string> counters;      // app-specific per-worker figures
+    stats::Names drop_reasons;  // the app's own (stats/names.hpp); the board adds tx_full
+    stats::Names counters;      // app-specific per-worker figures
     // When the app's counters depend on its options: called once the command line is parsed,
     // its result replaces `counters`.
-    std::function<std::vector<std::string>()> counters_after_parse;
+    std::function<stats::Names()> counters_after_parse;
     // What the app serves, for the XDP steering program (--xdp-steer app), once the command
     // line is parsed; unset: every IPv4 frame.
     std::function<xdp::SteerFilter()> xdp_filter;

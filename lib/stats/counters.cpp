@@ -20,12 +20,12 @@ Totals& Totals::operator+=(const Totals& o) {
     return *this;
 }
 
-StatsBoard::StatsBoard(std::string app, unsigned workers, std::vector<std::string> drop_reasons,
-                       std::vector<std::string> app_counters)
+StatsBoard::StatsBoard(std::string app, unsigned workers, Names drop_reasons, Names app_counters)
     : app_(std::move(app)),
       workers_(workers),
-      drop_reasons_(std::move(drop_reasons)),
-      app_counters_(std::move(app_counters)) {
+      app_counters_(app_counters.begin(), app_counters.end()) {
+    drop_reasons_.push_back(kTxFull);
+    drop_reasons_.insert(drop_reasons_.end(), drop_reasons.begin(), drop_reasons.end());
     if (drop_reasons_.size() > kMaxDropReasons || app_counters_.size() > kMaxAppCounters)
         throw std::logic_error("too many drop reasons or app counters");
 }

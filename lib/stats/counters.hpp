@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "stats/names.hpp"
+
 namespace linerate::stats {
 
 class Counter {
@@ -28,8 +30,18 @@ inline constexpr size_t kMaxAppCounters = 16;
 
 struct alignas(RTE_CACHE_LINE_SIZE) WorkerCounters {
     Counter rx_packets, rx_bytes, tx_packets, tx_bytes;
-    std::array<Counter, kMaxDropReasons> drops;  // indexed by the app's drop reason
+    std::array<Counter, kMaxDropReasons> drops;  // by slot: tx_full, then the app's reasons
     std::array<Counter, kMaxAppCounters> app;    // app-specific figures (e.g. tuples)
+
+    Counter& tx_full() { return drops[kTxFullSlot]; }
+    template <class Reason>
+    Counter& drop(Reason reason) {
+        return drops[drop_slot(reason)];
+    }
+    template <class AppCounter>
+    Counter& app_counter(AppCounter counter) {
+        return app[static_cast<unsigned>(counter)];
+    }
 };
 
 // A plain copy of counters, for rates, summaries and JSON.
@@ -41,17 +53,18 @@ struct Totals {
     Totals& operator+=(const Totals& o);
 };
 
-// The counters of every worker and the names of the app's drop reasons and counters.
+// The counters of every worker and the names of the app's drop reasons and counters
+// (stats/names.hpp); the board puts tx_full in front of the app's drop reasons.
 class StatsBoard {
   public:
-    StatsBoard(std::string app, unsigned workers, std::vector<std::string> drop_reasons,
-               std::vector<std::string> app_counters);
+    StatsBoard(std::string app, unsigned workers, Names drop_reasons, Names app_counters);
 
     const std::string& app() const { return app_; }
     unsigned workers() const { return unsigned(workers_.size()); }
     WorkerCounters& worker(unsigned i) { return workers_[i]; }
-    const std::vector<std::string>& drop_reasons() const { return drop_reasons_; }
-    const std::vector<std::string>& app_counters() const { return app_counters_; }
+    // By slot: tx_full first.
+    const std::vector<Name>& drop_reasons() const { return drop_reasons_; }
+    const std::vector<Name>& app_counters() const { return app_counters_; }
 
     Totals worker_totals(unsigned i) const;
     Totals totals() const;
@@ -59,8 +72,8 @@ class StatsBoard {
   private:
     std::string app_;
     std::vector<WorkerCounters> workers_;
-    std::vector<std::string> drop_reasons_;
-    std::vector<std::string> app_counters_;
+    std::vector<Name> drop_reasons_;
+    std::vector<Name> app_counters_;
 };
 
 }  // namespace linerate::stats

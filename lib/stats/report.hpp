@@ -23,6 +23,8 @@ std::string interval_line(const StatsBoard& board, const Totals& now, const Tota
 
 std::string final_summary(const StatsBoard& board, double seconds, unsigned mempool_in_use);
 
+// {drop key: count}, tx_full first: the JSON's "drops" and /linerate/drops.
+nlohmann::json drops_json(const StatsBoard& board, const Totals& t);
 nlohmann::json figures_json(const StatsBoard& board, const Totals& t, double seconds);
 nlohmann::json final_json(const StatsBoard& board, double seconds, unsigned mempool_in_use);
 // The live figures for telemetry: totals, rates since start, drops, per-worker arrays (flat

@@ -171,5 +171,5 @@ TEST(ClocksyncMasterPcap, AnswersEveryRequestWithFieldsEchoedAndGarbageCounted) 
         dropped += count;
     }
     EXPECT_EQ(j["dropped"], dropped);
-    EXPECT_EQ(j["drops"]["tx full"], 0);
+    EXPECT_EQ(j["drops"]["tx_full"], 0);
 }

@@ -44,7 +44,7 @@ TEST(ForwardLoopOnRingPort, FullTxRingIsCountedAndNothingLeaks) {
         ASSERT_TRUE(rx.enqueue_bulk(one));
     }
 
-    stats::StatsBoard board("l2reflect", 1, {"tx full", "runt"}, {});
+    stats::StatsBoard board("l2reflect", 1, l2reflect::kDrops, {});
     worker::WorkerSlot slot{0, rte_lcore_id(), {{uint16_t(port_id), 0}}};
     WorkerContext ctx{slot, board.worker(0), 32, 4};
     auto kernel = [](rte_mbuf* m) {
@@ -62,7 +62,7 @@ TEST(ForwardLoopOnRingPort, FullTxRingIsCountedAndNothingLeaks) {
     EXPECT_EQ(t.rx_packets, kFrames);
     EXPECT_EQ(t.tx_packets, tx.count());
     EXPECT_EQ(t.tx_packets, tx.capacity());
-    EXPECT_EQ(t.drops[0], kFrames - t.tx_packets);  // tx full
+    EXPECT_EQ(t.drops[stats::kTxFullSlot], kFrames - t.tx_packets);
     EXPECT_EQ(t.rx_packets, t.tx_packets + t.dropped());
 
     rte_mbuf* out[64];

@@ -257,7 +257,7 @@ TEST(KvWire, VerdictNamesAndUnitsComeFromOneList) {
     EXPECT_EQ(kKvVerdictUnits[size_t(KvVerdict::table_full)], "tuples");
     EXPECT_EQ(kKvVerdictUnits[size_t(KvVerdict::duplicate)], "packets");
     for (size_t v = 0; v < kKvVerdictCount; ++v) {
-        EXPECT_FALSE(kKvVerdictNames[v].empty());
+        EXPECT_FALSE(kv_verdict_name(KvVerdict(v)).empty());
         EXPECT_FALSE(kKvVerdictHelp[v].empty());
     }
 }

@@ -19,15 +19,9 @@ namespace {
 const std::string kApp = binary("apps/nfv/nfv");
 
 // Every reason on nfv's board, each at 0: a JSON "drops" object lists them all.
-const char* const kReasons[] = {"tx full",
-                                "not IPv4",
-                                "tiny packet",
-                                "bad IP version",
-                                "bad IP header length",
-                                "bad IP length",
-                                "bad IP checksum",
-                                "bad source address",
-                                "split header"};
+const char* const kReasons[] = {"tx_full",      "not_ipv4",          "tiny_packet",
+                                "bad_version",  "bad_header_length", "bad_length",
+                                "bad_checksum", "bad_source",        "split_header"};
 
 std::vector<Case> mix() {
     std::vector<Case> m;
@@ -45,18 +39,18 @@ std::vector<Case> mix() {
     short_ip.resize(14 + 19);
     Frame cut_tag = ip_frame({.tags = {0x8100}});
     cut_tag.resize(16);
-    m.push_back(invalid(Frame(10, 0x11), "tiny packet"));
-    m.push_back(invalid(short_ip, "tiny packet"));
-    m.push_back(invalid(cut_tag, "tiny packet"));
-    m.push_back(invalid(ip_frame({.ver_ihl = 0x65}), "bad IP version"));
-    m.push_back(invalid(ip_frame({.ver_ihl = 0x44}), "bad IP header length"));
-    m.push_back(invalid(ip_frame({.ip_total = 46, .total_field = 47}), "bad IP length"));
-    m.push_back(invalid(ip_frame({.ip_total = 46, .total_field = 19}), "bad IP length"));
-    m.push_back(invalid(ip_frame({.break_checksum = true}), "bad IP checksum"));
-    m.push_back(invalid(ip_frame({.src = ip(0, 0, 0, 0)}), "bad source address"));
-    m.push_back(invalid(ip_frame({.src = ip(255, 255, 255, 255)}), "bad source address"));
-    m.push_back(invalid(other_frame(0x0806, 60), "not IPv4"));
-    m.push_back(invalid(other_frame(0x86DD, 78), "not IPv4"));
+    m.push_back(invalid(Frame(10, 0x11), "tiny_packet"));
+    m.push_back(invalid(short_ip, "tiny_packet"));
+    m.push_back(invalid(cut_tag, "tiny_packet"));
+    m.push_back(invalid(ip_frame({.ver_ihl = 0x65}), "bad_version"));
+    m.push_back(invalid(ip_frame({.ver_ihl = 0x44}), "bad_header_length"));
+    m.push_back(invalid(ip_frame({.ip_total = 46, .total_field = 47}), "bad_length"));
+    m.push_back(invalid(ip_frame({.ip_total = 46, .total_field = 19}), "bad_length"));
+    m.push_back(invalid(ip_frame({.break_checksum = true}), "bad_checksum"));
+    m.push_back(invalid(ip_frame({.src = ip(0, 0, 0, 0)}), "bad_source"));
+    m.push_back(invalid(ip_frame({.src = ip(255, 255, 255, 255)}), "bad_source"));
+    m.push_back(invalid(other_frame(0x0806, 60), "not_ipv4"));
+    m.push_back(invalid(other_frame(0x86DD, 78), "not_ipv4"));
 
     // Interleave valid and invalid frames (a step prime to the size visits each once), so order
     // within bursts is tested too.
@@ -178,16 +172,16 @@ TEST(NfvPcap, NoChecksumPassesBadChecksums) {
     const auto cases = mix();
     PcapRun r = run_pcap(inputs(cases), {"--no-checksum"});
     ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
-    const auto want = passing(cases, "bad IP checksum");
+    const auto want = passing(cases, "bad_checksum");
     expect_frames(r.out, expected_out(want));
     EXPECT_EQ(r.json["drops"], expected_drops(want));
-    EXPECT_EQ(r.json["drops"]["bad IP checksum"], 0);
+    EXPECT_EQ(r.json["drops"]["bad_checksum"], 0);
 }
 
 void expect_non_ip_passed_whole(const std::vector<Case>& cases) {
     PcapRun r = run_pcap(inputs(cases), {"--pass-non-ip"});
     ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
-    const auto want = passing(cases, "not IPv4", false);
+    const auto want = passing(cases, "not_ipv4", false);
     expect_frames(r.out, expected_out(want));
     EXPECT_EQ(r.json["drops"], expected_drops(want));
 }
@@ -229,7 +223,7 @@ TEST_P(NfvSources, ListsDecideBadSources) {
     PcapRun r = run_pcap(in, GetParam().args);
     ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
     expect_frames(r.out, want);
-    EXPECT_EQ(r.json["drops"]["bad source address"], GetParam().bad.size());
+    EXPECT_EQ(r.json["drops"]["bad_source"], GetParam().bad.size());
     EXPECT_EQ(r.json["dropped"], GetParam().bad.size());
 }
 
@@ -245,8 +239,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(NfvPcap, VerboseLogsTheFirstFrameOfEachReasonOnce) {
     // Known first frames for two reasons, then the mix five times over.
-    std::vector<Case> cases = {invalid(other_frame(0x0806, 60), "not IPv4"),
-                               invalid(Frame(10, 0x11), "tiny packet")};
+    std::vector<Case> cases = {invalid(other_frame(0x0806, 60), "not_ipv4"),
+                               invalid(Frame(10, 0x11), "tiny_packet")};
     for (int i = 0; i < 5; ++i)
         for (const auto& c : mix()) cases.push_back(c);
     PcapRun r = run_pcap(inputs(cases), {"--verbose"});
@@ -254,7 +248,7 @@ TEST(NfvPcap, VerboseLogsTheFirstFrameOfEachReasonOnce) {
     size_t lines = 0;
     for (size_t at = 0; (at = r.proc.out.find("nfv: first \"", at)) != std::string::npos; ++at)
         ++lines;
-    EXPECT_EQ(lines, 7u) << r.proc.out;  // every reason but "tx full"
+    EXPECT_EQ(lines, 7u) << r.proc.out;  // every reason but "tx_full"
     EXPECT_NE(r.proc.out.find("nfv: first \"not IPv4\" frame: 60 bytes: 02 00 00 00 00 04 02 00 "
                               "00 00 00 03 08 06 5a"),
               std::string::npos)
@@ -281,11 +275,11 @@ std::vector<Case> jumbo_mix() {
     m.push_back(valid({.tags = {0x8100}, .ip_total = 8982}));  // 9000 B, VLAN
     m.push_back(valid({.ver_ihl = 0x4F, .ip_total = 2986}));   // IHL 15
     m.push_back(valid({.ip_total = 46}));
-    m.push_back(invalid(ip_frame({.ip_total = 8986, .total_field = 8987}), "bad IP length"));
-    m.push_back(invalid(ip_frame({.ip_total = 2986, .break_checksum = true}), "bad IP checksum"));
-    m.push_back(invalid(ip_frame({.ip_total = 8986, .src = ip(0, 0, 0, 0)}), "bad source address"));
-    m.push_back(invalid(ip_frame({.ver_ihl = 0x65, .ip_total = 2986}), "bad IP version"));
-    m.push_back(invalid(other_frame(0x86DD, 9000), "not IPv4"));
+    m.push_back(invalid(ip_frame({.ip_total = 8986, .total_field = 8987}), "bad_length"));
+    m.push_back(invalid(ip_frame({.ip_total = 2986, .break_checksum = true}), "bad_checksum"));
+    m.push_back(invalid(ip_frame({.ip_total = 8986, .src = ip(0, 0, 0, 0)}), "bad_source"));
+    m.push_back(invalid(ip_frame({.ver_ihl = 0x65, .ip_total = 2986}), "bad_version"));
+    m.push_back(invalid(other_frame(0x86DD, 9000), "not_ipv4"));
     return m;
 }
 

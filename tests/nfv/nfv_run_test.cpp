@@ -56,27 +56,27 @@ void expect_conserved(const nlohmann::json& j, size_t workers) {
 
 }  // namespace
 
-// net_null's frames are zero-filled: ethertype 0, so "not IPv4" unless --pass-non-ip.
+// net_null's frames are zero-filled: ethertype 0, so "not_ipv4" unless --pass-non-ip.
 TEST(NfvNetNull, TwoWorkersConserveDroppedFrames) {
     auto j = run_net_null("0@0,1@0,2@1", {});
     expect_conserved(j, 2);
-    EXPECT_EQ(u64(j["drops"], "not IPv4"), u64(j, "rx_packets"));
+    EXPECT_EQ(u64(j["drops"], "not_ipv4"), u64(j, "rx_packets"));
 }
 
 TEST(NfvNetNull, TwoWorkersConserveForwardedFrames) {
     auto j = run_net_null("0@0,1@0,2@1", {"--pass-non-ip"});
     expect_conserved(j, 2);
-    EXPECT_EQ(u64(j, "rx_packets"), u64(j, "tx_packets") + u64(j["drops"], "tx full"));
+    EXPECT_EQ(u64(j, "rx_packets"), u64(j, "tx_packets") + u64(j["drops"], "tx_full"));
 }
 
 TEST(NfvNetNull, TwoWorkersConserveDivertedFrames) {
     auto j = run_net_null("0@0,1@0,2@1", {"--bad-port", "0"});
     expect_conserved(j, 2);
     // Diverted frames stay counted by reason; the divert port's fate is told apart.
-    EXPECT_EQ(u64(j, "diverted") + u64(j, "divert tx full"), u64(j["drops"], "not IPv4"));
+    EXPECT_EQ(u64(j, "diverted") + u64(j, "divert_tx_full"), u64(j["drops"], "not_ipv4"));
     EXPECT_GT(u64(j, "diverted"), 0u);
     for (const auto& w : j["workers"])
-        EXPECT_EQ(u64(w, "diverted") + u64(w, "divert tx full"), u64(w["drops"], "not IPv4"));
+        EXPECT_EQ(u64(w, "diverted") + u64(w, "divert_tx_full"), u64(w["drops"], "not_ipv4"));
 }
 
 // Valid frames out of port 0 into good.pcap, invalid ones out of port 1 into bad.pcap.
@@ -111,12 +111,12 @@ TEST(NfvBadPort, InvalidFramesGoOutTheBadPortUnchanged) {
     EXPECT_EQ(u64(j, "tx_packets"), 3u);
     EXPECT_EQ(u64(j, "dropped"), bad.size());
     EXPECT_EQ(u64(j, "diverted"), bad.size());
-    EXPECT_EQ(u64(j, "divert tx full"), 0u);
-    EXPECT_EQ(u64(j["drops"], "bad IP checksum"), 1u);
-    EXPECT_EQ(u64(j["drops"], "bad source address"), 1u);
-    EXPECT_EQ(u64(j["drops"], "not IPv4"), 1u);
-    EXPECT_EQ(u64(j["drops"], "tiny packet"), 1u);
-    EXPECT_EQ(u64(j["drops"], "bad IP header length"), 1u);
+    EXPECT_EQ(u64(j, "divert_tx_full"), 0u);
+    EXPECT_EQ(u64(j["drops"], "bad_checksum"), 1u);
+    EXPECT_EQ(u64(j["drops"], "bad_source"), 1u);
+    EXPECT_EQ(u64(j["drops"], "not_ipv4"), 1u);
+    EXPECT_EQ(u64(j["drops"], "tiny_packet"), 1u);
+    EXPECT_EQ(u64(j["drops"], "bad_header_length"), 1u);
     EXPECT_EQ(j["nfv"]["bad_port"], 1);
     EXPECT_EQ(j["mempool_in_use_at_exit"], 0);
     for (const auto& p : {in_path, empty_path, good_path, bad_path, json_path}) unlink(p.c_str());
@@ -187,6 +187,6 @@ TEST(NfvTelemetry, ConfigCommandAnswersWhileRunning) {
     EXPECT_NE(answer.find("{\"/linerate/nfv/config\": {\"bad_port\": \"null\""), std::string::npos)
         << answer;
     EXPECT_NE(answer.find("\"bad_src\": [\"10.0.0.9\"]"), std::string::npos) << answer;
-    EXPECT_NE(answer.find("\"not_IPv4\": "), std::string::npos) << answer;
+    EXPECT_NE(answer.find("\"not_ipv4\": "), std::string::npos) << answer;
     system(("rm -rf /var/run/dpdk/" + prefix).c_str());
 }

@@ -3,6 +3,7 @@
 #include "../../apps/l2reflect/reflect.hpp"
 
 using namespace linerate::l2reflect;
+using linerate::stats::drop_slot;
 
 TEST(ReflectFrame, SwapsMacsAndKeepsTheRest) {
     std::vector<uint8_t> f(60);
@@ -16,7 +17,7 @@ TEST(ReflectFrame, SwapsMacsAndKeepsTheRest) {
 TEST(ReflectFrame, ShorterThanEthernetHeaderIsRunt) {
     for (size_t len = 0; len < 14; ++len) {
         std::vector<uint8_t> f(len + 1, 7);
-        EXPECT_EQ(reflect_frame(f.data(), len), unsigned(Drop::runt)) << len;
+        EXPECT_EQ(reflect_frame(f.data(), len), drop_slot(Drop::runt)) << len;
         EXPECT_EQ(f, std::vector<uint8_t>(len + 1, 7));  // untouched
     }
     uint8_t hdr[14] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0, 0};
@@ -24,9 +25,10 @@ TEST(ReflectFrame, ShorterThanEthernetHeaderIsRunt) {
 }
 
 TEST(ReflectFrame, DropNamesMatchEnum) {
-    EXPECT_STREQ(kDropNames[unsigned(Drop::tx_full)], "tx full");
-    EXPECT_STREQ(kDropNames[unsigned(Drop::runt)], "runt");
-    EXPECT_STREQ(kDropNames[unsigned(Drop::split_header)], "split header");
+    EXPECT_EQ(kDrops[unsigned(Drop::runt)].key, "runt");
+    EXPECT_EQ(kDrops[unsigned(Drop::split_header)].key, "split_header");
+    EXPECT_EQ(kDrops[unsigned(Drop::split_header)].text, "split header");
+    EXPECT_EQ(std::size(kDrops), 2u);  // tx_full is the runtime's
 }
 
 TEST(ReflectFrame, ChainFirstSegmentDecides) {
@@ -40,10 +42,10 @@ TEST(ReflectFrame, ChainFirstSegmentDecides) {
     EXPECT_EQ(reflect_frame(g.data(), 12, 9000), kTransmit);
     EXPECT_TRUE(std::equal(g.begin(), g.begin() + 12, want.begin()));
     g = f;
-    EXPECT_EQ(reflect_frame(g.data(), 11, 9000), unsigned(Drop::split_header));
+    EXPECT_EQ(reflect_frame(g.data(), 11, 9000), drop_slot(Drop::split_header));
     EXPECT_EQ(g, f);
-    EXPECT_EQ(reflect_frame(g.data(), 11, 13), unsigned(Drop::runt));
-    EXPECT_EQ(reflect_frame(g.data(), 6, 9000), unsigned(Drop::split_header));
+    EXPECT_EQ(reflect_frame(g.data(), 11, 13), drop_slot(Drop::runt));
+    EXPECT_EQ(reflect_frame(g.data(), 6, 9000), drop_slot(Drop::split_header));
 }
 
 TEST(ReflectFrame, WithoutSwapFramesPassUnchanged) {
@@ -53,5 +55,5 @@ TEST(ReflectFrame, WithoutSwapFramesPassUnchanged) {
     EXPECT_EQ(reflect_frame<false>(f.data(), f.size()), kTransmit);
     EXPECT_EQ(reflect_frame<false>(f.data(), 14), kTransmit);
     EXPECT_EQ(f, want);
-    EXPECT_EQ(reflect_frame<false>(f.data(), 13), unsigned(Drop::runt));
+    EXPECT_EQ(reflect_frame<false>(f.data(), 13), drop_slot(Drop::runt));
 }
