@@ -18,7 +18,30 @@
 
 namespace linerate::test {
 
-ProcessResult run_process(const std::vector<std::string>& argv, const RunOptions& opts) {
+namespace {
+
+// A cross build (aarch64 under qemu) runs the binaries it built through CMake's
+// CMAKE_CROSSCOMPILING_EMULATOR (space-separated here), like ctest runs the test binaries:
+// no binfmt_misc needed. Other programs run as they are.
+std::vector<std::string> with_emulator(const std::vector<std::string>& argv) {
+    std::string emulator = LINERATE_EMULATOR;
+    std::string bin_dir = std::string(LINERATE_BIN_DIR) + "/";
+    if (emulator.empty() || argv.empty() || argv[0].rfind(bin_dir, 0) != 0) return argv;
+    std::vector<std::string> out;
+    for (size_t pos = 0; pos < emulator.size();) {
+        size_t end = emulator.find(' ', pos);
+        if (end == std::string::npos) end = emulator.size();
+        if (end > pos) out.push_back(emulator.substr(pos, end - pos));
+        pos = end + 1;
+    }
+    out.insert(out.end(), argv.begin(), argv.end());
+    return out;
+}
+
+}  // namespace
+
+ProcessResult run_process(const std::vector<std::string>& argv_in, const RunOptions& opts) {
+    std::vector<std::string> argv = with_emulator(argv_in);
     std::string log = scratch("child.log");
     pid_t pid = fork();
     if (pid == 0) {
