@@ -199,6 +199,12 @@ void start_kv_response(uint8_t* out, const uint8_t* request, const KvRequest& r)
 // Sets the IPv4 total length, UDP length and both checksums for a frame of frame_len bytes.
 void finish_kv_response(uint8_t* frame, const KvRequest& r, size_t frame_len);
 
+// Whether kvagg serves a frame: anything its parser does not call not_kvagg (its own traffic,
+// valid or not). The rest is what --exception-path hands to the kernel.
+inline bool kv_serves(const uint8_t* frame, size_t len, uint16_t udp_port) {
+    return parse_kv_packet(frame, len, udp_port).verdict != KvVerdict::not_kvagg;
+}
+
 inline uint64_t kv_tuple_key(const uint8_t* tuples, size_t i) {
     return pkt::load_be64(tuples + i * kKvTupleLen);
 }

@@ -70,22 +70,35 @@ class SinkLoop {
         rte_mbuf* pkts[kMaxBurst];
         const uint16_t burst = uint16_t(ctx.burst);
         stats::WorkerCounters& c = ctx.counters;
+        ExceptionPath* const exception = ctx.exception;
+        // The worker of queue 0 of the exception path's port sends what the kernel sent.
+        const bool sends_for_kernel =
+            exception && std::any_of(ctx.slot.queues.begin(), ctx.slot.queues.end(),
+                                     [&](const worker::QueueRef& q) {
+                                         return q.port == exception->out_port() && q.queue == 0;
+                                     });
         while (!worker::stop_requested()) {
             serve_query(link_, kernel_.table());
             if (link_.job.load(std::memory_order_relaxed) != nullptr ||
                 link_.outbox_size.load(std::memory_order_relaxed) != 0) [[unlikely]]
                 serve_control(ctx);
+            if (sends_for_kernel) exception->transmit_from_kernel(c, ctx.tx_retries);
             for (const worker::QueueRef& q : ctx.slot.queues) {
-                const uint16_t n = rte_eth_rx_burst(q.port, q.queue, pkts, burst);
-                if (n == 0) continue;
-                c.rx_bytes.add(aggregate(pkts, n));
+                const uint16_t rx = rte_eth_rx_burst(q.port, q.queue, pkts, burst);
+                if (rx == 0) continue;
+                uint16_t n = rx;
+                uint64_t bytes = 0;
+                if (exception) [[unlikely]]
+                    n = to_kernel(*exception, c, pkts, n, bytes);
+                bytes += aggregate(pkts, n);
+                c.rx_bytes.add(bytes);
                 // Requests are rare: one compare per burst on the tuple path.
                 if (kernel_.counters()[KvVerdict::request] != handed_) [[unlikely]]
                     hand_over(ctx.slot.index, pkts, n);
                 rte_pktmbuf_free_bulk(pkts, n);
                 publish(c);
                 // RX last: when a reader sees a packet received, its fate is already counted.
-                c.rx_packets.add(n);
+                c.rx_packets.add(rx);
             }
         }
         link_.stopped.store(true, std::memory_order_release);
@@ -142,6 +155,27 @@ class SinkLoop {
             c.app_counter(AppCounter::responses).add(t.sent);
             if (t.dropped) c.app_counter(AppCounter::responses_dropped).add(t.dropped);
         }
+    }
+
+    // Moves the frames kvagg does not serve to the exception path (adding their bytes to
+    // `bytes`) and keeps the rest, in order, at the front of pkts; returns how many it kept.
+    // A second parse of the headers per frame, only with --exception-path.
+    uint16_t to_kernel(ExceptionPath& exception, stats::WorkerCounters& c, rte_mbuf** pkts,
+                       uint16_t n, uint64_t& bytes) {
+        rte_mbuf* other[kMaxBurst];
+        uint16_t keep = 0, moved = 0;
+        for (uint16_t i = 0; i < n; ++i) {
+            rte_mbuf* m = pkts[i];
+            if (kv_serves(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m),
+                          udp_port_)) {
+                pkts[keep++] = m;
+            } else {
+                bytes += rte_pktmbuf_pkt_len(m);
+                other[moved++] = m;
+            }
+        }
+        if (moved) exception.to_kernel(c, other, moved);
+        return keep;
     }
 
     // Aggregates a burst (the kernel's burst path: the slot look-ahead runs across frames);

@@ -183,6 +183,10 @@ void check_common_options(const CommonOptions& o) {
             "--mbufs {} is too small for a per-lcore cache of {} mbufs (--mbuf-cache): the pool "
             "must hold 1.5 x the cache, so give --mbufs {} or more, or --mbuf-cache {} or less",
             o.mbufs, o.mbuf_cache, (uint64_t(o.mbuf_cache) * 3 + 1) / 2, o.mbufs * 2 / 3));
+    app.add_option("--exception-path", o.exception_path,
+                   "tap[:NAME]: frames the app does not serve go to the kernel through a TAP "
+                   "interface (default name lr-APP), and what the kernel sends there goes out the "
+                   "first port; default: they are dropped and counted");
 }
 
 void usage_error(const std::string& program, const std::string& message) {

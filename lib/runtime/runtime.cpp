@@ -49,6 +49,7 @@ Runtime::Runtime(AppInfo info, int argc, char** argv, CLI::App& cli, cli::Common
         xdp_filter_ = xdp::parse_steer_filter(
             options_.xdp_steer.empty() ? "app" : options_.xdp_steer, app_filter);
         cli::check_common_options(options_);
+        exception_spec_ = parse_exception_path(options_.exception_path, app);
     } catch (const std::invalid_argument& e) {
         cli::usage_error(app, e.what());
     }
@@ -67,6 +68,13 @@ Runtime::Runtime(AppInfo info, int argc, char** argv, CLI::App& cli, cli::Common
         } catch (const std::exception& e) {
             cli::usage_error(app, e.what());
         }
+    }
+
+    if (exception_spec_) {
+        eal_args.push_back(exception_tap_vdev_arg(*exception_spec_));
+        info_.drop_reasons.push_back(kExceptionRingFullReason);
+        info_.counters.push_back(kExceptionToKernelCounter);
+        info_.counters.push_back(kExceptionFromKernelCounter);
     }
 
     try {
@@ -101,8 +109,20 @@ Runtime::Runtime(AppInfo info, int argc, char** argv, CLI::App& cli, cli::Common
     }
 }
 
+std::optional<uint16_t> Runtime::exception_tap_port() const {
+    uint16_t id;
+    if (!exception_spec_ || rte_eth_dev_get_port_by_name(kExceptionTapVdev, &id) != 0)
+        return std::nullopt;
+    return id;
+}
+
 void Runtime::setup_ports(const std::vector<uint16_t>& requested) {
     std::vector<uint16_t> ids = eal::select_ports(requested);
+    const std::optional<uint16_t> tap = exception_tap_port();
+    if (exception_spec_ && !tap)
+        throw std::runtime_error("--exception-path: the TAP port was not created (net_tap)");
+    std::erase_if(ids, [&](uint16_t id) { return id == tap; });
+    if (ids.empty()) throw std::runtime_error("no port left besides the exception path's TAP");
     std::vector<unsigned> lcores = worker::worker_lcores();
 
     std::vector<worker::PortQueues> port_queues;
@@ -126,6 +146,14 @@ void Runtime::setup_ports(const std::vector<uint16_t>& requested) {
         ports_.push_back(std::move(port));
     }
 
+    if (tap) {
+        tap_port_ =
+            std::make_unique<eal::Port>(*tap, eal::PortConfig{.rx_desc = 256, .tx_desc = 256});
+        // Its descriptors and what both rings can hold.
+        demand.rx_descriptors += tap_port_->rx_desc() + 2 * kExceptionRingSize;
+        demand.tx_descriptors += tap_port_->tx_desc();
+    }
+
     unsigned mbufs = options_.mbufs ? options_.mbufs : mem::pool_size(demand);
     pool_ = std::make_unique<mem::PacketPool>(info_.name + "_netbuf", mbufs, options_.mbuf_cache,
                                               netbuf_, ports_.front()->socket());
@@ -136,6 +164,22 @@ void Runtime::setup_ports(const std::vector<uint16_t>& requested) {
         if (!port->wait_for_link(options_.link_wait_s))
             fmt::print(stderr, "{}: warning: port {} link is down\n", info_.name, port->id());
         fmt::print("{}: {}\n", info_.name, port->describe());
+    }
+    if (tap_port_) {
+        tap_port_->start(pool_->get());
+        exception_ = std::make_unique<ExceptionPath>(info_.name, tap_port_->id(),
+                                                     ports_.front()->id(), tap_port_->socket());
+        const unsigned reasons = unsigned(info_.drop_reasons.size()),
+                       counters = unsigned(info_.counters.size());
+        exception_->set_board_ids({.ring_full_reason = reasons - 1,
+                                   .to_kernel_counter = counters - 2,
+                                   .from_kernel_counter = counters - 1});
+        fmt::print(
+            "{}: exception path: frames not served <-> TAP {} (port {}), kernel's frames "
+            "out port {}\n",
+            info_.name, exception_spec_->iface, tap_port_->id(), ports_.front()->id());
+        add_json([this](nlohmann::json& j) { j["exception_path"] = exception_->json(); });
+        add_summary([this] { return exception_->summary(); });
     }
     workers_ = std::make_unique<worker::WorkerMap>(lcores, port_queues);
     fmt::print("{}", workers_->describe());
@@ -157,6 +201,8 @@ void Runtime::setup_steering() {
 
 Runtime::~Runtime() {
     stats::clear_telemetry();
+    exception_.reset();
+    tap_port_.reset();
     ports_.clear();
     pool_.reset();
     if (pdump_) rte_pdump_uninit();
@@ -176,8 +222,11 @@ void Runtime::monitor() {
     stats::Totals last = stats_->totals();
     uint64_t last_rx = 0;
     double last_progress = start;
+    // The exception path's frames wait for this loop: ARP and ping answered within a ms or so.
+    const auto period = std::chrono::milliseconds(pcap_mode() || exception_ ? 1 : 10);
     while (!worker::stop_requested()) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(pcap_mode() ? 1 : 10));
+        std::this_thread::sleep_for(period);
+        if (exception_) exception_->service();
         double now = now_s();
         stats::Totals t = stats_->totals();
         if (options_.duration_s > 0 && now - start >= options_.duration_s) worker::request_stop();
@@ -218,8 +267,8 @@ int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
     worker::run_workers(
         *workers_,
         [&](const worker::WorkerSlot& slot) {
-            WorkerContext ctx{slot, stats_->worker(slot.index), options_.burst,
-                              options_.tx_retries};
+            WorkerContext ctx{slot, stats_->worker(slot.index), options_.burst, options_.tx_retries,
+                              exception_.get()};
             if (!slot.queues.empty()) worker(ctx);
         },
         [this] { monitor(); });
@@ -229,6 +278,8 @@ int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
     // Stopping and closing the ports hands back the mbufs the PMDs hold (and flushes net_pcap
     // output), so what is still in use after that is a leak.
     stats::clear_telemetry();
+    if (exception_) exception_->drain();
+    tap_port_.reset();
     ports_.clear();
     unsigned in_use = pool_->in_use();
 

@@ -17,6 +17,7 @@
 #include "eal/port.hpp"
 #include "mem/mempool.hpp"
 #include "mem/region_spec.hpp"
+#include "runtime/exception_path.hpp"
 #include "stats/counters.hpp"
 #include "worker/worker_map.hpp"
 #include "xdp/steering.hpp"
@@ -41,6 +42,7 @@ struct WorkerContext {
     stats::WorkerCounters& counters;
     unsigned burst;
     unsigned tx_retries;
+    ExceptionPath* exception = nullptr;  // --exception-path, or none
 };
 
 class Runtime {
@@ -80,6 +82,7 @@ class Runtime {
     bool pcap_input_drained(uint64_t rx_packets) const;
     void setup_ports(const std::vector<uint16_t>& requested);
     void setup_steering();
+    std::optional<uint16_t> exception_tap_port() const;
 
     AppInfo info_;
     cli::CommonOptions& options_;
@@ -90,6 +93,9 @@ class Runtime {
     bool pdump_ = false;
     std::unique_ptr<mem::PacketPool> pool_;
     std::vector<std::unique_ptr<eal::Port>> ports_;
+    std::optional<ExceptionPathSpec> exception_spec_;
+    std::unique_ptr<eal::Port> tap_port_;
+    std::unique_ptr<ExceptionPath> exception_;
     std::unique_ptr<worker::WorkerMap> workers_;
     std::unique_ptr<stats::StatsBoard> stats_;
     xdp::SteerFilter xdp_filter_;

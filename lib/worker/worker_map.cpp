@@ -4,6 +4,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
+#include <atomic>
 #include <thread>
 
 namespace linerate::worker {
@@ -41,13 +42,25 @@ std::string WorkerMap::describe() const {
 }
 
 namespace {
+// The hand-offs between the main lcore and the workers, stated in our code: DPDK orders them
+// inside librte_eal (rte_eal_remote_launch, rte_eal_mp_wait_lcore) with atomics that
+// ThreadSanitizer does not see, and what the workers read of the setup or the main lcore reads
+// of their results after the join must not depend on that. Once per run, not per packet.
+struct Handoff {
+    std::atomic<bool> launched{false};  // release: the setup before it is visible to workers
+    std::atomic<unsigned> finished{0};  // release by each worker, acquire after the join
+};
 struct LaunchArg {
     const std::function<void(const WorkerSlot&)>* fn;
     const WorkerSlot* slot;
+    Handoff* handoff;
 };
 int launch_trampoline(void* arg) {
     auto* a = static_cast<LaunchArg*>(arg);
+    while (!a->handoff->launched.load(std::memory_order_acquire)) {
+    }
     (*a->fn)(*a->slot);
+    a->handoff->finished.fetch_add(1, std::memory_order_release);
     return 0;
 }
 }  // namespace
@@ -60,12 +73,15 @@ void run_workers(const WorkerMap& map, const std::function<void(const WorkerSlot
         control.join();
         return;
     }
+    Handoff handoff;
     std::vector<LaunchArg> args;
     args.reserve(map.size());
-    for (const WorkerSlot& s : map.slots()) args.push_back({&fn, &s});
+    for (const WorkerSlot& s : map.slots()) args.push_back({&fn, &s, &handoff});
+    handoff.launched.store(true, std::memory_order_release);
     for (auto& a : args) rte_eal_remote_launch(launch_trampoline, &a, a.slot->lcore);
     monitor();
     rte_eal_mp_wait_lcore();
+    handoff.finished.load(std::memory_order_acquire);
 }
 
 }  // namespace linerate::worker

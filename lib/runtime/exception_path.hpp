@@ -1,0 +1,86 @@
+#pragma once
+// --exception-path tap[:NAME]: the frames an app does not serve (ARP, ICMP to the host, other
+// traffic) go to the kernel through a TAP interface instead of being dropped, and what the kernel
+// sends on that interface goes out the app's port, so the host stack answers on a port the app
+// owns. Workers hand frames to a multi-producer / single-consumer ring; the main lcore moves them
+// into the TAP port and moves what the kernel sent into a single-producer / single-consumer ring
+// that the worker owning queue 0 of the first port transmits from.
+#include <rte_mbuf.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ring/ring.hpp"
+#include "stats/counters.hpp"
+
+namespace linerate {
+
+// The vdev the runtime adds for the TAP (net_tap names must start with "net_tap").
+inline constexpr const char* kExceptionTapVdev = "net_tap_exception";
+// Ring sizes (each direction): what a burst of host traffic can queue before it is dropped.
+inline constexpr unsigned kExceptionRingSize = 1024;
+
+struct ExceptionPathSpec {
+    std::string iface;  // the TAP interface's name
+};
+// "" -> none; "tap" -> a TAP named after the app; "tap:NAME". Throws std::invalid_argument.
+std::optional<ExceptionPathSpec> parse_exception_path(const std::string& text,
+                                                      const std::string& app);
+// The EAL argument that creates the TAP port.
+std::string exception_tap_vdev_arg(const ExceptionPathSpec& spec);
+
+// Board names of what the worker side counts (the runtime appends them to the app's).
+inline constexpr const char* kExceptionRingFullReason = "exception ring full";
+inline constexpr const char* kExceptionToKernelCounter = "exception_to_kernel";
+inline constexpr const char* kExceptionFromKernelCounter = "exception_from_kernel";
+
+class ExceptionPath {
+  public:
+    // tap_port is started (one queue); out_port/out_queue is where the kernel's frames leave.
+    ExceptionPath(const std::string& name, uint16_t tap_port, uint16_t out_port, int socket);
+    ~ExceptionPath();  // frees what the rings still hold
+    ExceptionPath(const ExceptionPath&) = delete;
+    ExceptionPath& operator=(const ExceptionPath&) = delete;
+
+    // Board indices the workers count under (set by the runtime).
+    struct BoardIds {
+        unsigned ring_full_reason = 0, to_kernel_counter = 0, from_kernel_counter = 0;
+    };
+    void set_board_ids(const BoardIds& ids) { ids_ = ids; }
+
+    // Worker side, any worker: hands `n` frames the app does not serve to the kernel. Frames the
+    // ring does not take are freed and counted under the ring-full drop reason.
+    void to_kernel(stats::WorkerCounters& c, rte_mbuf* const* pkts, unsigned n);
+    // Worker side, the worker that owns (out_port, queue 0): transmits what the kernel sent.
+    // Frames the port does not take after `retries` are freed and counted (tx_full()).
+    void transmit_from_kernel(stats::WorkerCounters& c, unsigned retries);
+    uint16_t out_port() const { return out_port_; }
+
+    // Main lcore: ring -> TAP, TAP -> the transmit ring. Call often (every ms or so).
+    void service();
+    // After the workers stopped: frees what is left in both rings (counting the frames that
+    // were on their way to the kernel).
+    void drain();
+
+    nlohmann::json json() const;
+    std::string summary() const;
+
+  private:
+    std::string name_;
+    uint16_t tap_port_, out_port_;
+    Ring<rte_mbuf> to_kernel_;    // workers -> main
+    Ring<rte_mbuf> from_kernel_;  // main -> the worker of (out_port, 0)
+    BoardIds ids_;
+    // Written by the main lcore only, read after the workers stopped (and for telemetry, a
+    // stale value is fine): plain relaxed single-writer counters.
+    stats::Counter sent_to_tap_, tap_tx_full_, left_at_stop_, received_from_tap_,
+        from_kernel_ring_full_;
+    // Written by the transmitting worker only.
+    stats::Counter out_tx_full_;
+};
+
+}  // namespace linerate
