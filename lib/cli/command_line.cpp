@@ -144,6 +144,13 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
                    "AF_XDP ports: what linerate's XDP steering program hands to the app, the "
                    "rest going to the kernel: app (what the app serves), ipv4, all or udp:PORT; "
                    "requires the program on the interface (default: app when it is there)");
+    app.add_flag("--isolate", o.isolate,
+                 "Flow isolated mode: only the app's own traffic reaches it (an rte_flow rule), "
+                 "the rest stays with the kernel; exit 2 if the port cannot (mlx5 can)");
+    app.add_option("--exception-path", o.exception_path,
+                   "tap[:NAME]: frames the app does not serve go to the kernel through a TAP "
+                   "interface (default name lr-APP), and what the kernel sends there goes out the "
+                   "first port; default: they are dropped and counted");
 }
 
 CLI::Validator finite_range(double min, double max) {
@@ -183,10 +190,6 @@ void check_common_options(const CommonOptions& o) {
             "--mbufs {} is too small for a per-lcore cache of {} mbufs (--mbuf-cache): the pool "
             "must hold 1.5 x the cache, so give --mbufs {} or more, or --mbuf-cache {} or less",
             o.mbufs, o.mbuf_cache, (uint64_t(o.mbuf_cache) * 3 + 1) / 2, o.mbufs * 2 / 3));
-    app.add_option("--exception-path", o.exception_path,
-                   "tap[:NAME]: frames the app does not serve go to the kernel through a TAP "
-                   "interface (default name lr-APP), and what the kernel sends there goes out the "
-                   "first port; default: they are dropped and counted");
 }
 
 void usage_error(const std::string& program, const std::string& message) {

@@ -27,6 +27,7 @@ struct CommonOptions {
     unsigned mbuf_cache = 256;
     double link_wait_s = 5.0;
     std::string xdp_steer;  // app, ipv4, all, udp:PORT; empty: "app" if a steering program is found
+    bool isolate = false;   // rte_flow isolated mode + a rule for the app's traffic (--isolate)
     std::string exception_path;  // "tap[:NAME]" or empty (frames the app does not serve: dropped)
 };
 

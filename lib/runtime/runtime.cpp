@@ -46,6 +46,7 @@ Runtime::Runtime(AppInfo info, int argc, char** argv, CLI::App& cli, cli::Common
         requested_ports = cli::parse_port_list(options_);
         xdp::SteerFilter app_filter =
             info_.xdp_filter ? info_.xdp_filter() : xdp::SteerFilter{xdp::SteerMode::ipv4, 0};
+        served_ = app_filter;
         xdp_filter_ = xdp::parse_steer_filter(
             options_.xdp_steer.empty() ? "app" : options_.xdp_steer, app_filter);
         cli::check_common_options(options_);
@@ -104,6 +105,8 @@ Runtime::Runtime(AppInfo info, int argc, char** argv, CLI::App& cli, cli::Common
         cli::usage_error(app, e.what());
     } catch (const eal::PortChoiceError& e) {
         cli::usage_error(app, e.what());
+    } catch (const eal::IsolateError& e) {
+        cli::usage_error(app, e.what());
     } catch (const std::exception& e) {
         fatal(app, e.what());
     }
@@ -139,6 +142,7 @@ void Runtime::setup_ports(const std::vector<uint16_t>& requested) {
         pc.rx_desc = uint16_t(options_.rx_desc);
         pc.tx_desc = uint16_t(options_.tx_desc);
         pc.promiscuous = options_.promiscuous;
+        if (options_.isolate) eal::isolate_port(id);  // before the port is configured
         auto port = std::make_unique<eal::Port>(id, pc);
         demand.rx_descriptors += unsigned(port->rx_desc()) * port->queues();
         demand.tx_descriptors += unsigned(port->tx_desc()) * port->queues();
@@ -164,6 +168,9 @@ void Runtime::setup_ports(const std::vector<uint16_t>& requested) {
         if (!port->wait_for_link(options_.link_wait_s))
             fmt::print(stderr, "{}: warning: port {} link is down\n", info_.name, port->id());
         fmt::print("{}: {}\n", info_.name, port->describe());
+        if (options_.isolate)
+            fmt::print("{}: port {} {}\n", info_.name, port->id(),
+                       eal::install_served_rule(port->id(), served_, port->queues()));
     }
     if (tap_port_) {
         tap_port_->start(pool_->get());

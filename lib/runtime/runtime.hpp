@@ -14,6 +14,7 @@
 
 #include "cli/command_line.hpp"
 #include "eal/eal.hpp"
+#include "eal/flow_isolate.hpp"
 #include "eal/port.hpp"
 #include "mem/mempool.hpp"
 #include "mem/region_spec.hpp"
@@ -99,6 +100,7 @@ class Runtime {
     std::unique_ptr<worker::WorkerMap> workers_;
     std::unique_ptr<stats::StatsBoard> stats_;
     xdp::SteerFilter xdp_filter_;
+    xdp::SteerFilter served_;  // what the app serves (--isolate's rule)
     std::unique_ptr<xdp::Steering> steering_;
     std::atomic<double> start_s_ = 0;  // read by the telemetry thread
     double elapsed_s_ = 0;

@@ -1,7 +1,9 @@
 // l2reflect end to end: pcap mode byte-exact, virtual ports with counters, signals, regions,
 // command-line errors.
 #include <gtest/gtest.h>
+
 #include <unistd.h>
+#include <sstream>
 
 #include <fstream>
 #include <random>
@@ -209,6 +211,21 @@ TEST(L2reflectPcap, AbsurdCaplenDeliversOnlyTheRecordsBeforeIt) {
     for (size_t i = 0; i < frames.size(); ++i) EXPECT_EQ(sent[i], swapped(frames[i])) << i;
     EXPECT_EQ(read_json(json)["rx_packets"], frames.size());
     for (const std::string& p : {in, out, json}) unlink(p.c_str());
+}
+
+// net_pcap has no rte_flow: --isolate cannot be honoured, and the app says so in one line.
+TEST(L2reflectPcap, IsolateOnAPortWithoutFlowIsolationIsAUsageError) {
+    PcapRun r = run_pcap_app(kApp, {}, {"--isolate"});
+    EXPECT_EQ(r.proc.exit_status, 2) << r.proc.out;
+    EXPECT_NE(r.proc.out.find("l2reflect: --isolate: port 0 (net_pcap_linerate) cannot be put in "
+                              "flow isolated mode"),
+              std::string::npos)
+        << r.proc.out;
+    std::istringstream out(r.proc.out);
+    size_t lines = 0;
+    for (std::string line; std::getline(out, line);) lines += line.find("--isolate") != line.npos;
+    EXPECT_EQ(lines, 1u) << r.proc.out;
+    EXPECT_TRUE(r.json.is_null());  // it never ran
 }
 
 TEST(L2reflectPcap, MissingInputIsAUsageError) {
