@@ -170,6 +170,10 @@ int main(int argc, char** argv) {
         cli::usage_error(kApp, e.what());
     }
 
+    if (!options.exception_path.empty())
+        cli::usage_error(kApp,
+                         "--exception-path: not supported by clocksync yet (kvagg, nfv, "
+                         "l2reflect have it)");
     const bool client = cs.role == Role::client;
     auto served = [&] { return xdp::SteerFilter{xdp::SteerMode::udp_port, cs.udp_port}; };
     Runtime runtime({kApp,

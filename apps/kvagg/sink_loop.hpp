@@ -72,11 +72,7 @@ class SinkLoop {
         stats::WorkerCounters& c = ctx.counters;
         ExceptionPath* const exception = ctx.exception;
         // The worker of queue 0 of the exception path's port sends what the kernel sent.
-        const bool sends_for_kernel =
-            exception && std::any_of(ctx.slot.queues.begin(), ctx.slot.queues.end(),
-                                     [&](const worker::QueueRef& q) {
-                                         return q.port == exception->out_port() && q.queue == 0;
-                                     });
+        const bool sends_for_kernel = exception && exception->transmits_for(ctx.slot);
         while (!worker::stop_requested()) {
             serve_query(link_, kernel_.table());
             if (link_.job.load(std::memory_order_relaxed) != nullptr ||

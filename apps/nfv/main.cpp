@@ -91,8 +91,10 @@ int main(int argc, char** argv) {
     nfv::FirstBadLog* log = nfv_options.verbose ? &first_bad : nullptr;
     const bool mac_swap = nfv_options.forward.swaps_macs();
     return runtime.run([&](WorkerContext& ctx) {
+        // Non-IPv4 frames are not nfv's (unless --pass-non-ip forwards them).
         const ForwardOptions forward{divert_for(ctx.slot, bad_port),
-                                     forward_tx_queues(ctx.slot, mode, ports)};
+                                     forward_tx_queues(ctx.slot, mode, ports),
+                                     unsigned(nfv::Verdict::not_ipv4)};
         nfv::with_mbuf_kernel(check, log, mac_swap,
                               [&](auto& kernel) { forward_loop(ctx, kernel, forward); });
     });

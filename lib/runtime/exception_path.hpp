@@ -16,6 +16,7 @@
 
 #include "ring/ring.hpp"
 #include "stats/counters.hpp"
+#include "worker/worker_map.hpp"
 
 namespace linerate {
 
@@ -59,6 +60,12 @@ class ExceptionPath {
     // Frames the port does not take after `retries` are freed and counted (tx_full()).
     void transmit_from_kernel(stats::WorkerCounters& c, unsigned retries);
     uint16_t out_port() const { return out_port_; }
+    // Whether `slot` is the worker that transmits the kernel's frames (it owns queue 0 there).
+    bool transmits_for(const worker::WorkerSlot& slot) const {
+        for (const worker::QueueRef& q : slot.queues)
+            if (q.port == out_port_ && q.queue == 0) return true;
+        return false;
+    }
 
     // Main lcore: ring -> TAP, TAP -> the transmit ring. Call often (every ms or so).
     void service();

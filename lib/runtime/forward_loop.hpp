@@ -41,6 +41,9 @@ struct ForwardOptions {
     // Where the frames kept from each of the worker's RX queues go out (forward_tx_queues(),
     // same order as the slot's queues); empty: the queue they came in on.
     std::vector<worker::QueueRef> tx;
+    // With --exception-path: frames the kernel rejects with this reason are not the app's
+    // (nfv: not IPv4) and go to the host's kernel instead of being dropped.
+    std::optional<unsigned> to_kernel_reason;
 };
 
 // A kernel that shortens the frames it transmits (nfv trims Ethernet padding) says by how many
@@ -63,7 +66,13 @@ void forward_loop(WorkerContext& ctx, Kernel& kernel, const ForwardOptions& opti
     const std::vector<worker::QueueRef>& rx_queues = ctx.slot.queues;
     const std::vector<worker::QueueRef>& tx_queues = options.tx.empty() ? rx_queues : options.tx;
     const size_t queues = rx_queues.size();
+    ExceptionPath* const exception = ctx.exception;
+    const bool sends_for_kernel = exception && exception->transmits_for(ctx.slot);
+    const unsigned to_kernel_reason =
+        exception ? options.to_kernel_reason.value_or(kTransmit) : kTransmit;
+    rte_mbuf* to_kernel[kMaxBurst];
     while (!worker::stop_requested()) {
+        if (sends_for_kernel) exception->transmit_from_kernel(c, ctx.tx_retries);
         for (size_t qi = 0; qi < queues; ++qi) {
             const worker::QueueRef q = rx_queues[qi];
             const unsigned n = rte_eth_rx_burst(q.port, q.queue, pkts, burst);
@@ -73,12 +82,15 @@ void forward_loop(WorkerContext& ctx, Kernel& kernel, const ForwardOptions& opti
             // What is kept is what came in minus what was dropped or trimmed: the common case
             // adds one length per frame.
             uint64_t rx_bytes = 0, drop_bytes = 0;
-            unsigned keep = 0, dropped = 0;
+            unsigned keep = 0, dropped = 0, handed = 0;
             auto step = [&](rte_mbuf* m) {
                 const uint32_t len = rte_pktmbuf_pkt_len(m);
                 rx_bytes += len;
                 if (unsigned reason = kernel(m); reason == kTransmit) [[likely]] {
                     pkts[keep++] = m;
+                } else if (reason == to_kernel_reason) {
+                    drop_bytes += len;
+                    to_kernel[handed++] = m;
                 } else {
                     c.drops[reason].add(1);
                     drop_bytes += len;
@@ -111,6 +123,7 @@ void forward_loop(WorkerContext& ctx, Kernel& kernel, const ForwardOptions& opti
                     rte_pktmbuf_free_bulk(drop, dropped);
                 }
             }
+            if (handed) exception->to_kernel(c, to_kernel, handed);
             // RX last: when a reader sees a packet received, its fate is already counted.
             c.rx_bytes.add(rx_bytes);
             c.rx_packets.add(n);
