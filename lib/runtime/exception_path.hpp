@@ -16,6 +16,7 @@
 
 #include "ring/ring.hpp"
 #include "stats/counters.hpp"
+#include "stats/names.hpp"
 #include "worker/worker_map.hpp"
 
 namespace linerate {
@@ -35,9 +36,11 @@ std::optional<ExceptionPathSpec> parse_exception_path(const std::string& text,
 std::string exception_tap_vdev_arg(const ExceptionPathSpec& spec);
 
 // Board names of what the worker side counts (the runtime appends them to the app's).
-inline constexpr const char* kExceptionRingFullReason = "exception ring full";
-inline constexpr const char* kExceptionToKernelCounter = "exception_to_kernel";
-inline constexpr const char* kExceptionFromKernelCounter = "exception_from_kernel";
+inline constexpr stats::Name kExceptionRingFullReason{"exception_ring_full", "exception ring full"};
+inline constexpr stats::Name kExceptionToKernelCounter{"exception_to_kernel",
+                                                       "exception to kernel"};
+inline constexpr stats::Name kExceptionFromKernelCounter{"exception_from_kernel",
+                                                         "exception from kernel"};
 
 class ExceptionPath {
   public:

@@ -73,9 +73,13 @@ Runtime::Runtime(AppInfo info, int argc, char** argv, CLI::App& cli, cli::Common
 
     if (exception_spec_) {
         eal_args.push_back(exception_tap_vdev_arg(*exception_spec_));
-        info_.drop_reasons.push_back(kExceptionRingFullReason);
-        info_.counters.push_back(kExceptionToKernelCounter);
-        info_.counters.push_back(kExceptionFromKernelCounter);
+        drop_names_.assign(info_.drop_reasons.begin(), info_.drop_reasons.end());
+        drop_names_.push_back(kExceptionRingFullReason);
+        counter_names_.assign(info_.counters.begin(), info_.counters.end());
+        counter_names_.push_back(kExceptionToKernelCounter);
+        counter_names_.push_back(kExceptionFromKernelCounter);
+        info_.drop_reasons = drop_names_;
+        info_.counters = counter_names_;
     }
 
     try {
@@ -178,7 +182,8 @@ void Runtime::setup_ports(const std::vector<uint16_t>& requested) {
                                                      ports_.front()->id(), tap_port_->socket());
         const unsigned reasons = unsigned(info_.drop_reasons.size()),
                        counters = unsigned(info_.counters.size());
-        exception_->set_board_ids({.ring_full_reason = reasons - 1,
+        // Drop slot 0 is the board's tx_full: the app's reason i is slot i + 1.
+        exception_->set_board_ids({.ring_full_reason = stats::drop_slot(reasons - 1),
                                    .to_kernel_counter = counters - 2,
                                    .from_kernel_counter = counters - 1});
         fmt::print(

@@ -95,6 +95,7 @@ class Runtime {
     std::unique_ptr<mem::PacketPool> pool_;
     std::vector<std::unique_ptr<eal::Port>> ports_;
     std::optional<ExceptionPathSpec> exception_spec_;
+    std::vector<stats::Name> drop_names_, counter_names_;  // the app's plus the exception path's
     std::unique_ptr<eal::Port> tap_port_;
     std::unique_ptr<ExceptionPath> exception_;
     std::unique_ptr<worker::WorkerMap> workers_;

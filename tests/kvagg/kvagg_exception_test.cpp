@@ -116,7 +116,7 @@ TEST(KvaggExceptionPath, KernelAnswersArpAndPingThroughTheTapWhileTuplesAggregat
     EXPECT_EQ(j["aggregated_packets"], 20u) << r.out;
     EXPECT_EQ(j["drops"]["duplicate"], 2u) << r.out;
     EXPECT_EQ(j["drops"]["not_kvagg"], 0u) << r.out;  // the kernel got them instead
-    EXPECT_EQ(j["drops"]["exception ring full"], 0u) << r.out;
+    EXPECT_EQ(j["drops"]["exception_ring_full"], 0u) << r.out;
     // At least the peer's ARP request and 3 echo requests went in, an ARP reply and 3 echo
     // replies came out (the peer may add its own ARP probes).
     const uint64_t to_kernel = j["exception_to_kernel"], from_kernel = j["exception_from_kernel"];
