@@ -90,8 +90,8 @@ bool ClientSession::on_packet(const CsPacket& p, uint64_t t4) {
     return bad ? reject(*bad) : true;
 }
 
-bool ClientSession::on_frame(const uint8_t* frame, size_t len, uint64_t t4) {
-    return on_packet(parse_cs_packet(frame, len, cfg_.udp_port), t4);
+bool ClientSession::on_frame(const uint8_t* frame, size_t len, uint64_t t4, pkt::RxChecksums port) {
+    return on_packet(parse_cs_packet(frame, len, cfg_.udp_port, {cfg_.verify_checksums, port}), t4);
 }
 
 void ClientSession::resolve(unsigned idx, uint64_t at) {

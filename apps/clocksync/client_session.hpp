@@ -26,7 +26,8 @@ inline constexpr unsigned kMaxProbes = 64;
 struct ClientConfig {
     uint32_t client_id = 1;
     uint16_t udp_port = kCsUdpPort;
-    unsigned probes = 1;  // K per round, 1..kMaxProbes
+    bool verify_checksums = true;  // of responses (--no-verify-checksums)
+    unsigned probes = 1;           // K per round, 1..kMaxProbes
     uint64_t sync_period_ns = 100'000'000;
     // Spacing of the K probes of a round, from one send to the next. Unless `pipeline`, a probe
     // also waits until the previous one is answered or lost: it then crosses a path the
@@ -84,7 +85,7 @@ class ClientSession {
     // A parsed packet that arrived at local time t4: true when accepted as a probe's answer,
     // otherwise counted under its drop reason.
     bool on_packet(const CsPacket& p, uint64_t t4);
-    bool on_frame(const uint8_t* frame, size_t len, uint64_t t4);
+    bool on_frame(const uint8_t* frame, size_t len, uint64_t t4, pkt::RxChecksums port = {});
 
     // The synchronized clock and its bound (copy the state to hand it to other code).
     const SyncState& sync() const { return est_.state(); }

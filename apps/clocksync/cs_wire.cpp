@@ -14,7 +14,8 @@ uint64_t CsDropCounters::total() const {
     return std::accumulate(count.begin(), count.end(), uint64_t(0));
 }
 
-CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port) {
+CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port,
+                         ChecksumCheck checksums) {
     CsPacket p;
     // Until the UDP destination port is read, the frame cannot be told to be ours.
     L2Header l2 = parse_l2(frame, len);
@@ -34,10 +35,19 @@ CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port) {
     p.drop = CsDrop::malformed;
     size_t ip_total = ipv.total_len();
     if ((frag & 0x2000) != 0) return p;  // more fragments: clocksync packets are never split
-    if (!checksum_ok(ip, ihl)) return p;
     if (ip_total < ihl + kUdpHdrLen || ip_total > len - l3) return p;
     size_t udp_len = udp.length();
     if (udp_len < kUdpHdrLen + kCsHeaderLen || udp_len > ip_total - ihl) return p;
+    switch (check_ipv4_udp(ip, ihl, udp.udp, udp_len, checksums)) {
+        case ChecksumVerdict::ok:
+            break;
+        case ChecksumVerdict::bad_ip:
+            p.drop = CsDrop::bad_ip_checksum;
+            return p;
+        case ChecksumVerdict::bad_udp:
+            p.drop = CsDrop::bad_udp_checksum;
+            return p;
+    }
 
     const uint8_t* cs = ip + ihl + kUdpHdrLen;
     auto dropped = [&p](CsDrop d) {

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "pkt/build.hpp"
+#include "pkt/checksum.hpp"
 #include "pkt/headers.hpp"
 #include "stats/names.hpp"
 
@@ -36,19 +37,21 @@ enum class CsType : uint8_t { request = 1, response = 2 };
 // Every reason a clocksync packet is dropped, master and client side, in one list (VPP style),
 // X(id, text, description). Parse reasons first; the client adds the last four. `timeout`
 // counts probes, not packets.
-#define LINERATE_CS_DROPS(X)                                                    \
-    X(not_clocksync, "not clocksync",                                           \
-      "not an IPv4/UDP frame to the clocksync port (or not enough to tell)")    \
-    X(malformed, "malformed",                                                   \
-      "truncated, inconsistent lengths, bad IP checksum, fragment, or t3 < t2") \
-    X(bad_magic, "bad magic", "magic is not 0x4353")                            \
-    X(bad_version, "bad version", "version is not 1")                           \
-    X(bad_type, "bad type",                                                     \
-      "type is neither request nor response, or not the one this role accepts") \
-    X(unknown_sequence, "unknown sequence",                                     \
-      "response to no outstanding probe (late, duplicate or forged)")           \
-    X(wrong_client, "wrong client", "response carries another client id")       \
-    X(negative_rtt, "negative rtt", "round trip delta < 0")                     \
+#define LINERATE_CS_DROPS(X)                                                                       \
+    X(not_clocksync, "not clocksync",                                                              \
+      "not an IPv4/UDP frame to the clocksync port (or not enough to tell)")                       \
+    X(malformed, "malformed", "truncated, inconsistent lengths, fragment, or t3 < t2")             \
+    X(bad_ip_checksum, "bad IP checksum", "the IPv4 header checksum is wrong")                     \
+    X(bad_udp_checksum, "bad UDP checksum", "the UDP checksum is not 0 (none) and wrong")          \
+    X(bad_magic, "bad magic", "magic is not 0x4353")                                               \
+    X(bad_version, "bad version", "version is not 1")                                              \
+    X(bad_type, "bad type",                                                                        \
+      "type is neither request nor response, or not the one this role accepts")                    \
+    X(split_header, "split header", "a chained frame whose first segment ends inside the headers") \
+    X(unknown_sequence, "unknown sequence",                                                        \
+      "response to no outstanding probe (late, duplicate or forged)")                              \
+    X(wrong_client, "wrong client", "response carries another client id")                          \
+    X(negative_rtt, "negative rtt", "round trip delta < 0")                                        \
     X(timeout, "timeout", "probe got no response within the timeout")
 
 LINERATE_NAMES(CsDrop, kCsDrops, LINERATE_CS_DROPS);
@@ -88,9 +91,11 @@ struct CsPacket {
 };
 
 // Classifies a frame: ok (type request or response), or the drop reason. The frame is ours when
-// it is IPv4/UDP with destination port `udp_port`; anything before that is not_clocksync. The
-// UDP checksum is not verified (the Ethernet FCS covers the link; our frames send 0 = none).
-CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port = kCsUdpPort);
+// it is IPv4/UDP with destination port `udp_port`; anything before that is not_clocksync. Then
+// lengths (malformed), the IPv4 header and UDP checksums (unless `checksums` says not to, or
+// the port already did), magic, version, type.
+CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port = kCsUdpPort,
+                         pkt::ChecksumCheck checksums = {});
 
 // Writes a whole request frame (kCsFrameLen bytes) and returns its length, or 0 when `cap` is
 // too small. Set spec.src_port = spec.dst_port = the clocksync port: the response comes back to

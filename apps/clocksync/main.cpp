@@ -59,7 +59,9 @@ int run_master(Runtime& runtime, const Options& cs) {
         j["timestamps"] = config["timestamps"];
         j["clocksync"] = config;
     });
-    return runtime.run([&](WorkerContext& ctx) { master_loop(ctx, *clock, cs.udp_port, macs); });
+    return runtime.run([&](WorkerContext& ctx) {
+        master_loop(ctx, *clock, cs.udp_port, macs, cs.verify_checksums);
+    });
 }
 
 int run_client(Runtime& runtime, const Options& cs, ClientSession& session, LocalClock local) {

@@ -12,6 +12,10 @@ namespace linerate::clocksync {
 // response); a response (type 2) gives bad_type. When not ok the frame is untouched. To stamp t3
 // later, pass any t3 here and call set_t3(frame, result, t3) right before TX.
 CsPacket answer_request(uint8_t* frame, size_t len, uint64_t t2, uint64_t t3,
-                        uint16_t udp_port = kCsUdpPort);
+                        uint16_t udp_port = kCsUdpPort, pkt::ChecksumCheck checksums = {});
+
+// The same for a frame parsed elsewhere (`p`, from a copy of a chained frame whose first
+// segment `frame` holds the headers and the message).
+CsPacket answer_parsed(uint8_t* frame, CsPacket p, uint64_t t2, uint64_t t3);
 
 }  // namespace linerate::clocksync

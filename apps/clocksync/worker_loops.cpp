@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "clocksync/master.hpp"
+#include "runtime/mbuf_frame.hpp"
 #include "runtime/tx.hpp"
 #include "worker/stop.hpp"
 
@@ -24,10 +25,24 @@ void own_source_mac(uint8_t* frame, const std::vector<pkt::MacAddr>& port_macs, 
         std::memcpy(frame + pkt::kMacLen, port_macs[port].data(), pkt::kMacLen);
 }
 
+// A request on a chain of segments (a jumbo frame): parsed from a linear copy, answered in place
+// in its first segment, which holds the headers and the message on every PMD's chains.
+CsPacket answer_chained(rte_mbuf* m, LinearFrame& linear, uint64_t t2, uint16_t udp_port,
+                        pkt::ChecksumCheck checksums) {
+    const LinearFrame::Bytes b = linear.of(m);
+    CsPacket p = parse_cs_packet(b.data, b.len, udp_port, checksums);
+    if (p.ok && p.payload_offset + kCsHeaderLen > rte_pktmbuf_data_len(m)) {
+        p.ok = false;
+        p.drop = CsDrop::split_header;
+    }
+    return answer_parsed(rte_pktmbuf_mtod(m, uint8_t*), p, t2, t2);
+}
+
 }  // namespace
 
 void master_loop(WorkerContext& ctx, const MasterClock& clock, uint16_t udp_port,
-                 const std::vector<pkt::MacAddr>& port_macs) {
+                 const std::vector<pkt::MacAddr>& port_macs, bool verify_checksums) {
+    LinearFrame linear;
     rte_mbuf* pkts[kMaxBurst];
     rte_mbuf* drop[kMaxBurst];
     CsPacket answers[kMaxBurst];
@@ -45,7 +60,10 @@ void master_loop(WorkerContext& ctx, const MasterClock& clock, uint16_t udp_port
                 rx_bytes += rte_pktmbuf_pkt_len(m);
                 uint8_t* frame = rte_pktmbuf_mtod(m, uint8_t*);
                 // t3 is stamped below, once the burst is ready to go.
-                CsPacket p = answer_request(frame, rte_pktmbuf_data_len(m), t2, t2, udp_port);
+                const pkt::ChecksumCheck check{verify_checksums, rx_checksums(m)};
+                const CsPacket p = m->nb_segs == 1 ? answer_request(frame, rte_pktmbuf_data_len(m),
+                                                                    t2, t2, udp_port, check)
+                                                   : answer_chained(m, linear, t2, udp_port, check);
                 if (p.ok) {
                     own_source_mac(frame, port_macs, q.port);
                     answers[keep] = p;
@@ -143,7 +161,8 @@ void ClientWorker::receive(WorkerContext& ctx) {
             rte_mbuf* m = pkts[i];
             bytes += rte_pktmbuf_pkt_len(m);
             const uint8_t* frame = rte_pktmbuf_mtod(m, const uint8_t*);
-            if (!session_.on_frame(frame, rte_pktmbuf_data_len(m), t4)) continue;
+            const LinearFrame::Bytes b = linear_.of(m);  // the frame itself unless a chain
+            if (!session_.on_frame(b.data, b.len, t4, rx_checksums(m))) continue;
             ++accepted;
             if (!mac_known_) {
                 std::memcpy(io_.spec.dst_mac.data(), frame + pkt::kMacLen, pkt::kMacLen);

@@ -18,6 +18,7 @@
 #include "clocksync/time_export.hpp"
 #include "pkt/build.hpp"
 #include "runtime/forward_loop.hpp"
+#include "runtime/mbuf_frame.hpp"
 #include "runtime/runtime.hpp"
 
 namespace linerate::clocksync {
@@ -40,8 +41,9 @@ LINERATE_NAMES(ClientCounter, kClientCounters, LINERATE_CS_CLIENT_COUNTERS);
 // Answers every valid request on the worker's queues with t2 read right after RX returned and
 // t3 right before TX; anything else is freed and counted by reason. `port_macs[port]` is used
 // as the response's source when the request went to a broadcast/multicast address.
+// `verify_checksums`: the IPv4 header and UDP checksums of requests (--no-verify-checksums).
 void master_loop(WorkerContext& ctx, const MasterClock& clock, uint16_t udp_port,
-                 const std::vector<pkt::MacAddr>& port_macs);
+                 const std::vector<pkt::MacAddr>& port_macs, bool verify_checksums = true);
 
 // Frees whatever arrives on a client worker other than worker 0 (counted as other_worker_frames).
 void drain_loop(WorkerContext& ctx);
@@ -78,6 +80,7 @@ class ClientWorker {
     ClientSession& session_;
     SyncedClock& synced_;
     ClientIo io_;
+    LinearFrame linear_;  // chained responses, parsed in one piece
     TimeSinks sinks_;
     bool mac_known_;
     rte_mbuf* spare_ = nullptr;  // allocated ahead so no alloc sits between t1 and TX

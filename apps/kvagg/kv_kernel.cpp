@@ -90,8 +90,9 @@ size_t KvKernel<Table>::TupleCursor::stage(const AggHomes& homes, TupleRange r, 
 }
 
 template <class Table>
-typename KvKernel<Table>::Admitted KvKernel<Table>::admit(const uint8_t* frame, size_t len) {
-    const KvPacket p = parse_kv_packet(frame, len, cfg_.udp_port);
+typename KvKernel<Table>::Admitted KvKernel<Table>::admit(const FrameRef& frame) {
+    const KvPacket p =
+        parse_kv_packet(frame.data, frame.len, cfg_.udp_port, {cfg_.verify_checksums, frame.port});
     KvVerdict v = p.verdict;
     if (v == KvVerdict::ok) v = seq_verdict(dup_.check(p.stream, p.seq));
     ++counters_.by_verdict[size_t(v)];
@@ -157,8 +158,9 @@ typename KvKernel<Table>::AddSums KvKernel<Table>::add_staged(std::span<const St
 }
 
 template <class Table>
-KvVerdict KvKernel<Table>::aggregate_frame(const uint8_t* frame, size_t len) {
-    const Admitted a = admit(frame, len);
+KvVerdict KvKernel<Table>::aggregate_frame(const uint8_t* frame, size_t len,
+                                           pkt::RxChecksums port) {
+    const Admitted a = admit({frame, len, port});
     if (a.tuples.count) add_tuples({&a.tuples, 1});
     return a.verdict;
 }
@@ -171,7 +173,7 @@ void KvKernel<Table>::aggregate_burst(std::span<const FrameRef> frames) {
         size_t n = 0;
         for (size_t i = base; i < end; ++i) {
             if (i + 2 < end) __builtin_prefetch(frames[i + 2].data);  // the next headers
-            const Admitted a = admit(frames[i].data, frames[i].len);
+            const Admitted a = admit(frames[i]);
             if (a.tuples.count) {
                 ranges[n++] = a.tuples;
                 // Its first tuple lines: the look-ahead reads them soon.

@@ -38,6 +38,7 @@ struct KvKernelConfig {
     // Tuples per look-ahead block (0 = no prefetch, at most kMaxPrefetchAhead): a tuple's home
     // is prefetched a block before its add, across the frames of a burst.
     unsigned prefetch_ahead = 32;
+    bool verify_checksums = true;  // IPv4 header and UDP checksums (--no-verify-checksums)
 };
 
 inline constexpr unsigned kMaxPrefetchAhead = 256;
@@ -46,6 +47,7 @@ inline constexpr unsigned kMaxPrefetchAhead = 256;
 struct FrameRef {
     const uint8_t* data;
     size_t len;
+    pkt::RxChecksums port{};  // the port's checksum verdicts (unknown: verified in software)
 };
 
 template <class Table>
@@ -57,7 +59,7 @@ class KvKernel {
 
     // Aggregates one frame; returns the packet's verdict (ok even if some tuples were refused:
     // those are counted in tuple units as table_full).
-    KvVerdict aggregate_frame(const uint8_t* frame, size_t len);
+    KvVerdict aggregate_frame(const uint8_t* frame, size_t len, pkt::RxChecksums port = {});
 
     // The same for a burst, with the same result as aggregate_frame() on each frame in order:
     // every frame is parsed and checked first, then the tuples of the accepted ones are added
@@ -117,7 +119,7 @@ class KvKernel {
     };
 
     // Parse and duplicate check; counts the verdict.
-    Admitted admit(const uint8_t* frame, size_t len);
+    Admitted admit(const FrameRef& frame);
     // Adds the tuples of accepted frames in blocks of `prefetch_ahead`, each key hashed once and
     // its home prefetched a block before its add.
     void add_tuples(std::span<const TupleRange> ranges);

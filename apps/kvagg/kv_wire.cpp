@@ -20,7 +20,8 @@ struct KvLocated {
     size_t l3_offset = 0;
 };
 
-KvLocated locate_kv(const uint8_t* frame, size_t len, uint16_t udp_port) {
+KvLocated locate_kv(const uint8_t* frame, size_t len, uint16_t udp_port,
+                    ChecksumCheck checksums = {}) {
     KvLocated p;
     auto bad = [&p](KvVerdict v) {
         p.verdict = v;
@@ -51,6 +52,10 @@ KvLocated locate_kv(const uint8_t* frame, size_t len, uint16_t udp_port) {
     const size_t udp_len = udp.length();
     if (udp_len < kUdpHdrLen + kKvHeaderLen || udp_len > total - ihl)
         return bad(KvVerdict::malformed);
+    if (const KvVerdict c =
+            kv_checksum_verdict(check_ipv4_udp(ip.ip, ihl, udp.udp, udp_len, checksums));
+        c != KvVerdict::ok)
+        return bad(c);
 
     const uint8_t* app = udp.udp + kUdpHdrLen;
     if (load_be16(app + kKvMagicOff) != kKvMagic) return bad(KvVerdict::bad_magic);
@@ -87,8 +92,9 @@ bool is_request_op(uint8_t op) {
 
 }  // namespace
 
-KvPacket parse_kv_packet_general(const uint8_t* frame, size_t len, uint16_t udp_port) {
-    const KvLocated l = locate_kv(frame, len, udp_port);
+KvPacket parse_kv_packet_general(const uint8_t* frame, size_t len, uint16_t udp_port,
+                                 ChecksumCheck checksums) {
+    const KvLocated l = locate_kv(frame, len, udp_port, checksums);
     if (l.verdict != KvVerdict::ok) return {.verdict = l.verdict};
     const uint8_t op = l.app[kKvOpOff];
     if (op != kKvOpSum) {

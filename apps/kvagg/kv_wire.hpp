@@ -4,9 +4,9 @@
 //
 // Receive side is a little more liberal than the canonical frame (untagged Ethernet + IPv4 without
 // options + UDP): up to two VLAN/QinQ tags and IPv4 options are accepted, the app header then sits
-// at L3 + IHL*4 + 8. The IPv4 header checksum is not verified (the Ethernet FCS covers the wire and
-// NICs check it; the nfv app is the one about header checks). The encoder always writes the
-// canonical untagged frame.
+// at L3 + IHL*4 + 8. The IPv4 header checksum and the UDP checksum (unless 0: none sent) are
+// verified, or taken from the port's RX offload verdict (docs/wire-formats.md, Checksums). The
+// encoder always writes the canonical untagged frame.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -18,6 +18,7 @@
 
 #include "pkt/build.hpp"
 #include "pkt/bytes.hpp"
+#include "pkt/checksum.hpp"
 #include "pkt/headers.hpp"
 #include "stats/names.hpp"
 
@@ -55,19 +56,21 @@ static_assert(kKvTuplesOffset == 64);
 // Every reason a packet (or, for table_full, a tuple) is not aggregated. One list gives the enum,
 // the keys, the texts and the unit of each counter. X(name, text, unit, help). The packet
 // reasons are also the stats board's (sink_loop.hpp); table_full counts tuples.
-#define LINERATE_KV_PACKET_DROPS(X)                                                    \
-    X(not_kvagg, "not kvagg", packets,                                                 \
-      "not IPv4/UDP to the kvagg port (or a non-first IPv4 fragment)")                 \
-    X(malformed, "malformed", packets,                                                 \
-      "frame/IPv4/UDP lengths inconsistent, or too short for N tuples")                \
-    X(bad_magic, "bad magic", packets, "kvagg port but magic is not 0x4B56")           \
-    X(bad_version, "bad version", packets, "unknown version")                          \
-    X(bad_op, "bad op", packets, "unknown op")                                         \
-    X(bad_request, "bad request", packets,                                             \
-      "read/status/flush request with a bad count, length or flags")                   \
-    X(duplicate, "duplicate", packets, "(stream, seq) already seen inside the window") \
-    X(stale, "stale", packets, "seq older than the duplicate window")                  \
-    X(too_many_streams, "too many streams", packets,                                   \
+#define LINERATE_KV_PACKET_DROPS(X)                                                                \
+    X(not_kvagg, "not kvagg", packets,                                                             \
+      "not IPv4/UDP to the kvagg port (or a non-first IPv4 fragment)")                             \
+    X(malformed, "malformed", packets,                                                             \
+      "frame/IPv4/UDP lengths inconsistent, or too short for N tuples")                            \
+    X(bad_ip_checksum, "bad IP checksum", packets, "the IPv4 header checksum is wrong")            \
+    X(bad_udp_checksum, "bad UDP checksum", packets, "the UDP checksum is not 0 (none) and wrong") \
+    X(bad_magic, "bad magic", packets, "kvagg port but magic is not 0x4B56")                       \
+    X(bad_version, "bad version", packets, "unknown version")                                      \
+    X(bad_op, "bad op", packets, "unknown op")                                                     \
+    X(bad_request, "bad request", packets,                                                         \
+      "read/status/flush request with a bad count, length or flags")                               \
+    X(duplicate, "duplicate", packets, "(stream, seq) already seen inside the window")             \
+    X(stale, "stale", packets, "seq older than the duplicate window")                              \
+    X(too_many_streams, "too many streams", packets,                                               \
       "new stream id beyond the per-worker stream bound")
 #define LINERATE_KV_DROP_REASONS(X)     \
     LINERATE_KV_PACKET_DROPS(X)         \
@@ -113,7 +116,15 @@ struct KvPacket {
 
 // The same verdicts by walking the headers (VLAN tags, IPv4 options): what parse_kv_packet does
 // for any frame its fixed-offset fast path for the canonical layout does not take.
-KvPacket parse_kv_packet_general(const uint8_t* frame, size_t len, uint16_t udp_port);
+KvPacket parse_kv_packet_general(const uint8_t* frame, size_t len, uint16_t udp_port,
+                                 pkt::ChecksumCheck checksums = {});
+
+// The verdict of a checksum check.
+constexpr KvVerdict kv_checksum_verdict(pkt::ChecksumVerdict v) {
+    return v == pkt::ChecksumVerdict::ok       ? KvVerdict::ok
+           : v == pkt::ChecksumVerdict::bad_ip ? KvVerdict::bad_ip_checksum
+                                               : KvVerdict::bad_udp_checksum;
+}
 
 // A valid packet's fields, from its app header (`app`) and tuple count.
 inline KvPacket kv_accepted(const uint8_t* app, uint16_t n) {
@@ -129,7 +140,8 @@ inline KvPacket kv_accepted(const uint8_t* app, uint16_t n) {
 // walking headers: nearly every frame kvagg sees. nullopt: anything else, which the general path
 // sorts out (and names).
 inline std::optional<KvPacket> parse_kv_canonical(const uint8_t* frame, size_t len,
-                                                  uint16_t udp_port) {
+                                                  uint16_t udp_port,
+                                                  pkt::ChecksumCheck checksums = {}) {
     // A valid canonical frame has at least the 64 header bytes: every read below is inside.
     if (len < kKvTuplesOffset) return std::nullopt;
     // Three 8-byte words hold every fixed field, compared under masks (big-endian, byte 0 of
@@ -154,17 +166,24 @@ inline std::optional<KvPacket> parse_kv_canonical(const uint8_t* frame, size_t l
         udp_len + pkt::kIpv4MinHdrLen > total ||
         udp_len - pkt::kUdpHdrLen - kKvHeaderLen < size_t(n) * kKvTupleLen)
         return std::nullopt;
+    // Every other check passed, so a checksum's verdict is the frame's (they come first).
+    const uint8_t* ip = frame + pkt::kEthHdrLen;
+    if (const pkt::ChecksumVerdict c = pkt::check_ipv4_udp(
+            ip, pkt::kIpv4MinHdrLen, ip + pkt::kIpv4MinHdrLen, udp_len, checksums);
+        c != pkt::ChecksumVerdict::ok) [[unlikely]]
+        return KvPacket{.verdict = kv_checksum_verdict(c)};
     return kv_accepted(app, n);
 }
 
-// Parser verdicts: ok, request, not_kvagg, malformed, bad_magic, bad_version, bad_op,
-// bad_request. Reads only inside
+// Parser verdicts: ok, request, not_kvagg, malformed, bad_ip_checksum, bad_udp_checksum,
+// bad_magic, bad_version, bad_op, bad_request. Reads only inside
 // [frame, frame + len). The reserved field is ignored; bytes after the N tuples are allowed.
 // Inline, with the canonical fast path: the per-frame work at few tuples per packet.
-inline KvPacket parse_kv_packet(const uint8_t* frame, size_t len, uint16_t udp_port) {
-    if (std::optional<KvPacket> p = parse_kv_canonical(frame, len, udp_port)) [[likely]]
+inline KvPacket parse_kv_packet(const uint8_t* frame, size_t len, uint16_t udp_port,
+                                pkt::ChecksumCheck checksums = {}) {
+    if (std::optional<KvPacket> p = parse_kv_canonical(frame, len, udp_port, checksums)) [[likely]]
         return *p;
-    return parse_kv_packet_general(frame, len, udp_port);
+    return parse_kv_packet_general(frame, len, udp_port, checksums);
 }
 
 // A read/status/flush request as the control path sees it (verdict request), with where its

@@ -77,6 +77,8 @@ void add_options(CLI::App& app, Options& o) {
                    "before the adds (0 = off)")
         ->check(CLI::Range(0u, 256u))
         ->capture_default_str();
+    app.add_flag("--no-verify-checksums{false}", o.verify_checksums,
+                 "Aggregate frames without verifying their IPv4 header and UDP checksums");
     app.add_option(
         "--aggbuf", o.aggbuf,
         "Memory region of the aggregation table(s), as --netbuf: socket:N, pages:4k, "
@@ -102,15 +104,22 @@ KvKernelConfig kernel_config(const Options& o) {
     return {.udp_port = o.udp_port,
             .dup_window = o.dup_window,
             .max_streams = o.max_streams,
-            .prefetch_ahead = o.prefetch};
+            .prefetch_ahead = o.prefetch,
+            .verify_checksums = o.verify_checksums};
 }
 
 nlohmann::json config_json(const Options& o) {
-    return {{"udp_port", o.udp_port},       {"keys", o.keys},
-            {"index", index_name(o.index)}, {"agg", agg_mode_name(o.agg)},
-            {"dup_window", o.dup_window},   {"max_streams", o.max_streams},
-            {"probe_limit", o.probe_limit}, {"prefetch", o.prefetch},
-            {"aggbuf", o.aggbuf},           {"dump", o.dump}};
+    return {{"udp_port", o.udp_port},
+            {"keys", o.keys},
+            {"index", index_name(o.index)},
+            {"agg", agg_mode_name(o.agg)},
+            {"dup_window", o.dup_window},
+            {"max_streams", o.max_streams},
+            {"probe_limit", o.probe_limit},
+            {"prefetch", o.prefetch},
+            {"aggbuf", o.aggbuf},
+            {"dump", o.dump},
+            {"verify_checksums", o.verify_checksums}};
 }
 
 }  // namespace linerate::kvagg

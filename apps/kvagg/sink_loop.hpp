@@ -16,6 +16,7 @@
 #include "kvagg/kv_kernel.hpp"
 #include "kvagg/worker_link.hpp"
 #include "runtime/forward_loop.hpp"
+#include "runtime/mbuf_frame.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/tx.hpp"
 #include "worker/stop.hpp"
@@ -50,21 +51,12 @@ static_assert(size_t(KvVerdict::table_full) ==
     X(responses_dropped, "responses dropped")   /* lost: no mbuf, or TX full after retries */
 LINERATE_NAMES(AppCounter, kAppCounters, LINERATE_KVAGG_COUNTERS);
 
-// Frames larger than one mbuf (jumbo frames on a chain) are copied here to be parsed in one
-// piece; no IPv4 frame is longer.
-inline constexpr size_t kMaxLinearFrame = 65536 + 64;
-
 template <class Table>
 class SinkLoop {
   public:
     SinkLoop(KvKernel<Table>& kernel, WorkerLink& link, KvControl<Table>& control,
              rte_mempool* pool, uint16_t udp_port)
-        : kernel_(kernel),
-          link_(link),
-          control_(control),
-          pool_(pool),
-          udp_port_(udp_port),
-          linear_(kMaxLinearFrame) {}
+        : kernel_(kernel), link_(link), control_(control), pool_(pool), udp_port_(udp_port) {}
 
     void run(WorkerContext& ctx) {
         rte_mbuf* pkts[kMaxBurst];
@@ -105,13 +97,11 @@ class SinkLoop {
     void hand_over(unsigned worker, rte_mbuf* const* pkts, uint16_t n) {
         for (uint16_t i = 0; i < n; ++i) {
             const rte_mbuf* m = pkts[i];
-            const uint32_t len =
-                std::min<uint32_t>(rte_pktmbuf_pkt_len(m), uint32_t(linear_.size()));
-            const auto* p =
-                static_cast<const uint8_t*>(rte_pktmbuf_read(m, 0, len, linear_.data()));
-            if (p == nullptr || parse_kv_request(p, len, udp_port_).verdict != KvVerdict::request)
+            const LinearFrame::Bytes b = linear_.of(m);
+            if (b.data == nullptr ||
+                parse_kv_request(b.data, b.len, udp_port_).verdict != KvVerdict::request)
                 continue;
-            if (control_.submit(worker, m->port, p, len))
+            if (control_.submit(worker, m->port, b.data, b.len))
                 ++requests_;
             else
                 ++busy_;
@@ -185,19 +175,16 @@ class SinkLoop {
             bytes += rte_pktmbuf_pkt_len(m);
             if (m->nb_segs == 1) [[likely]] {
                 rte_prefetch0(rte_pktmbuf_mtod(m, const void*));  // the header, parsed first
-                frames[k++] = {rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m)};
+                frames[k++] = {rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m),
+                               rx_checksums(m)};
                 continue;
             }
             // A chain (a jumbo frame): the frames before it first, then a linear copy of it
-            // (one buffer, so one chain at a time). Longer than any IPv4 frame: the truncated
-            // copy fails the length checks and counts as malformed.
+            // (one buffer, so one chain at a time).
             kernel_.aggregate_burst({frames, k});
             k = 0;
-            const uint32_t len =
-                std::min<uint32_t>(rte_pktmbuf_pkt_len(m), uint32_t(linear_.size()));
-            const auto* p =
-                static_cast<const uint8_t*>(rte_pktmbuf_read(m, 0, len, linear_.data()));
-            kernel_.aggregate_frame(p, p ? len : 0);
+            const LinearFrame::Bytes b = linear_.of(m);
+            kernel_.aggregate_frame(b.data, b.len, rx_checksums(m));
         }
         kernel_.aggregate_burst({frames, k});
         return bytes;
@@ -234,7 +221,7 @@ class SinkLoop {
     KvCounters seen_{};    // what the board already has
     uint64_t handed_ = 0;  // request verdicts already handed over
     uint64_t requests_ = 0, busy_ = 0, requests_seen_ = 0, busy_seen_ = 0;
-    std::vector<uint8_t> linear_;
+    LinearFrame linear_;
 };
 
 }  // namespace linerate::kvagg

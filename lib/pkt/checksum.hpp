@@ -103,6 +103,21 @@ inline bool udp_valid(const uint8_t* ip, const uint8_t* udp, size_t udp_len, RxC
     return udp_checksum_ok(ip, udp, udp_len);
 }
 
+// The receive-side checks of an IPv4/UDP app (kvagg, clocksync), in their order.
+struct ChecksumCheck {
+    bool verify = true;  // off: --no-verify-checksums
+    RxChecksums port;    // what the port already said about this frame
+};
+enum class ChecksumVerdict : uint8_t { ok, bad_ip, bad_udp };
+// `ip` with its ihl_bytes and the UDP datagram of udp_len bytes must be readable.
+inline ChecksumVerdict check_ipv4_udp(const uint8_t* ip, size_t ihl_bytes, const uint8_t* udp,
+                                      size_t udp_len, ChecksumCheck check) {
+    if (!check.verify) return ChecksumVerdict::ok;
+    if (!ipv4_header_valid(ip, ihl_bytes, check.port.ip)) return ChecksumVerdict::bad_ip;
+    if (!udp_valid(ip, udp, udp_len, check.port.l4)) return ChecksumVerdict::bad_udp;
+    return ChecksumVerdict::ok;
+}
+
 // Writes the UDP checksum of the datagram at `udp` (udp_len bytes) inside the IPv4 header at
 // `ip`: for senders that compute one (0 is sent as 0xFFFF).
 inline void write_udp_checksum(const uint8_t* ip, uint8_t* udp, size_t udp_len) {

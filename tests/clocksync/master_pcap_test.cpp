@@ -13,6 +13,7 @@
 #include "pkt/build.hpp"
 #include "pkt/bytes.hpp"
 #include "pkt/checksum.hpp"
+#include "support/checksum.hpp"
 #include "support/doc_table.hpp"
 #include "support/process.hpp"
 
@@ -76,7 +77,11 @@ Garbage garbage() {
     add("malformed", truncated);
     Frame bad_sum = request(5);
     bad_sum[24] ^= 0x55;
-    add("malformed", bad_sum);
+    add("bad_ip_checksum", bad_sum);
+    Frame bad_udp = request(10);
+    test::set_udp_checksum(bad_udp);
+    bad_udp[70] ^= 0x01;  // t2
+    add("bad_udp_checksum", bad_udp);
     Frame magic = request(6);
     magic[42] = 'X';
     add("bad_magic", magic);
@@ -172,4 +177,41 @@ TEST(ClocksyncMasterPcap, AnswersEveryRequestWithFieldsEchoedAndGarbageCounted) 
     }
     EXPECT_EQ(j["dropped"], dropped);
     EXPECT_EQ(j["drops"]["tx_full"], 0);
+}
+
+// Requests of 3000 B and 9000 B (chains of segments on net_pcap, as on a port with scattered
+// RX), carrying a UDP checksum over the whole datagram: answered at the same size with the
+// bytes after the message echoed; one damaged at its far end is dropped as bad_udp_checksum.
+TEST(ClocksyncMasterPcap, JumboRequestsAreAnsweredWhole) {
+    auto jumbo = [](unsigned i, size_t len) {
+        Frame f = request(i);
+        const size_t old = f.size();
+        f.resize(len);
+        for (size_t k = old; k < len; ++k) f[k] = uint8_t(k * 7 + i);
+        pkt::store_be16(&f[16], uint16_t(len - 14));
+        pkt::store_be16(&f[38], uint16_t(len - 34));
+        set_ip_checksum(f);
+        set_udp_checksum(f);
+        return f;
+    };
+    std::vector<Frame> in = {jumbo(1, 3000), jumbo(2, 9000), request(3), jumbo(4, 9000)};
+    in[3].back() ^= 0x01;
+    PcapRun run = run_pcap_app(kApp, in, {"--role", "master"});
+    const std::vector<Frame>& out = run.out;
+    const nlohmann::json& j = run.json;
+    ASSERT_EQ(run.proc.exit_status, 0) << run.proc.out;
+    ASSERT_EQ(out.size(), 3u);
+    for (size_t k = 0; k < 3; ++k) {
+        const Frame& q = in[k];
+        const Frame& a = out[k];
+        ASSERT_EQ(a.size(), q.size()) << k;
+        CsPacket p = parse_cs_packet(a.data(), a.size(), pkt::load_be16(&q[34]));
+        ASSERT_TRUE(p.ok) << k << " " << int(p.drop);
+        EXPECT_EQ(p.type, CsType::response);
+        EXPECT_EQ(p.seq, parse_cs_packet(q.data(), q.size()).seq);
+        EXPECT_TRUE(std::equal(a.begin() + kCsFrameLen, a.end(), q.begin() + kCsFrameLen)) << k;
+    }
+    EXPECT_EQ(j["drops"]["bad_udp_checksum"], 1);
+    EXPECT_EQ(j["rx_packets"], 4);
+    EXPECT_EQ(j["mempool_in_use_at_exit"], 0);
 }

@@ -10,6 +10,7 @@
 #include "pkt/build.hpp"
 #include "pkt/bytes.hpp"
 #include "pkt/checksum.hpp"
+#include "support/checksum.hpp"
 #include "support/doc_table.hpp"
 
 using namespace linerate::clocksync;
@@ -238,7 +239,7 @@ TEST(CsWire, Malformed) {
 
     g = f;
     g[24] ^= 0x01;  // IP checksum
-    EXPECT_EQ(drop_of(g), CsDrop::malformed);
+    EXPECT_EQ(drop_of(g), CsDrop::bad_ip_checksum);
 
     g = f;
     store_be16(&g[16], 20 + 7);  // IP total length cannot hold UDP
@@ -302,9 +303,12 @@ TEST(CsWire, ReservedFieldIsEchoedNotChecked) {
 }
 
 TEST(CsWire, DropNamesFollowEnum) {
-    EXPECT_EQ(kCsDropCount, 9u);
+    EXPECT_EQ(kCsDropCount, 12u);
     EXPECT_EQ(cs_drop_name(CsDrop::not_clocksync), "not_clocksync");
     EXPECT_EQ(cs_drop_name(CsDrop::malformed), "malformed");
+    EXPECT_EQ(cs_drop_name(CsDrop::bad_ip_checksum), "bad_ip_checksum");
+    EXPECT_EQ(cs_drop_name(CsDrop::bad_udp_checksum), "bad_udp_checksum");
+    EXPECT_EQ(cs_drop_name(CsDrop::split_header), "split_header");
     EXPECT_EQ(cs_drop_name(CsDrop::bad_magic), "bad_magic");
     EXPECT_EQ(cs_drop_name(CsDrop::bad_version), "bad_version");
     EXPECT_EQ(cs_drop_name(CsDrop::bad_type), "bad_type");
@@ -321,4 +325,48 @@ TEST(CsWire, DropNamesFollowEnum) {
     EXPECT_EQ(c[CsDrop::timeout], 1u);
     EXPECT_EQ(c[CsDrop::bad_magic], 2u);
     EXPECT_EQ(c.total(), 3u);
+}
+
+// docs/wire-formats.md, Checksums: requests and responses with a wrong IPv4 header checksum or
+// a wrong non-zero UDP checksum are dropped by reason (after the lengths, before the magic);
+// the port's verdict replaces the sums; --no-verify-checksums takes them.
+TEST(CsWireChecksums, VerifiedUnlessTurnedOff) {
+    auto f = request();
+    EXPECT_TRUE(parse_cs_packet(f.data(), f.size()).ok);  // UDP checksum 0: none
+    linerate::test::set_udp_checksum(f);
+    ASSERT_TRUE(parse_cs_packet(f.data(), f.size()).ok);
+    auto g = f;
+    g[62] ^= 0x20;  // t1
+    EXPECT_EQ(drop_of(g), CsDrop::bad_udp_checksum);
+    EXPECT_TRUE(parse_cs_packet(g.data(), g.size(), kCsUdpPort, {.verify = false}).ok);
+    g = f;
+    g[22] ^= 0x01;  // TTL
+    EXPECT_EQ(drop_of(g), CsDrop::bad_ip_checksum);
+    store_be16(&g[42], 0x4B56);  // the magic too: the checksum comes first
+    EXPECT_EQ(drop_of(g), CsDrop::bad_ip_checksum);
+    g = f;
+    g[22] ^= 0x01;
+    store_be16(&g[38], 7);  // lengths come before it
+    EXPECT_EQ(drop_of(g), CsDrop::malformed);
+
+    g = f;
+    g[62] ^= 0x20;
+    g[22] ^= 0x01;
+    using linerate::pkt::RxCheck;
+    EXPECT_TRUE(
+        parse_cs_packet(g.data(), g.size(), kCsUdpPort, {.port = {RxCheck::good, RxCheck::good}})
+            .ok);
+    EXPECT_EQ(
+        parse_cs_packet(f.data(), f.size(), kCsUdpPort, {.port = {RxCheck::good, RxCheck::bad}})
+            .drop,
+        CsDrop::bad_udp_checksum);
+}
+
+TEST(CsWireChecksums, TheResponseKeepsAValidIpChecksumAndSendsNoUdpChecksum) {
+    auto f = request();
+    linerate::test::set_udp_checksum(f);
+    ASSERT_TRUE(answer_request(f.data(), f.size(), 5, 6).ok);
+    EXPECT_TRUE(checksum_ok(&f[14], 20));
+    EXPECT_EQ(load_be16(&f[40]), 0);
+    EXPECT_TRUE(parse_cs_packet(f.data(), f.size()).ok);
 }

@@ -7,6 +7,7 @@
 
 #include "kvagg/kv_wire.hpp"
 #include "pkt/checksum.hpp"
+#include "support/checksum.hpp"
 #include "support/doc_table.hpp"
 
 using namespace linerate::kvagg;
@@ -291,4 +292,105 @@ TEST(KvWire, FastPathAgreesWithGeneralParserOnMutatedFrames) {
     }
     // Each parser verdict (ok .. bad_op) was met.
     for (size_t v = 0; v <= size_t(KvVerdict::bad_op); ++v) EXPECT_GT(seen[v], 50u) << v;
+}
+
+// docs/wire-formats.md, Checksums: the IPv4 header checksum and a non-zero UDP checksum are
+// verified after the lengths and before the app header; the port's verdict replaces a sum.
+TEST(KvWireChecksums, ValidSumsAndNoUdpChecksumPass) {
+    auto f = good_frame();
+    ASSERT_EQ(f[40], 0);  // the encoder sends no UDP checksum
+    ASSERT_EQ(f[41], 0);
+    EXPECT_EQ(verdict(f), KvVerdict::ok);
+    linerate::test::set_udp_checksum(f);
+    ASSERT_TRUE(f[40] != 0 || f[41] != 0);
+    EXPECT_EQ(verdict(f), KvVerdict::ok);
+    EXPECT_EQ(parse_kv_packet_general(f.data(), f.size(), kKvDefaultPort).verdict, KvVerdict::ok);
+}
+
+TEST(KvWireChecksums, DamagedFramesAreDroppedByReason) {
+    auto f = good_frame();
+    linerate::test::set_udp_checksum(f);
+    for (size_t at :
+         {size_t(64), size_t(79), f.size() - 1}) {  // a tuple's key, a value, the last byte
+        auto g = f;
+        g[at] ^= 0x10;
+        EXPECT_EQ(verdict(g), KvVerdict::bad_udp_checksum) << at;
+        EXPECT_EQ(parse_kv_packet(g.data(), g.size(), kKvDefaultPort, {.verify = false}).verdict,
+                  KvVerdict::ok);
+    }
+    auto g = f;
+    g[40] ^= 0x01;  // the UDP checksum field itself
+    EXPECT_EQ(verdict(g), KvVerdict::bad_udp_checksum);
+    g = f;
+    g[22] ^= 0x01;  // TTL
+    EXPECT_EQ(verdict(g), KvVerdict::bad_ip_checksum);
+    g = f;
+    g[26] ^= 0x80;  // source address: in the IPv4 header and the UDP pseudo header
+    EXPECT_EQ(verdict(g), KvVerdict::bad_ip_checksum);
+    linerate::test::set_ip_checksum(g);
+    EXPECT_EQ(verdict(g), KvVerdict::bad_udp_checksum);
+    // Tagged, with IPv4 options: the general parser checks the same.
+    auto t = insert(good_frame(), 12, {0x81, 0x00, 0x00, 0x05});
+    t = insert(t, 18 + 20, {1, 1, 1, 1});
+    t[18] = 0x46;
+    store_be16(&t[20], uint16_t(load_be16(&t[20]) + 4));
+    linerate::test::set_ip_checksum(t, 18);
+    linerate::test::set_udp_checksum(t, 18);
+    EXPECT_EQ(verdict(t), KvVerdict::ok);
+    t[t.size() - 3] ^= 0x04;
+    EXPECT_EQ(verdict(t), KvVerdict::bad_udp_checksum);
+    t[18 + 8] ^= 0x01;
+    EXPECT_EQ(verdict(t), KvVerdict::bad_ip_checksum);
+}
+
+TEST(KvWireChecksums, LengthsComeBeforeChecksumsAndMagicAfter) {
+    auto f = good_frame();
+    f[22] ^= 0x01;                                    // bad IP checksum ...
+    store_be16(&f[16], uint16_t(f.size() - 14 + 1));  // ... and a total length beyond the frame
+    EXPECT_EQ(verdict(f), KvVerdict::malformed);
+    f = good_frame();
+    f[22] ^= 0x01;
+    store_be16(&f[42], 0x1234);  // bad magic too
+    EXPECT_EQ(verdict(f), KvVerdict::bad_ip_checksum);
+}
+
+TEST(KvWireChecksums, ThePortsVerdictReplacesTheSoftwareSum) {
+    auto bad = good_frame();
+    linerate::test::set_udp_checksum(bad);
+    bad[70] ^= 1;
+    bad[22] ^= 1;
+    using linerate::pkt::RxCheck;
+    auto with = [&](const std::vector<uint8_t>& f, RxCheck ip, RxCheck l4) {
+        return parse_kv_packet(f.data(), f.size(), kKvDefaultPort, {.port = {ip, l4}}).verdict;
+    };
+    EXPECT_EQ(with(bad, RxCheck::good, RxCheck::good), KvVerdict::ok);
+    EXPECT_EQ(with(bad, RxCheck::unknown, RxCheck::good), KvVerdict::bad_ip_checksum);
+    EXPECT_EQ(with(bad, RxCheck::good, RxCheck::unknown), KvVerdict::bad_udp_checksum);
+    const auto good = good_frame();
+    EXPECT_EQ(with(good, RxCheck::bad, RxCheck::good), KvVerdict::bad_ip_checksum);
+    EXPECT_EQ(with(good, RxCheck::good, RxCheck::bad), KvVerdict::bad_udp_checksum);
+    EXPECT_EQ(with(good, RxCheck::unknown, RxCheck::unknown), KvVerdict::ok);
+}
+
+// The software sum itself, against the plain RFC 1071 loop, on every length and alignment.
+TEST(KvWireChecksums, WordSumAgreesWithThePlainSum) {
+    std::mt19937 rng(3);
+    for (size_t len = 1; len < 300; ++len) {
+        std::vector<uint8_t> d(len + 3);
+        for (auto& b : d) b = uint8_t(rng());
+        d[0] |= 1;  // non-zero
+        for (size_t off : {0u, 1u, 2u, 3u}) {
+            if (off + len > d.size()) continue;
+            const uint32_t plain = linerate::test::plain_sum(&d[off], len);
+            // Verifies iff the plain sum folds to 0xFFFF.
+            EXPECT_EQ(word_sum_verifies(word_sum(&d[off], len)), plain == 0xFFFF) << len;
+            // Make it verify: append the complement as a 16-bit word at an even offset.
+            std::vector<uint8_t> v(d.begin() + long(off), d.begin() + long(off + len));
+            if (v.size() % 2) v.push_back(0);
+            const uint16_t c = uint16_t(~linerate::test::plain_sum(v.data(), v.size()));
+            v.push_back(uint8_t(c >> 8));
+            v.push_back(uint8_t(c));
+            EXPECT_TRUE(word_sum_verifies(word_sum(v.data(), v.size()))) << len << " " << off;
+        }
+    }
 }

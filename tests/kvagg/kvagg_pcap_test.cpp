@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "kvagg_trace.hpp"
+#include "support/checksum.hpp"
 #include "support/doc_table.hpp"
 #include "support/process.hpp"
 
@@ -128,8 +129,10 @@ void expect_counters(const nlohmann::json& j, const Expected& e, size_t frames) 
     EXPECT_EQ(d["not_kvagg"], e.not_kvagg);
     EXPECT_EQ(d["bad_request"], 0);  // the trace holds no service requests
     EXPECT_EQ(d["control_busy"], 0);
+    EXPECT_EQ(d["bad_ip_checksum"], 0);  // the trace's frames carry valid checksums
+    EXPECT_EQ(d["bad_udp_checksum"], 0);
     EXPECT_EQ(d["tx_full"], 0);  // every board has it; only responses are transmitted
-    EXPECT_EQ(d.size(), 11u);    // packet reasons only: table_full is counted in tuples
+    EXPECT_EQ(d.size(), 13u);    // packet reasons only: table_full is counted in tuples
 }
 
 const std::vector<std::string> kTraceArgs = {"--dup-window", "256",  "--max-streams", "4",
@@ -240,6 +243,52 @@ TEST(KvaggPcap, JumboFramesOnMbufChains) {
     EXPECT_EQ(r.dump, want);
     EXPECT_EQ(r.json["aggregated_packets"], 40);
     EXPECT_EQ(r.json["dropped"], 0);
+}
+
+// A bit flipped on the way must not become a wrong sum: frames whose IPv4 header or UDP
+// checksum fails are dropped by reason, 3000 B and 9000 B frames (chains) included, the damage
+// anywhere in the chain. --no-verify-checksums aggregates them all, damage included.
+TEST(KvaggPcap, FramesFailingAChecksumAreNotAggregated) {
+    std::vector<pcapio::Frame> frames;
+    Dump good, all;
+    uint64_t bad_ip = 0, bad_udp = 0;
+    std::mt19937_64 rng(9);
+    for (uint64_t seq = 0; seq < 60; ++seq) {
+        // 3000 B, 9008 B and 576 B frames.
+        std::vector<KvTuple> tuples(seq % 3 == 0 ? 183 : seq % 3 == 1 ? 559 : 32);
+        for (KvTuple& tp : tuples) tp = {rng() % 500, rng() % 1000};
+        pcapio::Frame f = make_kv_frame(kv_spec(1), 1, seq, tuples);
+        const unsigned damage = seq % 10 == 3 ? 1 : seq % 10 == 7 ? 2 : 0;
+        // Half carry a UDP checksum, half none (0); a damaged payload needs one to be caught.
+        if (seq % 2 || damage == 1) set_udp_checksum(f);
+        if (damage == 1) {  // the last tuple's value, at the end of the chain
+            f.back() ^= 0x01;
+            tuples.back().value ^= 0x01;
+            ++bad_udp;
+        } else if (damage == 2) {
+            f[22] ^= 0x01;  // TTL
+            ++bad_ip;
+        }
+        for (const KvTuple& tp : tuples) {
+            all[tp.key] += tp.value;
+            if (damage == 0) good[tp.key] += tp.value;
+        }
+        frames.push_back(f);
+    }
+    AppRun r = run_pcap(frames);
+    ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
+    EXPECT_EQ(r.dump, good);
+    EXPECT_EQ(r.json["drops"]["bad_ip_checksum"], bad_ip);
+    EXPECT_EQ(r.json["drops"]["bad_udp_checksum"], bad_udp);
+    EXPECT_EQ(r.json["aggregated_packets"], frames.size() - bad_ip - bad_udp);
+    expect_conserved(r.json);
+    EXPECT_EQ(r.json["kvagg"]["verify_checksums"], true);
+
+    AppRun off = run_pcap(frames, {"--no-verify-checksums"});
+    ASSERT_EQ(off.proc.exit_status, 0) << off.proc.out;
+    EXPECT_EQ(off.dump, all);
+    EXPECT_EQ(off.json["aggregated_packets"], frames.size());
+    EXPECT_EQ(off.json["kvagg"]["verify_checksums"], false);
 }
 
 // Two workers, each on its own queue of one net_pcap port (one input file per queue, as RSS

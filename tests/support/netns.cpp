@@ -2,11 +2,14 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/ethtool.h>
 #include <linux/if_packet.h>
+#include <linux/sockios.h>
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -130,6 +134,43 @@ int NetNs::open_fd() const {
     return fd;
 }
 
+namespace {
+
+// Runs fn on a short-lived thread that entered `ns` (setns changes only the calling thread's
+// namespace; sockets created there keep it). fn returns an error text, or "" on success; throws
+// with it.
+void in_namespace(const NetNs& ns, const std::function<std::string()>& fn) {
+    std::string error;
+    int ns_fd = ns.open_fd();
+    std::thread([&] {
+        error =
+            setns(ns_fd, CLONE_NEWNET) != 0 ? std::string("setns: ") + std::strerror(errno) : fn();
+    }).join();
+    close(ns_fd);
+    if (!error.empty()) throw std::runtime_error(error);
+}
+
+// Turns off TX checksum offload on a veth end, as `ethtool -K IF tx off` does: the kernel then
+// completes every UDP/TCP checksum before the frame crosses, as it is on a real wire. With the
+// offload on, frames from the peer's sockets reach AF_PACKET/AF_XDP with the checksum field
+// holding only the pseudo-header sum, and apps that verify checksums rightly drop them.
+void full_tx_checksums(const NetNs& ns, const std::string& ifname) {
+    in_namespace(ns, [&]() -> std::string {
+        const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        ethtool_value off{ETHTOOL_STXCSUM, 0};
+        ifreq ifr{};
+        std::snprintf(ifr.ifr_name, IFNAMSIZ, "%s", ifname.c_str());
+        ifr.ifr_data = reinterpret_cast<char*>(&off);
+        std::string error;
+        if (fd < 0 || ioctl(fd, SIOCETHTOOL, &ifr) != 0)
+            error = "TX checksum offload off on " + ifname + ": " + std::strerror(errno);
+        if (fd >= 0) close(fd);
+        return error;
+    });
+}
+
+}  // namespace
+
 VethPair::VethPair(const NetNs& app, const NetNs& peer, const VethOptions& options) {
     std::string base = unique_name("");
     app_if = base + "a";
@@ -143,6 +184,8 @@ VethPair::VethPair(const NetNs& app, const NetNs& peer, const VethOptions& optio
     std::string mtu = std::to_string(options.mtu);
     app.run(ip + " link set " + app_if + " mtu " + mtu + " up");
     peer.run(ip + " link set " + peer_if + " mtu " + mtu + " up");
+    full_tx_checksums(app, app_if);
+    full_tx_checksums(peer, peer_if);
     app_mac = mac_of(app, app_if);
     peer_mac = mac_of(peer, peer_if);
 }
@@ -165,34 +208,24 @@ std::vector<uint8_t> parse_mac(const std::string& text) {
 }
 
 RawSocket::RawSocket(const NetNs& ns, const std::string& ifname) {
-    std::string error;
-    int ns_fd = ns.open_fd();
-    // setns changes only the calling thread's namespace: a short-lived thread enters it, creates
-    // and binds the socket, and leaves; the socket keeps the namespace it was created in.
-    std::thread([&] {
-        if (setns(ns_fd, CLONE_NEWNET) != 0) {
-            error = std::string("setns: ") + std::strerror(errno);
-            return;
-        }
-        fd_ = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
-        if (fd_ < 0) {
-            error = std::string("socket(AF_PACKET): ") + std::strerror(errno);
-            return;
-        }
-        sockaddr_ll addr{};
-        addr.sll_family = AF_PACKET;
-        addr.sll_protocol = htons(ETH_P_ALL);
-        addr.sll_ifindex = int(if_nametoindex(ifname.c_str()));
-        if (addr.sll_ifindex == 0 || bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr))
-            error = "bind to " + ifname + ": " + std::strerror(errno);
-        int big = 8 << 20;
-        setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
-        setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
-    }).join();
-    close(ns_fd);
-    if (!error.empty()) {
+    try {
+        in_namespace(ns, [&]() -> std::string {
+            fd_ = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
+            if (fd_ < 0) return std::string("socket(AF_PACKET): ") + std::strerror(errno);
+            sockaddr_ll addr{};
+            addr.sll_family = AF_PACKET;
+            addr.sll_protocol = htons(ETH_P_ALL);
+            addr.sll_ifindex = int(if_nametoindex(ifname.c_str()));
+            if (addr.sll_ifindex == 0 || bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr))
+                return "bind to " + ifname + ": " + std::strerror(errno);
+            int big = 8 << 20;
+            setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+            setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
+            return {};
+        });
+    } catch (...) {
         if (fd_ >= 0) close(fd_);
-        throw std::runtime_error(error);
+        throw;
     }
 }
 

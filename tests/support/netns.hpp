@@ -57,7 +57,8 @@ struct VethOptions {
     unsigned queues = 1;  // RX and TX queues of each end (multi-queue AF_XDP)
 };
 
-// A veth pair with one end in each namespace, both up. Interface names are unique per process.
+// A veth pair with one end in each namespace, both up, TX checksum offload off (the kernel
+// completes checksums, as on a wire). Interface names are unique per process.
 struct VethPair {
     VethPair(const NetNs& app, const NetNs& peer, const VethOptions& options = {});
     std::string app_if, peer_if;
