@@ -58,29 +58,12 @@ TEST(KvaggExceptionPath, KernelAnswersArpAndPingThroughTheTapWhileTuplesAggregat
 
     ProcessResult r;
     std::thread runner([&] {
-        r = run_process(app.wrap({binary("apps/kvagg/kvagg"),
-                                  "-l",
-                                  "0",
-                                  "--no-huge",
-                                  "-m",
-                                  "256",
-                                  "--no-pci",
-                                  "--no-shconf",
-                                  "--no-telemetry",
-                                  "--log-level=lib.eal:warning",
-                                  "--vdev=net_af_packet0,iface=" + veth.app_if,
-                                  "--",
-                                  "--exception-path",
-                                  "tap:" + tap,
-                                  "--duration",
-                                  "12",
-                                  "--stats-period",
-                                  "0",
-                                  "--json",
-                                  json,
-                                  "--dump",
-                                  dump}),
-                        {.timeout_s = 90});
+        std::vector<std::string> argv = {binary("apps/kvagg/kvagg")};
+        for (const std::string& a : no_huge_eal()) argv.push_back(a);
+        argv.insert(argv.end(), {"--vdev=net_af_packet0,iface=" + veth.app_if, "--",
+                                 "--exception-path", "tap:" + tap, "--duration", "12",
+                                 "--stats-period", "0", "--json", json, "--dump", dump});
+        r = run_process(app.wrap(argv), {.timeout_s = 90});
     });
     // The app creates the TAP during EAL start-up; the host side gives it the address.
     bool tap_up = false;
