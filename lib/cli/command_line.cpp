@@ -118,6 +118,15 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
     app.add_option("--pcap", o.pcap,
                    "Test mode: read frames from IN, write what is sent to OUT, stop at end of IN "
                    "(adds a net_pcap vdev, and --no-huge --no-pci when no EAL args are given)");
+    app.add_option("--af-xdp", o.af_xdp,
+                   "Use queues of a kernel interface through AF_XDP: IFACE[,queues=N], "
+                   "repeatable. Adds one net_af_xdp vdev per queue "
+                   "(iface=IFACE,start_queue=i,queue_count=1), one queue per worker unless "
+                   "queues=N, queue i polled by worker i; with no EAL args also --no-huge "
+                   "--no-pci and one lcore per queue. Same as giving those --vdev args by hand, "
+                   "except that queue i is pinned to worker i")
+        ->type_name("IFACE[,queues=N]")
+        ->excludes("--pcap");
     auto* ports =
         app.add_option("--ports", o.ports, "Comma-separated port ids to use (default all)");
     app.add_option("-p,--portmask", o.port_mask, "Hex mask of ports to use")->excludes(ports);
@@ -137,6 +146,16 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
     app.add_option("--mbuf-cache", o.mbuf_cache, "Per-lcore mempool cache")
         ->check(CLI::Range(0, 512))
         ->capture_default_str();
+    app.add_option("--mtu", o.mtu,
+                   "Port MTU in bytes (IP packet size; frames are 18 bytes more, 26 with two VLAN "
+                   "tags). The pool's mbufs grow to hold a whole frame unless --mbuf-size says "
+                   "otherwise; a port that cannot take the MTU is an error")
+        ->check(CLI::Range(68, 65000));
+    app.add_option("--mbuf-size", o.mbuf_size,
+                   "Data room of each mbuf, headroom included (default: 2176, or one frame of "
+                   "--mtu). Smaller than a frame: frames arrive as mbuf chains (RX scatter), "
+                   "which the port must offer")
+        ->check(CLI::Range(1024, 65535));
     app.add_option("--link-wait", o.link_wait_s, "Seconds to wait for link up at start")
         ->check(finite_range(0.0, 60.0))
         ->capture_default_str();

@@ -16,8 +16,9 @@ struct CommonOptions {
     std::string netbuf;                    // region spec or alias; empty: the port's NUMA node
     std::vector<std::string> region_defs;  // NAME=SPEC
     std::string regions_file;
-    std::string pcap;   // IN[:OUT]
-    std::string ports;  // "0,2" or empty for all
+    std::string pcap;                 // IN[:OUT]
+    std::vector<std::string> af_xdp;  // IFACE[,queues=N], repeatable
+    std::string ports;                // "0,2" or empty for all
     std::string port_mask;
     bool promiscuous = false;
     unsigned rx_desc = 1024;
@@ -25,6 +26,8 @@ struct CommonOptions {
     unsigned tx_retries = 16;
     unsigned mbufs = 0;  // 0: sized from ports, queues, descriptors, burst and caches
     unsigned mbuf_cache = 256;
+    unsigned mtu = 0;        // 0: the port's default
+    unsigned mbuf_size = 0;  // mbuf data room; 0: fits one frame of the MTU (2176 by default)
     double link_wait_s = 5.0;
     std::string xdp_steer;  // app, ipv4, all, udp:PORT; empty: "app" if a steering program is found
     bool isolate = false;   // rte_flow isolated mode + a rule for the app's traffic (--isolate)

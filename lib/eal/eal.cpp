@@ -73,6 +73,19 @@ PcapSpec parse_pcap_spec(const std::string& spec) {
     return p;
 }
 
+std::vector<std::string> default_eal_args(const std::string& lcores, unsigned memory_mb) {
+    // No telemetry: without shared config every such process would contend for the one default
+    // socket, and a test run has nobody to answer it.
+    return {"--lcores=" + lcores,
+            "--no-huge",
+            "-m",
+            std::to_string(memory_mb),
+            "--no-pci",
+            "--no-shconf",
+            "--no-telemetry",
+            "--log-level=lib.eal:warning"};
+}
+
 std::vector<std::string> pcap_mode_eal_args(const std::string& pcap_spec, bool user_gave_eal) {
     return pcap_mode_eal_args(parse_pcap_spec(pcap_spec), user_gave_eal);
 }
@@ -82,19 +95,7 @@ std::vector<std::string> pcap_mode_eal_args(const PcapSpec& p, bool user_gave_ea
     // Without tx_pcap, net_pcap 22.11 would need an interface; /dev/null discards.
     vdev += ",tx_pcap=" + (p.out.empty() ? std::string("/dev/null") : p.out);
     std::vector<std::string> args;
-    if (!user_gave_eal) {
-        // No telemetry: without shared config every such process would contend for the one
-        // default socket, and a test run has nobody to answer it.
-        args = {"-l",
-                "0",
-                "--no-huge",
-                "-m",
-                "256",
-                "--no-pci",
-                "--no-shconf",
-                "--no-telemetry",
-                "--log-level=lib.eal:warning"};
-    }
+    if (!user_gave_eal) args = default_eal_args("0", 256);
     args.push_back(vdev);
     return args;
 }

@@ -19,6 +19,9 @@ class Eal {
 // the prefix and the pid holding it. Nothing to check without shared config (--no-shconf,
 // --in-memory) or for a secondary process.
 void check_file_prefix_free(const std::vector<std::string>& eal_args);
+// The EAL args a shortcut (--pcap, --af-xdp) uses when the user gave none: these lcores, no
+// hugepages (memory_mb of ordinary memory), no PCI, no shared config, no telemetry.
+std::vector<std::string> default_eal_args(const std::string& lcores, unsigned memory_mb);
 
 // EAL args for test mode `--pcap IN[:OUT]`: a net_pcap vdev, plus (when the user gave no EAL
 // args) one lcore, no hugepages, no PCI and no shared config so tests can run side by side.

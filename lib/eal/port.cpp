@@ -19,6 +19,9 @@ Port::Port(uint16_t port_id, const PortConfig& config) : id_(port_id), config_(c
     rte_eth_dev_info info{};
     if (int rc = rte_eth_dev_info_get(id_, &info); rc != 0) fail(id_, "dev_info_get", rc);
     device_ = info.device;
+    driver_ = info.driver_name ? info.driver_name : "";
+    constexpr unsigned kAfXdpFillRing = 2048;  // XSK_RING_PROD__DEFAULT_NUM_DESCS
+    if (driver_ == "net_af_xdp") mbufs_beyond_rings_ = kAfXdpFillRing * config_.queues;
 
     rte_eth_conf conf{};
     uint64_t rss_hf =
@@ -33,6 +36,43 @@ Port::Port(uint16_t port_id, const PortConfig& config) : id_(port_id), config_(c
         tx_offloads_ |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
         fast_free_ = true;
     }
+    // DPDK 22.11's net_af_packet caps its ethdev MTU at 1500 although the kernel interface behind
+    // it takes jumbo frames: its MTU is the interface's (ip link) and its ring's framesz=, and
+    // only the mbufs are sized here. (net_tap caps it too and also drops larger frames on TX: its
+    // cap is real.)
+    bool kernel_mtu = driver_ == "net_af_packet";
+    bool ethdev_mtu =
+        config_.mtu && !(kernel_mtu && (config_.mtu > info.max_mtu ||
+                                        max_frame_len(config_.mtu) > info.max_rx_pktlen));
+    if (config_.mtu && !ethdev_mtu)
+        fmt::print(stderr,
+                   "port {} ({}): the driver takes no frame above {} B itself: frames up to MTU "
+                   "{} are received as the kernel interface's MTU allows{}\n",
+                   port_id, driver_, info.max_rx_pktlen, config_.mtu,
+                   driver_ == "net_af_packet" ? " and the vdev's framesz= holds (larger ones are "
+                                                "truncated by the kernel)"
+                                              : "");
+    if (config_.mtu) {
+        if (ethdev_mtu && (config_.mtu < info.min_mtu || config_.mtu > info.max_mtu))
+            throw std::runtime_error(fmt::format("port {} ({}): MTU {} is out of its range {}..{}",
+                                                 port_id, driver_, config_.mtu, info.min_mtu,
+                                                 info.max_mtu));
+        if (ethdev_mtu) conf.rxmode.mtu = config_.mtu;
+        unsigned room = config_.mbuf_data_room - RTE_PKTMBUF_HEADROOM;
+        if (max_frame_len(config_.mtu) > room) {
+            // A frame of the MTU spans several mbufs: the port must chain them on RX and
+            // accept chains on TX, or it would truncate or drop what the MTU allows.
+            if (!(info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER))
+                throw std::runtime_error(fmt::format(
+                    "port {} ({}): a frame of MTU {} ({} B) does not fit one mbuf ({} B) and the "
+                    "port offers no RX scatter: raise --mbuf-size",
+                    port_id, driver_, config_.mtu, max_frame_len(config_.mtu), room));
+            conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+            scatter_ = true;
+            if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+                tx_offloads_ |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+        }
+    }
     conf.txmode.offloads = tx_offloads_;
     // The port's IPv4/UDP checksum verdicts land in each mbuf's flags (rx_checksums()): the
     // apps that verify checksums skip the software sums for what the port checked.
@@ -40,6 +80,15 @@ Port::Port(uint16_t port_id, const PortConfig& config) : id_(port_id), config_(c
         info.rx_offload_capa & (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM);
     if (int rc = rte_eth_dev_configure(id_, config_.queues, config_.queues, &conf); rc != 0)
         fail(id_, "configure", rc);
+    // configure records the MTU; set_mtu makes drivers that program a kernel interface
+    // (af_packet, tap) apply it there too.
+    if (ethdev_mtu) {
+        if (int rc = rte_eth_dev_set_mtu(id_, uint16_t(config_.mtu)); rc != 0 && rc != -ENOTSUP)
+            throw std::runtime_error(fmt::format(
+                "port {} ({}): cannot set MTU {}: {}{}", id_, driver_, config_.mtu,
+                rte_strerror(-rc),
+                driver_ == "net_af_packet" ? " (give the vdev a larger framesz=)" : ""));
+    }
     if (int rc = rte_eth_dev_adjust_nb_rx_tx_desc(id_, &config_.rx_desc, &config_.tx_desc); rc != 0)
         fail(id_, "adjust_nb_rx_tx_desc", rc);
 }
@@ -63,6 +112,7 @@ std::string Port::name() const {
 void Port::start(rte_mempool* pool) {
     rte_eth_dev_info info{};
     rte_eth_dev_info_get(id_, &info);
+    unsigned before = rte_mempool_in_use_count(pool);  // net_af_xdp fills its ring at setup
     for (uint16_t q = 0; q < config_.queues; ++q) {
         rte_eth_rxconf rxconf = info.default_rxconf;
         if (int rc =
@@ -81,6 +131,22 @@ void Port::start(rte_mempool* pool) {
     }
     if (int rc = rte_eth_dev_start(id_); rc != 0) fail(id_, "start", rc);
     started_ = true;
+    if (driver_ == "net_af_xdp") held_after_close_ = rte_mempool_in_use_count(pool) - before;
+}
+
+unsigned Port::mtu() const {
+    uint16_t mtu = 0;
+    rte_eth_dev_get_mtu(id_, &mtu);
+    return mtu;
+}
+
+void Port::reclaim_tx() const {
+    // net_af_xdp frees what its completion ring returned at the start of every TX burst; the
+    // kernel may still be completing the last frames.
+    for (int round = 0; round < 3; ++round) {
+        for (uint16_t q = 0; q < config_.queues; ++q) rte_eth_tx_burst(id_, q, nullptr, 0);
+        rte_delay_ms(1);
+    }
 }
 
 bool Port::wait_for_link(double timeout_s) const {
@@ -107,11 +173,11 @@ std::string Port::describe() const {
     rte_eth_link_get_nowait(id_, &link);
     return fmt::format(
         "port {} ({}): {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}, socket {}, {} queue(s), "
-        "{}/{} rx/tx desc{}{}, link {} {} Mb/s",
+        "{}/{} rx/tx desc, MTU {}{}{}{}, link {} {} Mb/s",
         id_, name(), mac.addr_bytes[0], mac.addr_bytes[1], mac.addr_bytes[2], mac.addr_bytes[3],
         mac.addr_bytes[4], mac.addr_bytes[5], socket(), config_.queues, config_.rx_desc,
-        config_.tx_desc, rss_ ? ", RSS" : "", fast_free_ ? ", mbuf fast free" : "",
-        link.link_status ? "up" : "down", link.link_speed);
+        config_.tx_desc, mtu(), scatter_ ? ", RX scatter" : "", rss_ ? ", RSS" : "",
+        fast_free_ ? ", mbuf fast free" : "", link.link_status ? "up" : "down", link.link_speed);
 }
 
 std::vector<uint16_t> select_ports(const std::vector<uint16_t>& requested) {

@@ -15,11 +15,19 @@ struct PortConfig {
     uint16_t rx_desc = 1024;
     uint16_t tx_desc = 1024;
     bool promiscuous = false;
+    unsigned mtu = 0;                // 0: leave the port's default
+    unsigned mbuf_data_room = 2176;  // of the pool the queues will use (RTE_MBUF_DEFAULT_BUF_SIZE)
 };
+
+// Bytes on the wire (no FCS) of the largest frame an MTU allows: Ethernet header, two VLAN tags.
+inline unsigned max_frame_len(unsigned mtu) {
+    return mtu + 14 + 2 * 4;
+}
 
 class Port {
   public:
-    // Configures the device (queues, RSS, offloads) and adjusts descriptor counts. Throws.
+    // Configures the device (queues, RSS, offloads, MTU: RX scatter and multi-segment TX when a
+    // frame of the MTU does not fit one mbuf) and adjusts descriptor counts. Throws.
     Port(uint16_t port_id, const PortConfig& config);
     ~Port();  // stops and closes
     Port(const Port&) = delete;
@@ -33,10 +41,25 @@ class Port {
     std::string name() const;
     rte_device* device() const { return device_; }
     bool rss() const { return rss_; }
+    bool scatter() const { return scatter_; }
+    unsigned mtu() const;
     bool fast_free() const { return fast_free_; }
+
+    // Mbufs the driver takes from the pool beyond its RX descriptors (to size the pool):
+    // net_af_xdp fills the kernel's fill ring, 2048 per queue.
+    unsigned mbufs_beyond_rings() const { return mbufs_beyond_rings_; }
+    const std::string& driver() const { return driver_; }
 
     // Sets up every queue on `pool` and starts the port. Throws.
     void start(rte_mempool* pool);
+    // Mbufs of the pool the port keeps after it is closed, which no one can hand back: DPDK
+    // 22.11's net_af_xdp keeps its kernel fill ring (what it took from the pool at queue setup,
+    // 2048 per queue; its completion ring is emptied by reclaim_tx). 0 for every other driver:
+    // closing returns everything.
+    unsigned held_after_close() const { return held_after_close_; }
+    // Asks the driver to reclaim transmitted mbufs (an empty TX burst per queue): call after the
+    // workers stopped, before closing.
+    void reclaim_tx() const;
     // True when the link came up within the timeout (virtual ports report up at once).
     bool wait_for_link(double timeout_s) const;
     // Stops the port (net_pcap flushes its output here). Idempotent.
@@ -50,7 +73,11 @@ class Port {
     uint64_t tx_offloads_ = 0;
     bool rss_ = false;
     bool fast_free_ = false;
+    bool scatter_ = false;
     bool started_ = false;
+    unsigned held_after_close_ = 0;
+    unsigned mbufs_beyond_rings_ = 0;
+    std::string driver_;
 };
 
 // A port list the EAL's ports cannot satisfy (no ports at all, or an id that does not exist):

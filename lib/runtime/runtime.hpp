@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command_line.hpp"
+#include "eal/af_xdp.hpp"
 #include "eal/eal.hpp"
 #include "eal/flow_isolate.hpp"
 #include "eal/port.hpp"
@@ -20,6 +21,7 @@
 #include "mem/region_spec.hpp"
 #include "runtime/exception_path.hpp"
 #include "stats/counters.hpp"
+#include "stats/port_drops.hpp"
 #include "worker/worker_map.hpp"
 #include "xdp/steering.hpp"
 
@@ -80,6 +82,8 @@ class Runtime {
 
   private:
     void monitor();
+    void leak_for_test();
+    std::vector<stats::PortDrops> port_drops_now() const;
     bool pcap_input_drained(uint64_t rx_packets) const;
     void setup_ports(const std::vector<uint16_t>& requested);
     void setup_steering();
@@ -90,6 +94,7 @@ class Runtime {
     mem::RegionCatalog regions_;
     mem::RegionSpec netbuf_;
     uint64_t pcap_frames_ = 0;
+    std::vector<eal::AfXdpPort> af_xdp_ports_;
     std::unique_ptr<eal::Eal> eal_;
     bool pdump_ = false;
     std::unique_ptr<mem::PacketPool> pool_;

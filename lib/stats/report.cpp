@@ -54,7 +54,8 @@ std::string interval_line(const StatsBoard& board, const Totals& now, const Tota
     return line;
 }
 
-std::string final_summary(const StatsBoard& board, double seconds, unsigned in_use) {
+std::string final_summary(const StatsBoard& board, double seconds, unsigned in_use,
+                          unsigned pmd_held) {
     Totals t = board.totals();
     Rates r = rates(t, seconds);
     std::string s = fmt::format("{} summary over {:.3f} s\n", board.app(), seconds);
@@ -74,6 +75,7 @@ std::string final_summary(const StatsBoard& board, double seconds, unsigned in_u
                              wt.tx_packets, wt.dropped());
         }
     s += fmt::format("  mempool in use at exit {}", in_use);
+    if (pmd_held) s += fmt::format(" (and {} kept by the PMDs, not a leak)", pmd_held);
     return s;
 }
 
@@ -102,11 +104,13 @@ nlohmann::json figures_json(const StatsBoard& board, const Totals& t, double sec
     return j;
 }
 
-nlohmann::json final_json(const StatsBoard& board, double seconds, unsigned in_use) {
+nlohmann::json final_json(const StatsBoard& board, double seconds, unsigned in_use,
+                          unsigned pmd_held) {
     nlohmann::json j = figures_json(board, board.totals(), seconds);
     j["app"] = board.app();
     j["duration_s"] = seconds;
     j["mempool_in_use_at_exit"] = in_use;
+    j["pmd_held"] = pmd_held;
     j["workers"] = nlohmann::json::array();
     for (unsigned w = 0; w < board.workers(); ++w) {
         nlohmann::json wj = figures_json(board, board.worker_totals(w), seconds);

@@ -21,12 +21,16 @@ Rates rates(const Totals& t, double seconds);
 std::string interval_line(const StatsBoard& board, const Totals& now, const Totals& before,
                           double seconds);
 
-std::string final_summary(const StatsBoard& board, double seconds, unsigned mempool_in_use);
+// mempool_in_use: mbufs still in use after the ports closed that no PMD keeps (a leak);
+// pmd_held: mbufs a PMD keeps after close and never returns (net_af_xdp's fill ring).
+std::string final_summary(const StatsBoard& board, double seconds, unsigned mempool_in_use,
+                          unsigned pmd_held = 0);
 
 // {drop key: count}, tx_full first: the JSON's "drops" and /linerate/drops.
 nlohmann::json drops_json(const StatsBoard& board, const Totals& t);
 nlohmann::json figures_json(const StatsBoard& board, const Totals& t, double seconds);
-nlohmann::json final_json(const StatsBoard& board, double seconds, unsigned mempool_in_use);
+nlohmann::json final_json(const StatsBoard& board, double seconds, unsigned mempool_in_use,
+                          unsigned pmd_held = 0);
 // The live figures for telemetry: totals, rates since start, drops, per-worker arrays (flat
 // enough for rte_telemetry's one level of nesting).
 nlohmann::json live_json(const StatsBoard& board, double seconds);

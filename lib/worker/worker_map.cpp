@@ -23,10 +23,11 @@ WorkerMap::WorkerMap(const std::vector<unsigned>& lcores, const std::vector<Port
         WorkerSlot slot;
         slot.index = i;
         slot.lcore = lcores[i];
-        for (const PortQueues& p : ports)
-            if (i < p.queues) slot.queues.push_back({p.port, uint16_t(i)});
         slots_.push_back(slot);
     }
+    for (const PortQueues& p : ports)
+        for (uint16_t q = 0; q < p.queues; ++q)
+            slots_[(p.first_worker + q) % slots_.size()].queues.push_back({p.port, q});
 }
 
 std::string WorkerMap::describe() const {

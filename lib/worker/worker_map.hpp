@@ -1,6 +1,7 @@
 #pragma once
 // Which worker runs on which lcore and polls which (port, queue) pairs. Every port gets one
-// queue pair per worker (fewer if the device has fewer); worker i polls queue i of each port.
+// queue pair per worker (fewer if the device has fewer); worker i polls queue i of each port. A
+// port made for one queue of an interface (--af-xdp) starts at the worker of that queue.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -22,6 +23,7 @@ struct WorkerSlot {
 struct PortQueues {
     uint16_t port;
     uint16_t queues;
+    unsigned first_worker = 0;  // queue q goes to worker (first_worker + q) % workers
 };
 
 class WorkerMap {

@@ -40,12 +40,22 @@ std::vector<std::string> with_emulator(const std::vector<std::string>& argv) {
 
 }  // namespace
 
-ProcessResult run_process(const std::vector<std::string>& argv_in, const RunOptions& opts) {
+ProcessResult run_process(const std::vector<std::string>& argv, const RunOptions& opts) {
+    BackgroundProcess p(argv);
+    double waited = 0;
+    if (opts.signal_after_s >= 0 && opts.signal_after_s < opts.timeout_s) {
+        if (!p.wait_exit(opts.signal_after_s)) p.signal(opts.signal);
+        waited = opts.signal_after_s;
+    }
+    return p.finish(opts.timeout_s - waited);
+}
+
+BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv_in)
+    : log_(scratch("background.log")) {
     std::vector<std::string> argv = with_emulator(argv_in);
-    std::string log = scratch("child.log");
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_ = fork();
+    if (pid_ == 0) {
+        int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         dup2(fd, 1);
         dup2(fd, 2);
         std::vector<char*> args;
@@ -54,30 +64,59 @@ ProcessResult run_process(const std::vector<std::string>& argv_in, const RunOpti
         execv(args[0], args.data());
         _exit(127);
     }
-    auto start = std::chrono::steady_clock::now();
-    bool signalled = false;
-    int status = 0;
-    for (;;) {
-        pid_t r = waitpid(pid, &status, WNOHANG);
-        if (r == pid) break;
-        double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (!signalled && opts.signal_after_s >= 0 && t >= opts.signal_after_s) {
-            kill(pid, opts.signal);
-            signalled = true;
-        }
-        if (t > opts.timeout_s) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
+}
+
+BackgroundProcess::~BackgroundProcess() {
+    if (!done_ && pid_ > 0) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, nullptr, 0);
+    }
+    unlink(log_.c_str());
+}
+
+std::string BackgroundProcess::output() const {
+    std::ifstream in(log_);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+bool BackgroundProcess::wait_for_output(const std::string& text, double timeout_s) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (output().find(text) != std::string::npos) return true;
+        if (!done_ && waitpid(pid_, &status_, WNOHANG) == pid_) done_ = true;
+        if (done_) return output().find(text) != std::string::npos;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+}
+
+void BackgroundProcess::signal(int sig) {
+    if (!done_) kill(pid_, sig);
+}
+
+bool BackgroundProcess::wait_exit(double timeout_s) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    while (!done_) {
+        if (waitpid(pid_, &status_, WNOHANG) == pid_) {
+            done_ = true;
             break;
         }
+        if (std::chrono::steady_clock::now() > deadline) return false;
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    ProcessResult res;
-    res.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    std::ifstream in(log);
-    res.out.assign(std::istreambuf_iterator<char>(in), {});
-    unlink(log.c_str());
-    return res;
+    return true;
+}
+
+ProcessResult BackgroundProcess::finish(double timeout_s) {
+    if (!wait_exit(timeout_s)) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, &status_, 0);
+        done_ = true;
+    }
+    ProcessResult r;
+    r.exit_status = WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
+    r.out = output();
+    return r;
 }
 
 std::string command_output(const std::string& shell_command) {

@@ -23,6 +23,32 @@ struct RunOptions {
 
 ProcessResult run_process(const std::vector<std::string>& argv, const RunOptions& opts = {});
 
+// A child process running while the test drives it (e.g. an app on a port the test feeds through
+// a socket): start, wait for a line of its output, signal, then collect like run_process.
+class BackgroundProcess {
+  public:
+    explicit BackgroundProcess(const std::vector<std::string>& argv);
+    ~BackgroundProcess();  // SIGKILL if still running
+    BackgroundProcess(const BackgroundProcess&) = delete;
+    BackgroundProcess& operator=(const BackgroundProcess&) = delete;
+
+    int pid() const { return pid_; }
+    // True once `text` appeared in the output; false if the process ended or the time ran out.
+    bool wait_for_output(const std::string& text, double timeout_s);
+    std::string output() const;
+    void signal(int sig);
+    // True once the process ended (within timeout_s).
+    bool wait_exit(double timeout_s);
+    // Waits for the exit (SIGKILL after timeout_s) and returns status and output.
+    ProcessResult finish(double timeout_s = 30);
+
+  private:
+    int pid_ = -1;
+    std::string log_;
+    bool done_ = false;
+    int status_ = 0;
+};
+
 // Output of a shell command (e.g. dpdk-telemetry.py reading a running app), stdout as it printed.
 std::string command_output(const std::string& shell_command);
 

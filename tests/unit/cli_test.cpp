@@ -2,8 +2,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "cli/command_line.hpp"
+#include "eal/af_xdp.hpp"
 #include "eal/eal.hpp"
+#include "worker/worker_map.hpp"
 
 using namespace linerate;
 
@@ -101,4 +105,45 @@ TEST(CommonOptions, WritableCheckCreatesNothing) {
     o.json_path = dir + "/no/r.json";
     EXPECT_THROW(cli::check_common_options(o), std::invalid_argument);
     rmdir(dir.c_str());
+}
+
+TEST(AfXdpMode, SpecAndOneVdevPerQueue) {
+    auto s = eal::parse_af_xdp_spec("veth0");
+    EXPECT_EQ(s.iface, "veth0");
+    EXPECT_EQ(s.queues, 0u);
+    s = eal::parse_af_xdp_spec("eth1,queues=4");
+    EXPECT_EQ(s.iface, "eth1");
+    EXPECT_EQ(s.queues, 4u);
+    EXPECT_EQ(eal::af_xdp_devargs(s, 3), "iface=eth1,start_queue=3,queue_count=1");
+    s.devargs.push_back("key=value");
+    EXPECT_EQ(eal::af_xdp_devargs(s, 0), "iface=eth1,start_queue=0,queue_count=1,key=value");
+    for (const char* bad : {"", ",queues=2", "eth0,queues=0", "eth0,queues=x", "eth0,queue=2",
+                            "eth0,queues=65", "a_name_longer_than_ifnamsiz"})
+        EXPECT_THROW(eal::parse_af_xdp_spec(bad), std::invalid_argument) << bad;
+}
+
+TEST(AfXdpMode, EalDefaultsGiveOneWorkerLcorePerQueue) {
+    auto one = eal::af_xdp_mode_eal_args({eal::parse_af_xdp_spec("veth0")});
+    EXPECT_EQ(one.front(), "--lcores=0");  // the main lcore is the worker
+    EXPECT_NE(std::find(one.begin(), one.end(), "--no-huge"), one.end());
+    auto three = eal::af_xdp_mode_eal_args({eal::parse_af_xdp_spec("veth0,queues=3")});
+    EXPECT_EQ(three.front().rfind("--lcores=0@", 0), 0u) << three.front();
+    EXPECT_NE(three.front().find(",3@"), std::string::npos) << three.front();
+}
+
+TEST(WorkerMap, PortMadeForOneQueueGoesToThatQueuesWorker) {
+    // Ports 5 and 6: queues 0 and 1 of one interface, one vdev each; port 7 has two queues.
+    worker::WorkerMap map({1, 2}, {{5, 1, 0}, {6, 1, 1}, {7, 2, 0}});
+    ASSERT_EQ(map.size(), 2u);
+    const auto& w0 = map.slots()[0].queues;
+    const auto& w1 = map.slots()[1].queues;
+    ASSERT_EQ(w0.size(), 2u);
+    ASSERT_EQ(w1.size(), 2u);
+    EXPECT_EQ(w0[0].port, 5);
+    EXPECT_EQ(w0[1].port, 7);
+    EXPECT_EQ(w0[1].queue, 0);
+    EXPECT_EQ(w1[0].port, 6);
+    EXPECT_EQ(w1[0].queue, 0);
+    EXPECT_EQ(w1[1].port, 7);
+    EXPECT_EQ(w1[1].queue, 1);
 }

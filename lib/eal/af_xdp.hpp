@@ -1,0 +1,41 @@
+#pragma once
+// `--af-xdp IFACE[,queues=N]`: the net_af_xdp ports for an interface's queues, one vdev per queue
+// (`start_queue=i,queue_count=1`), created after EAL init so that the default queue count can be
+// the number of workers. One vdev per queue works on every interface, including those (veth) whose
+// queues cannot be taken together (no "combined" channels), and lets queue i go to worker i.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace linerate::eal {
+
+struct AfXdpSpec {
+    std::string iface;
+    unsigned queues = 0;  // 0: one per worker
+    // Extra `key=value` devargs appended to every vdev of the interface (e.g. an XDP program).
+    std::vector<std::string> devargs;
+};
+
+// "IFACE[,queues=N]". Throws std::invalid_argument.
+AfXdpSpec parse_af_xdp_spec(const std::string& spec);
+
+// The devargs of the vdev that takes queue `queue` of spec.iface: the one place they are built.
+std::string af_xdp_devargs(const AfXdpSpec& spec, unsigned queue);
+
+// EAL args when the user gave none (default_eal_args): one worker lcore per queue of the widest
+// interface (queues=N, else 1), spread over the CPUs this process may run on.
+std::vector<std::string> af_xdp_mode_eal_args(const std::vector<AfXdpSpec>& specs);
+
+// A port made for one queue of an interface; `queue` is the interface's queue index, and the
+// worker that polls it.
+struct AfXdpPort {
+    uint16_t port;
+    unsigned queue;
+    std::string iface;
+};
+
+// Creates the vdevs of every spec (rte_vdev_init), `workers` queues each unless the spec says how
+// many. Throws std::runtime_error naming the interface and queue that failed.
+std::vector<AfXdpPort> create_af_xdp_ports(const std::vector<AfXdpSpec>& specs, unsigned workers);
+
+}  // namespace linerate::eal
