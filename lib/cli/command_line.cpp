@@ -99,6 +99,10 @@ std::string find_eal_option(const std::vector<std::string>& app_args) {
 }
 
 void add_common_options(CLI::App& app, CommonOptions& o) {
+    app.footer(
+        "Signals: SIGINT/SIGTERM (also during start-up) stop the app, which prints its summary, "
+        "writes the JSON and exits 0; a second one only hurries it, a third exits at once "
+        "without JSON. SIGPIPE is ignored (a vanished peer is a link down).");
     app.add_option("--burst", o.burst, "Packets per RX/TX burst")
         ->check(CLI::Range(1, 512))
         ->capture_default_str();

@@ -5,6 +5,8 @@
 
 #include <stdexcept>
 
+#include "worker/stop.hpp"
+
 namespace linerate::eal {
 
 namespace {
@@ -155,7 +157,7 @@ bool Port::wait_for_link(double timeout_s) const {
         rte_eth_link link{};
         if (rte_eth_link_get_nowait(id_, &link) == 0 && link.link_status == RTE_ETH_LINK_UP)
             return true;
-        if (rte_get_timer_cycles() >= deadline) return false;
+        if (rte_get_timer_cycles() >= deadline || worker::stop_requested()) return false;
         rte_delay_ms(100);
     }
 }

@@ -60,7 +60,8 @@ class Port {
     // Asks the driver to reclaim transmitted mbufs (an empty TX burst per queue): call after the
     // workers stopped, before closing.
     void reclaim_tx() const;
-    // True when the link came up within the timeout (virtual ports report up at once).
+    // True when the link came up within the timeout (virtual ports report up at once); gives up
+    // at once when a stop is requested.
     bool wait_for_link(double timeout_s) const;
     // Stops the port (net_pcap flushes its output here). Idempotent.
     void stop();

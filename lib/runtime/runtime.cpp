@@ -21,10 +21,21 @@ namespace linerate {
 
 namespace {
 
-[[noreturn]] void fatal(const std::string& app, const std::string& msg) {
+// Start-up failed: one line, and the JSON with what is known (why, and any stop signal).
+[[noreturn]] void fatal(const std::string& app, const std::string& msg,
+                        const std::string& json_path) {
     fmt::print(stderr, "{}: {}\n", app, msg);
+    if (!json_path.empty()) {
+        nlohmann::json j = {{"app", app}, {"error", msg}, {"exit_status", 1}};
+        if (int sig = worker::stop_signal()) j["stop_signal"] = sig;
+        std::ofstream(json_path) << j.dump(2) << "\n";
+    }
     std::exit(1);
 }
+
+// Stop signals are honoured from before main: one during EAL init, port setup or the link wait
+// makes the app end as soon as start-up is over (or fails), with its summary and JSON.
+[[maybe_unused]] const bool kSignalsFromTheStart = (worker::install_signal_handlers(), true);
 
 double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
@@ -105,8 +116,10 @@ Runtime::Runtime(AppInfo info, int argc, char** argv, CLI::App& cli, cli::Common
     try {
         eal_ = std::make_unique<eal::Eal>(eal_args);
     } catch (const std::exception& e) {
-        fatal(app, std::string(e.what()) +
-                       " (no hugepages? add --no-huge before `--`, or use --pcap for test mode)");
+        fatal(app,
+              std::string(e.what()) +
+                  " (no hugepages? add --no-huge before `--`, or use --pcap for test mode)",
+              options_.json_path);
     }
     // dpdk-dumpcap attaches as a secondary process; without shared config there is none.
     pdump_ = rte_eal_process_type() == RTE_PROC_PRIMARY && rte_pdump_init() == 0;
@@ -133,7 +146,7 @@ Runtime::Runtime(AppInfo info, int argc, char** argv, CLI::App& cli, cli::Common
     } catch (const eal::IsolateError& e) {
         cli::usage_error(app, e.what());
     } catch (const std::exception& e) {
-        fatal(app, e.what());
+        fatal(app, e.what(), options_.json_path);
     }
 }
 
@@ -205,6 +218,7 @@ void Runtime::setup_ports(const std::vector<uint16_t>& requested) {
     for (auto& port : ports_) {
         pool_->region().dma_map(port->device());
         port->start(pool_->get());
+        std::fflush(stdout);
         if (!port->wait_for_link(options_.link_wait_s))
             fmt::print(stderr, "{}: warning: port {} link is down\n", info_.name, port->id());
         fmt::print("{}: {}\n", info_.name, port->describe());
@@ -231,6 +245,7 @@ void Runtime::setup_ports(const std::vector<uint16_t>& requested) {
     }
     workers_ = std::make_unique<worker::WorkerMap>(lcores, port_queues);
     fmt::print("{}", workers_->describe());
+    std::fflush(stdout);  // start-up lines reach a log or pipe now, not at the first stats line
     stats_ = std::make_unique<stats::StatsBoard>(info_.name, workers_->size(), info_.drop_reasons,
                                                  info_.counters);
 }

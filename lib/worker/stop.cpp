@@ -8,8 +8,23 @@ namespace linerate::worker {
 namespace {
 volatile std::sig_atomic_t g_signal = 0;
 
+volatile std::sig_atomic_t g_count = 0;
+
+void say(const char* text) {
+    ssize_t ignored = write(2, text, __builtin_strlen(text));
+    (void)ignored;
+}
+
 void on_signal(int sig) {
-    if (g_signal != 0) _exit(128 + sig);  // a second Ctrl-C: the user means it
+    // The first signal asks for a stop; the second only says the summary and JSON are being
+    // finished (they take milliseconds, and a half-written JSON is worse than none); the third
+    // means it: exit at once, nothing written.
+    g_count = g_count + 1;
+    if (g_count >= 3) _exit(128 + sig);
+    if (g_count == 2) {
+        say("stopping: finishing the summary and JSON (signal once more to abort at once)\n");
+        return;
+    }
     g_signal = sig;
     request_stop();
 }
@@ -23,6 +38,9 @@ void install_signal_handlers() {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
+    // A peer that went away (vhost-user socket, a pipe) is a link down for the port, not a
+    // reason to die: writes fail with EPIPE instead.
+    signal(SIGPIPE, SIG_IGN);
 }
 
 int stop_signal() {

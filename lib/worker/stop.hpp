@@ -14,7 +14,8 @@ inline void request_stop() {
     g_stop.store(true, std::memory_order_relaxed);
 }
 
-// SIGINT and SIGTERM request a stop; a second one while stopping exits at once.
+// SIGINT and SIGTERM request a stop; a second one lets the summary and JSON be finished; a third
+// exits at once. SIGPIPE is ignored.
 void install_signal_handlers();
 // The signal that requested the stop, or 0.
 int stop_signal();

@@ -8,8 +8,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <optional>
 #include <random>
+#include <thread>
 
 #include "support/netns.hpp"
 #include "support/process.hpp"
@@ -261,4 +263,85 @@ TEST(AfXdpOption, MissingInterfaceExitsOneNamingIt) {
     ProcessResult r = run_process({kApp, "--af-xdp", "lrnosuchif0"}, {.timeout_s = 30});
     EXPECT_EQ(r.exit_status, 1) << r.out;
     EXPECT_NE(r.out.find("--af-xdp lrnosuchif0: cannot open queue 0"), std::string::npos) << r.out;
+}
+
+namespace {
+
+// l2reflect on a memif server port no client connects to: its link stays down, so start-up sits in
+// the link wait (30 s) until a signal ends it.
+std::vector<std::string> link_down_argv(const std::string& json) {
+    std::vector<std::string> argv = {kApp};
+    auto eal = no_huge_eal("0");
+    argv.insert(argv.end(), eal.begin(), eal.end());
+    argv.insert(argv.end(), {"--vdev=net_memif0,role=server,socket=" + scratch("nobody.sock"), "--",
+                             "--link-wait", "30", "--stats-period", "0", "--json", json});
+    return argv;
+}
+
+}  // namespace
+
+TEST(Lifecycle, SignalDuringTheLinkWaitEndsCleanlyWithJson) {
+    for (int sig : {SIGTERM, SIGINT}) {
+        std::string json = scratch("linkwait.json");
+        BackgroundProcess p(link_down_argv(json));
+        ASSERT_TRUE(p.wait_for_output("netbuf", 30)) << p.output();
+        auto start = std::chrono::steady_clock::now();
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));  // inside the link wait
+        p.signal(sig);
+        ProcessResult r = p.finish(20);
+        double secs =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        EXPECT_EQ(r.exit_status, 0) << "signal " << sig << "\n" << r.out;
+        EXPECT_LT(secs, 10.0) << "the link wait did not end at the signal";
+        EXPECT_NE(r.out.find("stopped by signal " + std::to_string(sig)), std::string::npos)
+            << r.out;
+        auto j = read_json(json);
+        ASSERT_TRUE(j.is_object()) << r.out;
+        EXPECT_EQ(j["rx_packets"], 0);
+        EXPECT_EQ(j["mempool_in_use_at_exit"], 0);
+        unlink(json.c_str());
+    }
+}
+
+TEST(Lifecycle, SignalAtAnyMomentOfStartUpEndsCleanlyWithJson) {
+    // From EAL init to the link wait: whatever the app was doing, exit 0 and a JSON.
+    for (double delay : {0.15, 0.3, 0.6}) {
+        std::string json = scratch("startup.json");
+        ProcessResult r = run_process(
+            link_down_argv(json), {.timeout_s = 30, .signal_after_s = delay, .signal = SIGTERM});
+        EXPECT_EQ(r.exit_status, 0) << "signal after " << delay << " s\n" << r.out;
+        EXPECT_TRUE(read_json(json).is_object()) << "signal after " << delay << " s\n" << r.out;
+        unlink(json.c_str());
+    }
+}
+
+TEST(Lifecycle, SecondSignalWhileStoppingStillWritesTheJson) {
+    std::string json = scratch("twice.json");
+    std::vector<std::string> argv = {kApp};
+    auto eal = no_huge_eal("0");
+    argv.insert(argv.end(), eal.begin(), eal.end());
+    argv.insert(argv.end(), {"--vdev=net_null0", "--", "--json", json, "--stats-period", "0"});
+    BackgroundProcess p(argv);
+    ASSERT_TRUE(p.wait_for_output("worker 0 ->", 30)) << p.output();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    p.signal(SIGINT);
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    p.signal(SIGINT);
+    ProcessResult r = p.finish(20);
+    EXPECT_EQ(r.exit_status, 0) << r.out;
+    auto j = read_json(json);
+    ASSERT_TRUE(j.is_object()) << r.out;
+    EXPECT_GT(j["rx_packets"].get<uint64_t>(), 0u);
+    unlink(json.c_str());
+}
+
+TEST(Lifecycle, StartUpFailureWritesJsonWithTheError) {
+    std::string json = scratch("failed.json");
+    ProcessResult r = run_process({kApp, "--af-xdp", "lrnosuchif1", "--json", json});
+    EXPECT_EQ(r.exit_status, 1) << r.out;
+    auto j = read_json(json);
+    ASSERT_TRUE(j.is_object()) << r.out;
+    EXPECT_EQ(j["exit_status"], 1);
+    EXPECT_NE(j["error"].get<std::string>().find("lrnosuchif1"), std::string::npos) << j.dump();
+    unlink(json.c_str());
 }
