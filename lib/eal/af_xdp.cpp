@@ -8,7 +8,10 @@
 
 #include "eal/eal.hpp"
 
+#include <dirent.h>
+#include <linux/if_xdp.h>
 #include <sched.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -82,6 +85,37 @@ std::vector<AfXdpPort> create_af_xdp_ports(const std::vector<AfXdpSpec>& specs, 
         }
     }
     return ports;
+}
+
+std::vector<int> af_xdp_socket_fds() {
+    std::vector<int> fds;
+    DIR* dir = opendir("/proc/self/fd");
+    if (!dir) return fds;
+    while (dirent* e = readdir(dir)) {
+        char* end = nullptr;
+        long fd = std::strtol(e->d_name, &end, 10);
+        if (*end != '\0' || end == e->d_name || fd == dirfd(dir)) continue;
+        int domain = 0;
+        socklen_t len = sizeof domain;
+        if (getsockopt(int(fd), SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 && domain == AF_XDP)
+            fds.push_back(int(fd));
+    }
+    closedir(dir);
+    std::sort(fds.begin(), fds.end());
+    return fds;
+}
+
+AfXdpSocketDrops af_xdp_socket_drops(const std::vector<int>& fds) {
+    AfXdpSocketDrops d;
+    for (int fd : fds) {
+        xdp_statistics st{};
+        socklen_t len = sizeof st;
+        if (getsockopt(fd, SOL_XDP, XDP_STATISTICS, &st, &len) != 0) continue;
+        d.rx_ring_full += st.rx_ring_full;
+        d.rx_invalid += st.rx_invalid_descs;
+        d.tx_invalid += st.tx_invalid_descs;
+    }
+    return d;
 }
 
 }  // namespace linerate::eal

@@ -38,4 +38,16 @@ struct AfXdpPort {
 // many. Throws std::runtime_error naming the interface and queue that failed.
 std::vector<AfXdpPort> create_af_xdp_ports(const std::vector<AfXdpSpec>& specs, unsigned workers);
 
+// The AF_XDP sockets this process has open (fds), to tell which ones a queue setup created.
+std::vector<int> af_xdp_socket_fds();
+
+// Frames the kernel dropped inside AF_XDP sockets (XDP_STATISTICS). DPDK 22.11's net_af_xdp
+// reports only rx_dropped (as imissed): a full RX ring and invalid descriptors appear nowhere else.
+struct AfXdpSocketDrops {
+    uint64_t rx_ring_full = 0;  // the socket's RX ring was full: the app did not poll fast enough
+    uint64_t rx_invalid = 0;    // received frames that did not fit a descriptor
+    uint64_t tx_invalid = 0;    // frames handed to the kernel with an invalid descriptor
+};
+AfXdpSocketDrops af_xdp_socket_drops(const std::vector<int>& fds);
+
 }  // namespace linerate::eal

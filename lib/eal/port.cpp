@@ -1,8 +1,11 @@
 #include "eal/port.hpp"
 
+#include "eal/af_xdp.hpp"
+
 #include <fmt/core.h>
 #include <rte_cycles.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "worker/stop.hpp"
@@ -115,6 +118,9 @@ void Port::start(rte_mempool* pool) {
     rte_eth_dev_info info{};
     rte_eth_dev_info_get(id_, &info);
     unsigned before = rte_mempool_in_use_count(pool);  // net_af_xdp fills its ring at setup
+    // net_af_xdp opens its socket in the RX queue setup: the new AF_XDP fds are this port's.
+    std::vector<int> sockets_before;
+    if (driver_ == "net_af_xdp") sockets_before = af_xdp_socket_fds();
     for (uint16_t q = 0; q < config_.queues; ++q) {
         rte_eth_rxconf rxconf = info.default_rxconf;
         if (int rc =
@@ -127,6 +133,10 @@ void Port::start(rte_mempool* pool) {
             rc != 0)
             fail(id_, "tx_queue_setup", rc);
     }
+    if (driver_ == "net_af_xdp")
+        for (int fd : af_xdp_socket_fds())
+            if (!std::binary_search(sockets_before.begin(), sockets_before.end(), fd))
+                af_xdp_sockets_.push_back(fd);
     if (config_.promiscuous) {
         if (int rc = rte_eth_promiscuous_enable(id_); rc != 0 && rc != -ENOTSUP)
             fail(id_, "promiscuous_enable", rc);

@@ -49,6 +49,9 @@ class Port {
     // net_af_xdp fills the kernel's fill ring, 2048 per queue.
     unsigned mbufs_beyond_rings() const { return mbufs_beyond_rings_; }
     const std::string& driver() const { return driver_; }
+    // The AF_XDP sockets the driver opened for this port's queues (net_af_xdp; else empty): the
+    // kernel's drop counters of those sockets belong to this port.
+    const std::vector<int>& af_xdp_sockets() const { return af_xdp_sockets_; }
 
     // Sets up every queue on `pool` and starts the port. Throws.
     void start(rte_mempool* pool);
@@ -79,6 +82,7 @@ class Port {
     unsigned held_after_close_ = 0;
     unsigned mbufs_beyond_rings_ = 0;
     std::string driver_;
+    std::vector<int> af_xdp_sockets_;
 };
 
 // A port list the EAL's ports cannot satisfy (no ports at all, or an id that does not exist):

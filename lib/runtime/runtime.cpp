@@ -11,6 +11,7 @@
 #include <fstream>
 #include <thread>
 
+#include "eal/af_xdp.hpp"
 #include "pcapio/pcap_file.hpp"
 #include "stats/port_drops.hpp"
 #include "stats/report.hpp"
@@ -281,8 +282,14 @@ bool Runtime::pcap_input_drained(uint64_t rx_packets) const {
 
 std::vector<stats::PortDrops> Runtime::port_drops_now() const {
     std::vector<stats::PortDrops> drops;
-    for (const auto& port : ports_)
-        drops.push_back(stats::read_port_drops(port->id(), port->name()));
+    for (const auto& port : ports_) {
+        stats::PortDrops d = stats::read_port_drops(port->id(), port->name());
+        eal::AfXdpSocketDrops x = eal::af_xdp_socket_drops(port->af_xdp_sockets());
+        d.rx_ring_full = x.rx_ring_full;
+        d.rx_invalid = x.rx_invalid;
+        d.tx_invalid = x.tx_invalid;
+        drops.push_back(d);
+    }
     return drops;
 }
 

@@ -28,17 +28,27 @@ uint64_t total(const std::vector<PortDrops>& ports) {
 nlohmann::json port_drops_json(const std::vector<PortDrops>& ports) {
     nlohmann::json j = nlohmann::json::object();
     for (const auto& p : ports)
-        j[std::to_string(p.port)] = {{"name", p.name},       {"ierrors", p.ierrors},
-                                     {"imissed", p.imissed}, {"rx_nombuf", p.rx_nombuf},
-                                     {"oerrors", p.oerrors}, {"total", p.total()}};
+        j[std::to_string(p.port)] = {{"name", p.name},
+                                     {"ierrors", p.ierrors},
+                                     {"imissed", p.imissed},
+                                     {"rx_nombuf", p.rx_nombuf},
+                                     {"oerrors", p.oerrors},
+                                     {"rx_ring_full", p.rx_ring_full},
+                                     {"rx_invalid", p.rx_invalid},
+                                     {"tx_invalid", p.tx_invalid},
+                                     {"total", p.total()}};
     return j;
 }
 
 std::string port_drops_summary(const std::vector<PortDrops>& ports) {
     std::string s = fmt::format("  port drops {}", total(ports));
-    for (const auto& p : ports)
+    for (const auto& p : ports) {
         s += fmt::format("\n    port {} ({}): ierrors {} imissed {} rx_nombuf {} oerrors {}",
                          p.port, p.name, p.ierrors, p.imissed, p.rx_nombuf, p.oerrors);
+        if (p.rx_ring_full + p.rx_invalid + p.tx_invalid)
+            s += fmt::format(" af_xdp rx_ring_full {} rx_invalid {} tx_invalid {}", p.rx_ring_full,
+                             p.rx_invalid, p.tx_invalid);
+    }
     return s;
 }
 

@@ -16,7 +16,13 @@ struct PortDrops {
     uint64_t imissed = 0;    // frames lost because the RX ring (or the kernel's queue) was full
     uint64_t rx_nombuf = 0;  // receive failures for want of an mbuf
     uint64_t oerrors = 0;    // frames the port failed to transmit
-    uint64_t total() const { return ierrors + imissed + rx_nombuf + oerrors; }
+    // AF_XDP ports only: drops inside the kernel's sockets that rte_eth_stats leaves out.
+    uint64_t rx_ring_full = 0;  // the socket's RX ring was full
+    uint64_t rx_invalid = 0;    // received frames that did not fit a descriptor
+    uint64_t tx_invalid = 0;    // frames sent with an invalid descriptor
+    uint64_t total() const {
+        return ierrors + imissed + rx_nombuf + oerrors + rx_ring_full + rx_invalid + tx_invalid;
+    }
 };
 
 // The port's counters now (zeros if the driver gives none).
@@ -24,7 +30,8 @@ PortDrops read_port_drops(uint16_t port, const std::string& name);
 uint64_t total(const std::vector<PortDrops>& ports);
 
 // {"0": {"name": ..., "ierrors": ..., "imissed": ..., "rx_nombuf": ..., "oerrors": ...,
-// "total": ...}, ...}: one object per port, keyed by port id (also the telemetry answer).
+// "rx_ring_full": ..., "rx_invalid": ..., "tx_invalid": ..., "total": ...}, ...}: one object per
+// port, keyed by port id (also the telemetry answer).
 nlohmann::json port_drops_json(const std::vector<PortDrops>& ports);
 // "  port drops 3\n    port 0 (net_tap0): ierrors 3 imissed 0 rx_nombuf 0 oerrors 0"
 std::string port_drops_summary(const std::vector<PortDrops>& ports);
