@@ -165,8 +165,9 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
         ->capture_default_str();
     app.add_option("--xdp-steer", o.xdp_steer,
                    "AF_XDP ports: what linerate's XDP steering program hands to the app, the "
-                   "rest going to the kernel: app (what the app serves), ipv4, all or udp:PORT; "
-                   "requires the program on the interface (default: app when it is there)");
+                   "rest going to the kernel: app (what the app serves), ipv4, all or udp:PORT. "
+                   "With --af-xdp the program is attached to the interface; a hand-written "
+                   "vdev needs xdp_prog=PATH (default: app when the program is there)");
     app.add_flag("--isolate", o.isolate,
                  "Flow isolated mode: only the app's own traffic reaches it (an rte_flow rule), "
                  "the rest stays with the kernel; exit 2 if the port cannot (mlx5 can)");

@@ -43,6 +43,7 @@ AfXdpSpec parse_af_xdp_spec(const std::string& spec) {
 
 std::string af_xdp_devargs(const AfXdpSpec& spec, unsigned queue) {
     std::string args = fmt::format("iface={},start_queue={},queue_count=1", spec.iface, queue);
+    if (queue == 0 && !spec.xdp_prog.empty()) args += ",xdp_prog=" + spec.xdp_prog;
     for (const auto& extra : spec.devargs) args += "," + extra;
     return args;
 }

@@ -14,6 +14,9 @@ struct AfXdpSpec {
     unsigned queues = 0;  // 0: one per worker
     // Extra `key=value` devargs appended to every vdev of the interface (e.g. an XDP program).
     std::vector<std::string> devargs;
+    // linerate's XDP steering program (--xdp-steer): the vdev of queue 0 attaches it
+    // (xdp_prog=), the other queues' vdevs find it on the interface and add their sockets.
+    std::string xdp_prog;
 };
 
 // "IFACE[,queues=N]". Throws std::invalid_argument.

@@ -103,6 +103,13 @@ Runtime::Runtime(AppInfo info, int argc, char** argv, CLI::App& cli, cli::Common
         } catch (const std::invalid_argument& e) {
             cli::usage_error(app, e.what());
         }
+        if (!options_.xdp_steer.empty()) {
+            std::string prog = xdp::find_bpf_object(xdp::kSteerObjectName);
+            if (prog.empty())
+                fatal(app, std::string("--xdp-steer: ") + xdp::kSteerObjectName +
+                               " is neither next to the app nor in the build tree");
+            for (auto& spec : af_xdp) spec.xdp_prog = prog;
+        }
         if (!args.had_separator) {
             auto extra = eal::af_xdp_mode_eal_args(af_xdp);
             eal_args.insert(eal_args.end(), extra.begin(), extra.end());
@@ -258,7 +265,7 @@ void Runtime::setup_steering() {
     if (!options_.xdp_steer.empty() && steering_->empty())
         throw std::runtime_error(
             "--xdp-steer: no net_af_xdp port's interface has linerate's steering program "
-            "(attach it with the vdev's xdp_prog=" +
+            "(use --af-xdp IFACE, or attach it with the vdev's xdp_prog=" +
             xdp::find_bpf_object(xdp::kSteerObjectName) + ")");
     fmt::print("{}", steering_->describe());
 }

@@ -392,7 +392,7 @@ TEST(L2reflectNetNull, XdpSteerWithoutTheProgramFails) {
     ProcessResult r = run_process(argv);
     EXPECT_EQ(r.exit_status, 1) << r.out;
     EXPECT_NE(r.out.find("--xdp-steer: no net_af_xdp port's interface has linerate's steering "
-                         "program (attach it with the vdev's xdp_prog="),
+                         "program (use --af-xdp IFACE, or attach it with the vdev's xdp_prog="),
               std::string::npos)
         << r.out;
 }

@@ -122,6 +122,16 @@ TEST(AfXdpMode, SpecAndOneVdevPerQueue) {
         EXPECT_THROW(eal::parse_af_xdp_spec(bad), std::invalid_argument) << bad;
 }
 
+// Queue 0's vdev attaches the steering program; the others must not name it (the PMD would try
+// to attach a second program and fail): they adopt the one on the interface.
+TEST(AfXdpMode, SteeringProgramOnQueueZeroOnly) {
+    auto s = eal::parse_af_xdp_spec("eth1,queues=2");
+    s.xdp_prog = "/opt/lr/steer.bpf.o";
+    EXPECT_EQ(eal::af_xdp_devargs(s, 0),
+              "iface=eth1,start_queue=0,queue_count=1,xdp_prog=/opt/lr/steer.bpf.o");
+    EXPECT_EQ(eal::af_xdp_devargs(s, 1), "iface=eth1,start_queue=1,queue_count=1");
+}
+
 TEST(AfXdpMode, EalDefaultsGiveOneWorkerLcorePerQueue) {
     auto one = eal::af_xdp_mode_eal_args({eal::parse_af_xdp_spec("veth0")});
     EXPECT_EQ(one.front(), "--lcores=0");  // the main lcore is the worker

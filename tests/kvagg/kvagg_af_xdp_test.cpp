@@ -1,0 +1,150 @@
+// kvagg on AF_XDP with linerate's XDP steering program, on a veth pair between two network
+// namespaces: a client in the peer namespace sends kvagg datagrams (and duplicates) with an
+// ordinary kernel UDP socket to the app interface's IPv4 address, the kernel resolving it by
+// ARP; meanwhile ping to the same address is answered by the kernel. The dump must equal the
+// client's sums exactly, every datagram must have been redirected, and what the kernel kept
+// (ARP, ICMP) must show as passed.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include <unistd.h>
+
+#include "support/netns.hpp"
+#include "support/process.hpp"
+#include "xdp/steer.hpp"
+
+using namespace linerate;
+using namespace linerate::test;
+
+namespace {
+
+constexpr const char* kAppIp = "10.77.0.1";
+constexpr const char* kPeerIp = "10.77.0.2";
+constexpr unsigned kPort = 9000;
+
+std::string read_file(const std::string& path) {
+    std::ifstream f(path);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+// The id of the XDP program attached to `ifname` in `ns` (0: none).
+uint32_t xdp_prog_id(const NetNs& ns, const std::string& ifname) {
+    ShellResult r = ns.try_run("ip -d link show dev " + ifname);
+    std::smatch m;
+    static const std::regex prog_re("prog/xdp id ([0-9]+)");
+    return std::regex_search(r.out, m, prog_re) ? uint32_t(std::stoul(m[1])) : 0;
+}
+
+}  // namespace
+
+TEST(KvaggAfXdp, AggregatesKernelUdpWhileTheKernelKeepsArpAndPing) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    const std::string steer = xdp::find_bpf_object(xdp::kSteerObjectName);
+    ASSERT_FALSE(steer.empty()) << "build/bpf/steer.bpf.o is missing";
+
+    NetNs app("kvxdp"), peer("kvxdpp");
+    VethPair veth(app, peer, {.queues = 2});
+    app.run(std::string("ip addr add ") + kAppIp + "/24 dev " + veth.app_if);
+    peer.run(std::string("ip addr add ") + kPeerIp + "/24 dev " + veth.peer_if);
+
+    // --af-xdp makes one vdev per queue; with --xdp-steer queue 0's attaches the program and
+    // queue 1's adopts it.
+    const std::string json = scratch("kvagg_af_xdp.json"), dump = scratch("kvagg_af_xdp.csv"),
+                      expect = scratch("kvagg_af_xdp_expect.csv");
+    // Telemetry needs the runtime directory of shared config: a unique --file-prefix.
+    const std::string prefix = "lrkvxdp" + std::to_string(getpid());
+    std::vector<std::string> argv = {binary("apps/kvagg/kvagg"),
+                                     "-l",
+                                     "0",
+                                     "--no-huge",
+                                     "-m",
+                                     "512",
+                                     "--no-pci",
+                                     "--file-prefix=" + prefix,
+                                     "--log-level=lib.eal:warning"};
+    // A fixed run time: start-up, ping, the client and ping again take about 3 s.
+    for (const char* a : {"--", "--stats-period", "0", "--xdp-steer", "app", "--duration", "8"})
+        argv.push_back(a);
+    argv.insert(argv.end(), {"--af-xdp", veth.app_if + ",queues=2"});
+    argv.insert(argv.end(), {"--json", json, "--dump", dump});
+
+    ProcessResult kvagg;
+    std::jthread runner([&] { kvagg = run_process(app.wrap(argv), {.timeout_s = 60}); });
+
+    // Ready when the program on the interface carries kvagg's filter.
+    std::unique_ptr<xdp::SteerProgram> program;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (uint32_t id = xdp_prog_id(app, veth.app_if)) {
+            program = xdp::SteerProgram::from_id(id);
+            if (program && program->filter() == xdp::SteerFilter{xdp::SteerMode::udp_port, kPort})
+                break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_TRUE(program) << "kvagg did not configure the steering program";
+
+    // The kernel answers ARP (no static neighbour) and ping on the app's interface.
+    ShellResult ping = peer.try_run(std::string("ping -c 3 -i 0.2 -W 2 ") + kAppIp);
+    EXPECT_EQ(ping.status, 0) << ping.out;
+    EXPECT_NE(ping.out.find("3 received"), std::string::npos) << ping.out;
+
+    const std::string client = std::string(LINERATE_SOURCE_DIR) + "/tests/kvagg/kv_udp_client.py";
+    ShellResult sent =
+        peer.try_run("python3 " + client + " " + kAppIp + " " + std::to_string(kPort) +
+                     " --datagrams 2000 --streams 8 --resend-every 7 --expect " + expect);
+    ASSERT_EQ(sent.status, 0) << sent.out;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(sent.out, m, std::regex("sent ([0-9]+) resent ([0-9]+)")));
+    const uint64_t datagrams = std::stoull(m[1]), duplicates = std::stoull(m[2]);
+
+    ping = peer.try_run(std::string("ping -c 2 -i 0.2 -W 2 ") + kAppIp);
+    EXPECT_EQ(ping.status, 0) << ping.out;
+
+    // The program's counters as the running app reports them (/linerate/xdp).
+    const auto settle = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    while (program->total().redirected < datagrams + duplicates &&
+           std::chrono::steady_clock::now() < settle)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    nlohmann::json live;
+    if (system("command -v dpdk-telemetry.py >/dev/null 2>&1") == 0) {
+        std::string answer =
+            command_output("echo /linerate/xdp | dpdk-telemetry.py -f " + prefix + " 2>&1");
+        std::istringstream lines(answer);
+        for (std::string line; std::getline(lines, line);)
+            if (line.rfind("{\"/linerate/xdp\"", 0) == 0)
+                live = nlohmann::json::parse(line)["/linerate/xdp"];
+        ASSERT_TRUE(live.is_object()) << answer;
+        EXPECT_EQ(live["redirected"], datagrams + duplicates) << live;
+        EXPECT_GE(live["passed"].get<uint64_t>(), 6u) << live;
+        EXPECT_EQ(live[veth.app_if + "_queues_redirected"].size(), 2u) << live;
+    }
+    runner.join();
+    system(("rm -rf /var/run/dpdk/" + prefix).c_str());
+
+    ASSERT_EQ(kvagg.exit_status, 0) << kvagg.out;
+    EXPECT_EQ(read_file(dump), read_file(expect)) << "kvagg's sums differ from what was sent";
+    nlohmann::json j = read_json(json);
+    EXPECT_EQ(j["rx_packets"], datagrams + duplicates);
+    EXPECT_EQ(j["drops"]["duplicate"], duplicates);
+    EXPECT_EQ(j["dropped"], duplicates) << "ARP/ICMP must not reach kvagg";
+    EXPECT_EQ(j["mempool_in_use_at_exit"], 0);
+    ASSERT_TRUE(j.contains("xdp")) << j.dump(2);
+    const nlohmann::json& x = j["xdp"];
+    EXPECT_EQ(x["redirected"], datagrams + duplicates);
+    EXPECT_EQ(x["unclaimed"], 0);
+    // At least ARP request + 5 echo requests reached the kernel.
+    EXPECT_GE(x["passed"].get<uint64_t>(), 6u);
+    ASSERT_TRUE(x["interfaces"].contains(veth.app_if));
+    const nlohmann::json& queues = x["interfaces"][veth.app_if]["queues"];
+    uint64_t per_queue = 0;
+    for (const auto& q : queues) per_queue += q["redirected"].get<uint64_t>();
+    EXPECT_EQ(per_queue, datagrams + duplicates);
+}
