@@ -106,8 +106,10 @@ Runtime::Runtime(AppInfo info, int argc, char** argv, CLI::App& cli, cli::Common
         if (!options_.xdp_steer.empty()) {
             std::string prog = xdp::find_bpf_object(xdp::kSteerObjectName);
             if (prog.empty())
-                fatal(app, std::string("--xdp-steer: ") + xdp::kSteerObjectName +
-                               " is neither next to the app nor in the build tree");
+                fatal(app,
+                      std::string("--xdp-steer: ") + xdp::kSteerObjectName +
+                          " is neither next to the app nor in the build tree",
+                      options_.json_path);
             for (auto& spec : af_xdp) spec.xdp_prog = prog;
         }
         if (!args.had_separator) {

@@ -183,7 +183,7 @@ TEST_P(L2reflectKernelPort, ReflectsRawSocketFramesExactly) {
 
 INSTANTIATE_TEST_SUITE_P(All, L2reflectKernelPort,
                          ::testing::Values(Kind::af_xdp, Kind::af_packet, Kind::tap),
-                         [](const auto& info) { return kind_name(info.param); });
+                         [](const auto& p) { return kind_name(p.param); });
 
 TEST_P(L2reflectKernelPort, BigFramesWithMtu) {
     if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
