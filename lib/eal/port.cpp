@@ -172,6 +172,16 @@ bool Port::wait_for_link(double timeout_s) const {
     }
 }
 
+std::optional<bool> Port::link_change() {
+    rte_eth_link link{};
+    if (rte_eth_link_get_nowait(id_, &link) != 0) return std::nullopt;
+    const bool up = link.link_status == RTE_ETH_LINK_UP;
+    if (up == link_up_) return std::nullopt;
+    if (link_up_) ++link_downs_;
+    link_up_ = up;
+    return up;
+}
+
 void Port::stop() {
     if (!started_) return;
     rte_eth_dev_stop(id_);

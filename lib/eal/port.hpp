@@ -4,6 +4,7 @@
 #include <rte_ethdev.h>
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -66,6 +67,11 @@ class Port {
     // True when the link came up within the timeout (virtual ports report up at once); gives up
     // at once when a stop is requested.
     bool wait_for_link(double timeout_s) const;
+    // Polls the link (no wait): its state now when it changed since the last call (or since the
+    // port started), else nothing. A peer that vanished (vhost-user, memif) shows here as down.
+    std::optional<bool> link_change();
+    bool link_up() const { return link_up_; }
+    unsigned link_downs() const { return link_downs_; }  // up -> down changes seen
     // Stops the port (net_pcap flushes its output here). Idempotent.
     void stop();
     std::string describe() const;
@@ -83,6 +89,8 @@ class Port {
     unsigned mbufs_beyond_rings_ = 0;
     std::string driver_;
     std::vector<int> af_xdp_sockets_;
+    bool link_up_ = false;
+    unsigned link_downs_ = 0;
 };
 
 // A port list the EAL's ports cannot satisfy (no ports at all, or an id that does not exist):

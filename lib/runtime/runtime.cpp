@@ -231,6 +231,7 @@ void Runtime::setup_ports(const std::vector<uint16_t>& requested) {
         std::fflush(stdout);
         if (!port->wait_for_link(options_.link_wait_s))
             fmt::print(stderr, "{}: warning: port {} link is down\n", info_.name, port->id());
+        port->link_change();  // the state at start: later changes are reported
         fmt::print("{}: {}\n", info_.name, port->describe());
         if (options_.isolate)
             fmt::print("{}: port {} {}\n", info_.name, port->id(),
@@ -310,6 +311,15 @@ void Runtime::leak_for_test() {
     for (long i = std::strtol(n, nullptr, 10); i > 0; --i) rte_pktmbuf_alloc(pool_->get());
 }
 
+void Runtime::report_link_changes() {
+    for (auto& port : ports_)
+        if (std::optional<bool> up = port->link_change()) {
+            fmt::print("{}: port {} ({}): link {}\n", info_.name, port->id(), port->name(),
+                       *up ? "up" : "down");
+            std::fflush(stdout);
+        }
+}
+
 void Runtime::monitor() {
     const double start = now_s();
     double last_print = start;
@@ -317,6 +327,7 @@ void Runtime::monitor() {
     uint64_t last_rx = 0;
     uint64_t last_port_drops = 0;
     double last_progress = start;
+    double last_link_check = start;
     // The exception path's frames wait for this loop: ARP and ping answered within a ms or so.
     const auto period = std::chrono::milliseconds(pcap_mode() || exception_ ? 1 : 10);
     while (!worker::stop_requested()) {
@@ -335,6 +346,10 @@ void Runtime::monitor() {
                            info_.name, t.rx_packets, pcap_frames_);
                 worker::request_stop();
             }
+        }
+        if (!pcap_mode() && now - last_link_check >= 1.0) {
+            report_link_changes();
+            last_link_check = now;
         }
         if (options_.stats_period_s > 0 && now - last_print >= options_.stats_period_s) {
             uint64_t port_drops = stats::total(port_drops_now());
@@ -389,6 +404,10 @@ int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
     if (exception_) exception_->drain();
     tap_port_.reset();
     std::vector<stats::PortDrops> port_drops = port_drops_now();
+    nlohmann::json links = nlohmann::json::object();
+    for (const auto& port : ports_)
+        links[std::to_string(port->id())] = {{"up", port->link_up()},
+                                             {"downs", port->link_downs()}};
     ports_.clear();
     unsigned pmd_held = std::min(pool_->in_use(), held_bound);
     unsigned in_use = pool_->in_use() - pmd_held;
@@ -409,6 +428,7 @@ int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
         nlohmann::json j = stats::final_json(*stats_, elapsed_s_, in_use, pmd_held);
         j["netbuf"] = pool_->describe();
         j["port_drops"] = stats::port_drops_json(port_drops);
+        j["links"] = links;
         if (!steering_->empty()) j["xdp"] = steering_->json();
         for (auto& f : json_hooks_) f(j);
         std::ofstream out(options_.json_path);

@@ -84,6 +84,8 @@ class Runtime {
     void monitor();
     void leak_for_test();
     std::vector<stats::PortDrops> port_drops_now() const;
+    // One line per port whose link went up or down since the last look.
+    void report_link_changes();
     bool pcap_input_drained(uint64_t rx_packets) const;
     void setup_ports(const std::vector<uint16_t>& requested);
     void setup_steering();

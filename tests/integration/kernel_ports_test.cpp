@@ -345,3 +345,46 @@ TEST(Lifecycle, StartUpFailureWritesJsonWithTheError) {
     EXPECT_NE(j["error"].get<std::string>().find("lrnosuchif1"), std::string::npos) << j.dump();
     unlink(json.c_str());
 }
+
+// A vhost-user peer that vanishes: l2reflect on virtio_user, our generator on the vhost-user side
+// sending 50 kpps, killed with SIGKILL. The app is not killed by SIGPIPE (its writes to the dead
+// socket fail), reports the link down, and a SIGINT ends it cleanly with summary and JSON.
+TEST(Lifecycle, VanishedVhostUserPeerIsALinkDownThenACleanExit) {
+    const std::string sock = scratch("vhost.sock"), json = scratch("virtio.json");
+    std::vector<std::string> peer_argv = {binary("bench/gen/gen")};
+    auto peer_eal = no_huge_eal("0");
+    peer_argv.insert(peer_argv.end(), peer_eal.begin(), peer_eal.end());
+    peer_argv.insert(peer_argv.end(), {"--vdev=net_vhost0,iface=" + sock, "--", "--rate-pps",
+                                       "50000", "--duration", "60", "--stats-period", "0"});
+    BackgroundProcess peer(peer_argv);
+    ASSERT_TRUE(peer.wait_for_output("netbuf", 30)) << peer.output();
+    for (int i = 0; i < 200 && access(sock.c_str(), F_OK) != 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+
+    std::vector<std::string> argv = {kApp};
+    auto eal = no_huge_eal("1");
+    argv.insert(argv.end(), eal.begin(), eal.end());
+    argv.insert(argv.end(), {"--vdev=net_virtio_user0,path=" + sock, "--", "--json", json,
+                             "--stats-period", "0.5"});
+    BackgroundProcess app(argv);
+    ASSERT_TRUE(app.wait_for_output("worker 0 ->", 30)) << app.output();
+    ASSERT_TRUE(app.wait_for_output("Mpps", 10)) << app.output() << peer.output();
+    std::this_thread::sleep_for(std::chrono::seconds(1));  // traffic flows (rx_packets > 0 below)
+    peer.signal(SIGKILL);
+    peer.finish(10);
+    ASSERT_TRUE(app.wait_for_output("port 0 (net_virtio_user0): link down", 10)) << app.output();
+    EXPECT_FALSE(app.wait_exit(1.0)) << "the app ended when its peer did\n" << app.output();
+    app.signal(SIGINT);
+    ProcessResult r = app.finish(30);
+    EXPECT_EQ(r.exit_status, 0) << r.out;
+    EXPECT_NE(r.out.find("summary"), std::string::npos) << r.out;
+    auto j = read_json(json);
+    ASSERT_TRUE(j.is_object()) << r.out;
+    EXPECT_GT(j["rx_packets"].get<uint64_t>(), 0u);
+    EXPECT_EQ(j["rx_packets"], j["tx_packets"].get<uint64_t>() + j["dropped"].get<uint64_t>());
+    EXPECT_EQ(j["mempool_in_use_at_exit"], 0) << r.out;
+    EXPECT_EQ(j["links"]["0"]["up"], false) << j.dump();
+    EXPECT_EQ(j["links"]["0"]["downs"], 1) << j.dump();
+    unlink(json.c_str());
+    unlink(sock.c_str());
+}
