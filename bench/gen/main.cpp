@@ -32,7 +32,7 @@ int write_pcap(const GenOptions& g, const cli::CommonOptions& common, const Traf
             classes[frame_class_name(FrameClass(c))] = s.classes[c];
             fmt::print("  {:<14} {}\n", frame_class_name(FrameClass(c)), s.classes[c]);
         }
-    nlohmann::json j = {{"app", "gen"},         {"kind", kind_name(plan.config().kind)},
+    nlohmann::json j = {{"app", "linerate-gen"},         {"kind", kind_name(plan.config().kind)},
                         {"pcap", g.write_pcap}, {"frames", s.frames},
                         {"bytes", s.bytes},     {"expected_back", s.expects_return},
                         {"classes", classes},   {"seed", plan.config().seed}};
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
     CLI::App cli(
         "gen: linerate's traffic generator. Sends udp, nfv-mix, kvagg or clocksync traffic at "
         "full or set rate and measures what comes back, or writes the same frames to a pcap",
-        "gen");
+        "linerate-gen");
     cli::CommonOptions common;
     cli::add_common_options(cli, common);
     GenOptions g;
@@ -70,25 +70,25 @@ int main(int argc, char** argv) {
     try {
         finish_gen_options(cli, g);
     } catch (const std::invalid_argument& e) {
-        cli::usage_error("gen", e.what());
+        cli::usage_error("linerate-gen", e.what());
     }
     if (!common.pcap.empty())
-        cli::usage_error("gen", "gen has no --pcap test mode; use --write-pcap FILE --count N");
+        cli::usage_error("linerate-gen", "linerate-gen has no --pcap test mode; use --write-pcap FILE --count N");
     std::unique_ptr<TrafficPlan> plan;
     try {
         plan = std::make_unique<TrafficPlan>(g.traffic);
     } catch (const std::invalid_argument& e) {
-        cli::usage_error("gen", e.what());
+        cli::usage_error("linerate-gen", e.what());
     }
     if (!g.write_pcap.empty()) return write_pcap(g, common, *plan);
 
-    AppInfo info{"gen", "traffic generator", kGenDrops, kGenCounters};
+    AppInfo info{"linerate-gen", "traffic generator", kGenDrops, kGenCounters};
     Runtime runtime(info, argc, argv, cli, common);
     std::unique_ptr<Sender> sender;
     try {
         sender = std::make_unique<Sender>(runtime, g, *plan);
     } catch (const std::invalid_argument& e) {
-        cli::usage_error("gen", e.what());
+        cli::usage_error("linerate-gen", e.what());
     }
     return sender->run();
 }

@@ -132,7 +132,7 @@ def region_table(res):
 
 def make_trace(tmp, frames, tuples, keys):
     pcap = os.path.join(tmp, "kvagg_trace.pcap")
-    cmd = [os.path.join(BUILD, "bench", "gen", "gen"), "--kind", "kvagg", "--write-pcap", pcap,
+    cmd = [os.path.join(BUILD, "bench", "gen", "linerate-gen"), "--kind", "kvagg", "--write-pcap", pcap,
            "--count", str(frames), "--tuples", str(tuples), "--keys", str(keys),
            "--streams", "16"]
     run(cmd)

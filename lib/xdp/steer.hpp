@@ -13,8 +13,9 @@ namespace linerate::xdp {
 
 inline constexpr const char* kSteerObjectName = "steer.bpf.o";
 
-// The path of a BPF object built from bpf/ (e.g. "steer.bpf.o"): next to the executable
-// (installed), else in the build tree; "" when neither has it.
+// The path of a BPF object built from bpf/ (e.g. "steer.bpf.o"): next to the executable, in
+// the install layout relative to it (bin/../lib/.../linerate/bpf), else in the build tree; ""
+// when none has it.
 std::string find_bpf_object(const std::string& name);
 
 // Values of bpf/steer_abi.h's enum steer_mode.

@@ -21,7 +21,7 @@ using pcapio::Frame;
 
 namespace {
 
-const std::string kGen = binary("bench/gen/gen");
+const std::string kGen = binary("bench/gen/linerate-gen");
 
 bool have_tshark() {
     return std::system("command -v tshark >/dev/null 2>&1") == 0;
@@ -281,7 +281,7 @@ TEST(GenSend, CountOnNetNullWithOneLcore) {
     SendRun r = send_null("0", {"--count", "100000"});
     ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
     const auto& j = r.json;
-    EXPECT_EQ(j["app"], "gen");
+    EXPECT_EQ(j["app"], "linerate-gen");
     EXPECT_EQ(j["kind"], "udp");
     EXPECT_EQ(j["tx_packets"], 100000);
     EXPECT_EQ(j["tx_bytes"], 100000 * 60);

@@ -351,7 +351,7 @@ TEST(Lifecycle, StartUpFailureWritesJsonWithTheError) {
 // socket fail), reports the link down, and a SIGINT ends it cleanly with summary and JSON.
 TEST(Lifecycle, VanishedVhostUserPeerIsALinkDownThenACleanExit) {
     const std::string sock = scratch("vhost.sock"), json = scratch("virtio.json");
-    std::vector<std::string> peer_argv = {binary("bench/gen/gen")};
+    std::vector<std::string> peer_argv = {binary("bench/gen/linerate-gen")};
     auto peer_eal = no_huge_eal("0");
     peer_argv.insert(peer_argv.end(), peer_eal.begin(), peer_eal.end());
     peer_argv.insert(peer_argv.end(), {"--vdev=net_vhost0,iface=" + sock, "--", "--rate-pps",

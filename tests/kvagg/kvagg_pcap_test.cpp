@@ -20,7 +20,7 @@ using namespace linerate::kvagg::test;
 namespace {
 
 const std::string kApp = binary("apps/kvagg/kvagg");
-const std::string kGen = binary("bench/gen/gen");
+const std::string kGen = binary("bench/gen/linerate-gen");
 
 using Dump = std::map<uint64_t, uint64_t>;
 
