@@ -25,57 +25,12 @@ constexpr const char* kClientOnly[] = {
 };
 constexpr const char* kMasterOnly[] = {"--timestamps", "--sw-clock"};
 
-int hex_digit(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 // ms/us as given on the command line to whole ns; 0 when it rounds away.
 uint64_t to_ns(double value, double ns_per_unit) {
     return uint64_t(std::llround(value * ns_per_unit));
 }
 
 }  // namespace
-
-std::optional<pkt::MacAddr> parse_mac(const std::string& text) {
-    // Strictly xx:xx:xx:xx:xx:xx (sscanf would take signs, spaces and single digits).
-    if (text.size() != 17) return std::nullopt;
-    pkt::MacAddr mac{};
-    for (size_t i = 0; i < 6; ++i) {
-        if (i > 0 && text[3 * i - 1] != ':') return std::nullopt;
-        int hi = hex_digit(text[3 * i]), lo = hex_digit(text[3 * i + 1]);
-        if (hi < 0 || lo < 0) return std::nullopt;
-        mac[i] = uint8_t(hi << 4 | lo);
-    }
-    return mac;
-}
-
-std::string format_mac(const pkt::MacAddr& m) {
-    return fmt::format("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m[0], m[1], m[2], m[3], m[4],
-                       m[5]);
-}
-
-std::optional<uint32_t> parse_ipv4(const std::string& text) {
-    // Strictly four decimal parts of 1 to 3 digits, each <= 255.
-    uint32_t addr = 0;
-    size_t pos = 0;
-    for (int part = 0; part < 4; ++part) {
-        if (part > 0 && (pos >= text.size() || text[pos++] != '.')) return std::nullopt;
-        unsigned v = 0, digits = 0;
-        for (; pos < text.size() && text[pos] >= '0' && text[pos] <= '9'; ++pos, ++digits)
-            v = v * 10 + unsigned(text[pos] - '0');
-        if (digits == 0 || digits > 3 || v > 255) return std::nullopt;
-        addr = addr << 8 | v;
-    }
-    if (pos != text.size()) return std::nullopt;
-    return addr;
-}
-
-std::string format_ipv4(uint32_t a) {
-    return fmt::format("{}.{}.{}.{}", a >> 24, a >> 16 & 0xFF, a >> 8 & 0xFF, a & 0xFF);
-}
 
 void add_options(CLI::App& app, Options& o) {
     app.add_option_function<std::string>(

@@ -10,6 +10,7 @@
 
 #include "clocksync/client_session.hpp"
 #include "linerate/truetime.h"
+#include "pkt/address.hpp"
 #include "pkt/build.hpp"
 
 namespace linerate::clocksync {
@@ -66,9 +67,10 @@ ClientConfig make_client_config(const Options& options, uint64_t epoch_ns);
 // The effective configuration, for the JSON's "clocksync" object.
 nlohmann::json config_json(const Options& options);
 
-std::optional<pkt::MacAddr> parse_mac(const std::string& text);
-std::string format_mac(const pkt::MacAddr& mac);
-std::optional<uint32_t> parse_ipv4(const std::string& text);
-std::string format_ipv4(uint32_t addr);
+// The address parsers and formatters are lib/pkt's.
+using pkt::format_ipv4;
+using pkt::format_mac;
+using pkt::parse_ipv4;
+using pkt::parse_mac;
 
 }  // namespace linerate::clocksync

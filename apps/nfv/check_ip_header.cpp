@@ -1,11 +1,12 @@
 #include "check_ip_header.hpp"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <stdexcept>
 #include <string>
+
+#include "pkt/address.hpp"
 
 namespace linerate::nfv {
 namespace {
@@ -34,6 +35,11 @@ std::vector<std::string_view> split_list(std::string_view text, const char* what
     }
 }
 
+uint32_t ipv4_or_throw(std::string_view text) {
+    if (std::optional<uint32_t> a = pkt::parse_ipv4(text)) return *a;
+    throw std::invalid_argument("bad IPv4 address '" + std::string(text) + "'");
+}
+
 void sort_unique(std::vector<uint32_t>& v) {
     std::sort(v.begin(), v.end());
     v.erase(std::unique(v.begin(), v.end()), v.end());
@@ -41,18 +47,9 @@ void sort_unique(std::vector<uint32_t>& v) {
 
 }  // namespace
 
-uint32_t parse_ipv4(std::string_view text) {
-    // inet_pton takes exactly four decimal parts (no shorthand, no octal), unlike inet_aton.
-    const std::string s(text);
-    in_addr a{};
-    if (inet_pton(AF_INET, s.c_str(), &a) != 1)
-        throw std::invalid_argument("bad IPv4 address '" + s + "'");
-    return ntohl(a.s_addr);
-}
-
 std::vector<uint32_t> parse_ipv4_list(std::string_view text) {
     std::vector<uint32_t> out;
-    for (std::string_view entry : split_list(text, "address")) out.push_back(parse_ipv4(entry));
+    for (std::string_view entry : split_list(text, "address")) out.push_back(ipv4_or_throw(entry));
     return out;
 }
 
@@ -60,7 +57,7 @@ Interfaces parse_interfaces(std::string_view text) {
     Interfaces out;
     for (std::string_view entry : split_list(text, "interface")) {
         const size_t slash = entry.find('/');
-        const uint32_t addr = parse_ipv4(entry.substr(0, slash));
+        const uint32_t addr = ipv4_or_throw(entry.substr(0, slash));
         unsigned prefix = 32;  // a bare address is a /32 (Click's IPPrefixArg(true))
         if (slash != std::string_view::npos) {
             const std::string_view len = entry.substr(slash + 1);

@@ -57,9 +57,8 @@ struct Interfaces {
     std::vector<uint32_t> good_dst;
 };
 
-// Option value parsers; they throw std::invalid_argument naming the bad token.
-// "a.b.c.d" (host order result).
-uint32_t parse_ipv4(std::string_view text);
+// Option value parsers; they throw std::invalid_argument naming the bad token (addresses are
+// lib/pkt's parse_ipv4: "a.b.c.d", host order).
 // "a.b.c.d,e.f.g.h" (spaces around entries allowed); "" is the empty list.
 std::vector<uint32_t> parse_ipv4_list(std::string_view text);
 // "a.b.c.d/len,..." with len 0..32; a bare address means /32, as in Click.

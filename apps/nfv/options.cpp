@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include "pkt/address.hpp"
+
 #include <stdexcept>
 
 namespace linerate::nfv {
@@ -22,16 +24,11 @@ CLI::Validator parses_as(const char* what, Parse parse) {
 
 nlohmann::json address_list(const std::vector<uint32_t>& addrs) {
     nlohmann::json j = nlohmann::json::array();
-    for (uint32_t a : addrs) j.push_back(format_ipv4(a));
+    for (uint32_t a : addrs) j.push_back(pkt::format_ipv4(a));
     return j;
 }
 
 }  // namespace
-
-std::string format_ipv4(uint32_t a) {
-    return std::to_string(a >> 24) + "." + std::to_string(a >> 16 & 0xFF) + "." +
-           std::to_string(a >> 8 & 0xFF) + "." + std::to_string(a & 0xFF);
-}
 
 void add_options(CLI::App& app, Options& o) {
     app.add_flag("--no-checksum", o.no_checksum,

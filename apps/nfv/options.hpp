@@ -38,6 +38,4 @@ Config make_config(const Options& options);
 // The effective configuration: for the JSON's "nfv" object and /linerate/nfv/config.
 nlohmann::json config_json(const Options& options, const CheckIpHeader& check);
 
-std::string format_ipv4(uint32_t addr);
-
 }  // namespace linerate::nfv

@@ -1,32 +1,22 @@
 #include "options.hpp"
 
-#include <arpa/inet.h>
-
-#include <cstdio>
+#include <optional>
 #include <stdexcept>
 
 #include "cli/command_line.hpp"
+#include "pkt/address.hpp"
 #include "pkt/headers.hpp"
 
 namespace linerate::gen {
 
 pkt::MacAddr parse_mac(const std::string& text) {
-    pkt::MacAddr mac{};
-    unsigned b[6];
-    char tail;
-    if (std::sscanf(text.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4],
-                    &b[5], &tail) != 6 ||
-        text.size() != 17)
-        throw std::invalid_argument("bad MAC address '" + text + "' (want xx:xx:xx:xx:xx:xx)");
-    for (int i = 0; i < 6; ++i) mac[i] = uint8_t(b[i]);
-    return mac;
+    if (std::optional<pkt::MacAddr> mac = pkt::parse_mac(text)) return *mac;
+    throw std::invalid_argument("bad MAC address '" + text + "' (want xx:xx:xx:xx:xx:xx)");
 }
 
 uint32_t parse_ip(const std::string& text) {
-    in_addr a{};
-    if (inet_pton(AF_INET, text.c_str(), &a) != 1)
-        throw std::invalid_argument("bad IPv4 address '" + text + "'");
-    return ntohl(a.s_addr);
+    if (std::optional<uint32_t> ip = pkt::parse_ipv4(text)) return *ip;
+    throw std::invalid_argument("bad IPv4 address '" + text + "'");
 }
 
 void add_gen_options(CLI::App& app, GenOptions& o) {

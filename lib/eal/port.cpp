@@ -1,6 +1,7 @@
 #include "eal/port.hpp"
 
 #include "eal/af_xdp.hpp"
+#include "pkt/address.hpp"
 
 #include <fmt/core.h>
 #include <rte_cycles.h>
@@ -189,15 +190,15 @@ void Port::stop() {
 }
 
 std::string Port::describe() const {
-    rte_ether_addr mac{};
-    rte_eth_macaddr_get(id_, &mac);
+    rte_ether_addr ether{};
+    rte_eth_macaddr_get(id_, &ether);
+    pkt::MacAddr mac;
+    std::copy(std::begin(ether.addr_bytes), std::end(ether.addr_bytes), mac.begin());
     rte_eth_link link{};
     rte_eth_link_get_nowait(id_, &link);
     return fmt::format(
-        "port {} ({}): {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}, socket {}, {} queue(s), "
-        "{}/{} rx/tx desc, MTU {}{}{}{}, link {} {} Mb/s",
-        id_, name(), mac.addr_bytes[0], mac.addr_bytes[1], mac.addr_bytes[2], mac.addr_bytes[3],
-        mac.addr_bytes[4], mac.addr_bytes[5], socket(), config_.queues, config_.rx_desc,
+        "port {} ({}): {}, socket {}, {} queue(s), {}/{} rx/tx desc, MTU {}{}{}{}, link {} {} Mb/s",
+        id_, name(), pkt::format_mac(mac), socket(), config_.queues, config_.rx_desc,
         config_.tx_desc, mtu(), scatter_ ? ", RX scatter" : "", rss_ ? ", RSS" : "",
         fast_free_ ? ", mbuf fast free" : "", link.link_status ? "up" : "down", link.link_speed);
 }

@@ -5,6 +5,7 @@
 
 #include "first_bad_log.hpp"
 #include "options.hpp"
+#include "pkt/address.hpp"
 
 using namespace linerate;
 using namespace linerate::nfv;
@@ -22,7 +23,7 @@ Options parse(std::vector<std::string> args) {
 
 std::vector<std::string> addresses(const std::vector<uint32_t>& v) {
     std::vector<std::string> s;
-    for (uint32_t a : v) s.push_back(format_ipv4(a));
+    for (uint32_t a : v) s.push_back(pkt::format_ipv4(a));
     return s;
 }
 

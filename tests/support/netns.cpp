@@ -23,6 +23,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "pkt/address.hpp"
+
 namespace linerate::test {
 
 namespace {
@@ -198,13 +200,11 @@ std::vector<uint8_t> VethPair::peer_mac_bytes() const {
 }
 
 std::vector<uint8_t> parse_mac(const std::string& text) {
-    std::vector<uint8_t> mac(6);
-    unsigned b[6];
-    if (std::sscanf(text.c_str(), "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) !=
-        6)
-        throw std::runtime_error("not a MAC address: " + text);
-    for (int i = 0; i < 6; ++i) mac[i] = uint8_t(b[i]);
-    return mac;
+    const size_t end = text.find_last_not_of(" \n");  // as read from /sys/class/net/IF/address
+    std::optional<pkt::MacAddr> mac =
+        pkt::parse_mac(std::string_view(text).substr(0, end == std::string::npos ? 0 : end + 1));
+    if (!mac) throw std::runtime_error("not a MAC address: " + text);
+    return {mac->begin(), mac->end()};
 }
 
 RawSocket::RawSocket(const NetNs& ns, const std::string& ifname) {

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "pkt/address.hpp"
 #include "pkt/build.hpp"
 #include "pkt/checksum.hpp"
 #include "pkt/headers.hpp"
@@ -73,4 +74,28 @@ TEST(Headers, ParseL2Truncated) {
     store_be16(f + 12, kEtherTypeVlan);
     EXPECT_FALSE(parse_l2(f, 16).complete);  // tag cut short before its inner ethertype
     EXPECT_TRUE(parse_l2(f, 14 + 4).complete);
+}
+
+// The one parser and formatter of each address kind (lib/pkt/address.hpp).
+TEST(Address, Ipv4IsStrictAndRoundTrips) {
+    EXPECT_EQ(linerate::pkt::parse_ipv4("192.168.0.1"), 0xC0A80001u);
+    EXPECT_EQ(linerate::pkt::parse_ipv4("0.0.0.0"), 0u);
+    EXPECT_EQ(linerate::pkt::parse_ipv4("255.255.255.255"), 0xFFFFFFFFu);
+    for (const char* bad : {"", "1.2.3", "1.2.3.4.", "1.2.3.256", "1..2.3", "1.2.3.4x",
+                            "0001.2.3.4", "-1.2.3.4", " 1.2.3.4", "1.2.3.4/24", "0x1.2.3.4"})
+        EXPECT_FALSE(linerate::pkt::parse_ipv4(bad)) << bad;
+    for (uint32_t a : {0u, 1u, 0x0A000001u, 0xC0A80001u, 0xFFFFFFFFu})
+        EXPECT_EQ(linerate::pkt::parse_ipv4(linerate::pkt::format_ipv4(a)), a);
+    EXPECT_EQ(linerate::pkt::format_ipv4(0x0A0000FFu), "10.0.0.255");
+}
+
+TEST(Address, MacIsStrictAndRoundTrips) {
+    auto mac = linerate::pkt::parse_mac("02:aB:cd:00:10:ff");
+    ASSERT_TRUE(mac);
+    EXPECT_EQ(*mac, (linerate::pkt::MacAddr{0x02, 0xAB, 0xCD, 0x00, 0x10, 0xFF}));
+    EXPECT_EQ(linerate::pkt::format_mac(*mac), "02:ab:cd:00:10:ff");
+    for (const char* bad :
+         {"", "ff:ff:ff:ff:ff", "ff-ff-ff-ff-ff-ff", " f:ff:ff:ff:ff:ff", "+f:ff:ff:ff:ff:ff",
+          "ff:ff:ff:ff:ff:ff:", "gg:ff:ff:ff:ff:ff", "f:ff:ff:ff:ff:fff"})
+        EXPECT_FALSE(linerate::pkt::parse_mac(bad)) << bad;
 }
