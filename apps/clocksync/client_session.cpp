@@ -34,6 +34,7 @@ std::optional<ProbeToSend> ClientSession::next_probe(uint64_t now) {
     if (!round_open_) {
         if (started_ && diff_ns(now, next_round_at_) < 0) return std::nullopt;
         // Rounds keep a fixed cadence; one that starts a whole period late restarts it.
+        if (!started_) started_at_ = now;
         next_round_at_ = started_ ? next_round_at_ + cfg_.sync_period_ns : now;
         if (diff_ns(now, next_round_at_) >= 0) next_round_at_ = now + cfg_.sync_period_ns;
         started_ = true;
@@ -107,6 +108,10 @@ void ClientSession::complete_round(uint64_t at) {
     if (!est_.has_candidate()) return;    // nothing usable: the old sync stays, ε keeps growing
     if (est_.state().synced) sample(at);  // the old sync's worst point, just before the new one
     est_.end_round();
+    if (est_.syncs() == 1 && first_sync_after_ns_ == 0) {
+        first_sync_after_ns_ = uint64_t(diff_ns(at, started_at_));
+        first_sync_epsilon_ns_ = est_.state().eps0_ns;
+    }
     if (!sampling_) {
         sampling_ = true;
         next_sample_at_ = at + cfg_.sample_period_ns;
@@ -147,6 +152,8 @@ ClientSummary ClientSession::summary() const {
     r.responses = responses_;
     r.samples = eps_hist_.count();
     r.samples_skipped = samples_skipped_;
+    r.first_sync_after_ns = first_sync_after_ns_;
+    r.first_sync_epsilon_ns = first_sync_epsilon_ns_;
     r.violations = violations_;
     r.max_abs_error_ns = max_abs_error_ns_;
     r.epsilon_ns = {eps_hist_.mean(), eps_hist_.percentile(0.5), eps_hist_.percentile(0.99),

@@ -61,6 +61,10 @@ struct ClientSummary {
     uint64_t responses = 0;  // accepted
     uint64_t samples = 0;    // ε samples (grid + pre-sync)
     uint64_t samples_skipped = 0;
+    // The unsynchronized start, apart from the ε statistics (which begin at the first sync):
+    // time from the first probe to the first sync, and ε right then. 0 while never synced.
+    uint64_t first_sync_after_ns = 0;
+    uint64_t first_sync_epsilon_ns = 0;
     uint64_t violations = 0;
     int64_t max_abs_error_ns = 0;  // verification mode: max |true offset − θ| at samples
     EpsilonSummary epsilon_ns;
@@ -117,6 +121,8 @@ class ClientSession {
     ClockEstimator est_;
 
     bool started_ = false;
+    uint64_t started_at_ = 0;  // the first probe
+    uint64_t first_sync_after_ns_ = 0, first_sync_epsilon_ns_ = 0;
     uint64_t next_round_at_ = 0;
     bool round_open_ = false;
     uint64_t round_first_seq_ = 0;

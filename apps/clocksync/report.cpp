@@ -20,6 +20,11 @@ void add_client_json(nlohmann::json& j, const ClientReport& r) {
     j["responses"] = s.responses;
     j["epsilon_samples"] = s.samples;
     j["epsilon_samples_skipped"] = s.samples_skipped;
+    if (s.syncs)
+        j["first_sync"] = {{"after_ns", s.first_sync_after_ns},
+                           {"epsilon_ns", s.first_sync_epsilon_ns}};
+    else
+        j["first_sync"] = nullptr;
     j["synced"] = r.last.synced;
     j["theta_ns"] = r.last.theta_ns;
     j["delta_ns"] = r.last.delta_ns;
@@ -36,9 +41,15 @@ std::string client_summary_text(const ClientReport& r) {
         "clocksync client: {} syncs in {} rounds, {} probes, {} responses, {} timeouts, master {}",
         s.syncs, s.rounds, s.probes_sent, s.responses, s.drops[CsDrop::timeout],
         r.master_mac ? format_mac(*r.master_mac) : "not learned");
-    out += fmt::format("\n  epsilon ns ({} samples): mean {:.1f} p50 {} p99 {} p99.9 {} max {}",
-                       s.samples, s.epsilon_ns.mean, s.epsilon_ns.p50, s.epsilon_ns.p99,
-                       s.epsilon_ns.p999, s.epsilon_ns.max);
+    if (s.syncs)
+        out +=
+            fmt::format("\n  start: first sync {:.3f} ms after the first probe, epsilon then {} ns",
+                        double(s.first_sync_after_ns) / 1e6, s.first_sync_epsilon_ns);
+    out += fmt::format(
+        "\n  epsilon ns from the first sync on ({} samples): mean {:.1f} p50 {} p99 {} "
+        "p99.9 {} max {}",
+        s.samples, s.epsilon_ns.mean, s.epsilon_ns.p50, s.epsilon_ns.p99, s.epsilon_ns.p999,
+        s.epsilon_ns.max);
     out +=
         fmt::format("\n  rtt ns: min {} p50 {} p99 {}", s.rtt_ns.min, s.rtt_ns.p50, s.rtt_ns.p99);
     if (r.last.synced)

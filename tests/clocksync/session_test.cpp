@@ -297,6 +297,9 @@ TEST(CsSession, EpsilonSampledOnGridAndBeforeSync) {
     EXPECT_NEAR(sum.epsilon_ns.max, 1003 + 1000 + 1, 2);
     EXPECT_NEAR(sum.epsilon_ns.mean, 1003 + 505 + 5, 15);  // grid at 1..100 ms after t4
     EXPECT_EQ(sum.max_abs_error_ns, 0);
+    // The start, apart: the first round's answer came 2 µs after its probe, with ε ~1003 ns.
+    EXPECT_EQ(sum.first_sync_after_ns, 2000u);
+    EXPECT_NEAR(double(sum.first_sync_epsilon_ns), 1003, 2);
 }
 
 TEST(CsSession, Offset5msDrift8ppmNoViolations) {
