@@ -9,7 +9,7 @@
 --    like the reflector scripts. E.g. with kvagg started with --file-prefix kv on host "dut":
 --      ssh root@dut 'echo /linerate/stats | dpdk-telemetry.py -f kv'
 --  * DUT_STATS nil: a fixed-rate sweep (FIXED_RATES, percent of line rate), each step TRIAL_MS
---    long with a 2 s pause between steps. The CSV (linerate-kvagg.csv) has what Pktgen sent per
+--    long with 4.1 s of silence between steps (2 s settle, 2 s gap, 0.1 s after clearing). The CSV (linerate-kvagg.csv) has what Pktgen sent per
 --    step; kvagg's stats line (--stats-period 1) shows what it received each second (rx Mpps),
 --    and its final JSON rx_packets against the CSV's sum of "sent" gives the overall loss.
 -- Run kvagg with --dup-window 0: a replay repeats the pcap's sequence numbers, which kvagg

@@ -51,7 +51,8 @@ local function advance(ms)
     sim.tx, sim.txb = sim.tx + n, sim.txb + n * frame_len()
     sim.dut_rx = sim.dut_rx + ok
     if not sim.sink then
-        local back = math.floor(ok * sim.share)
+        -- The pcap's share comes back; Pktgen's own single packet (no pcap on) comes back whole.
+        local back = math.floor(ok * (sim.pcap_on and sim.share or 1))
         sim.rx, sim.rxb = sim.rx + back, sim.rxb + back * frame_len()
     end
     sim.last_pps = pps
@@ -142,6 +143,7 @@ local function results_of(script, opts, patch)
     if patch then src = patch(src) end
     local chunk = assert(load(src, "@" .. here .. script))
     local ok, err = pcall(chunk)
+    LAST_ERROR = not ok and tostring(err) or nil
     if not ok then print("error in " .. script .. ": " .. tostring(err)) end
     return ok
 end
@@ -183,6 +185,21 @@ end
 -- nfv with the wrong share: every trial must fail (a sanity check of the loss arithmetic).
 check(results_of("nfv.lua", { capacity = 8e6, share = 0.80, pcap_loaded = true }, capture), "nfv.lua runs (share 0.80)")
 check(LAST and LAST[1].best == nil, "nfv: 10 % fewer frames back than the share says -> no passing rate")
+
+-- nfv with the pcap forgotten (no -s 0:FILE): Pktgen sends its own valid frames, all come back,
+-- more than the share: the sweep must stop with an error naming the pcap, not report a pass.
+local missing_ok = results_of("nfv.lua", { capacity = 8e6, share = 0.891, pcap_loaded = false }, capture)
+check(not missing_ok and LAST_ERROR and LAST_ERROR:find("Was the pcap loaded", 1, true),
+      "nfv.lua without a loaded pcap: stops, says the pcap is missing")
+-- More back than expected at all (negative loss) is invalid, never a pass.
+do
+    sim = new_sim({ capacity = 8e6, share = 1.0, pcap_loaded = true })
+    pktgen.pcap("0", "on")
+    local ok, err = pcall(sweep.search, setmetatable({ app = "nfv", tx_port = 0, rx_port = 0,
+        pcap = true, return_share = 0.891, trial_ms = 1000, confirm_ms = 0 },
+        { __index = sweep.defaults }), nil, "pcap")
+    check(not ok and tostring(err):find("came back", 1, true), "negative loss stops the search")
+end
 
 -- clocksync master, 84-byte frames, capacity 3 Mpps.
 check(results_of("clocksync.lua", { capacity = 3e6, pcap_loaded = true, pcap_frame = 84 }, capture), "clocksync.lua runs")

@@ -110,7 +110,12 @@ function M.trial(cfg, rate, ms)
     else
         res.loss = 1                    -- nothing went out
     end
-    res.pass = res.loss ~= nil and res.sent > 0 and res.loss < cfg.loss_limit
+    -- More back than expected is a failed measurement, not a pass (negative loss): frames that
+    -- are not the replay's came back. Most often the pcap was never loaded (-s P:FILE missing:
+    -- Pktgen's Lua API cannot tell), so Pktgen sent its own single packet, which the DUT sends
+    -- back whole; or the counter read is not this port's.
+    res.invalid = res.loss ~= nil and res.loss < -cfg.loss_limit
+    res.pass = res.loss ~= nil and res.sent > 0 and res.loss < cfg.loss_limit and not res.invalid
     res.tx_mpps = res.sent / secs / 1e6
     res.rx_mpps = res.back / secs / 1e6
     res.tx_gbps = (res.obytes + 24 * res.sent) * 8 / secs / 1e9
@@ -132,7 +137,8 @@ end
 local function fmt_opt(v, f) if v == nil then return "" end return string.format(f, v) end
 
 local function log_trial(cfg, f, size, kind, res)
-    local verdict = res.loss == nil and "n/a" or (res.pass and "pass" or "fail")
+    local verdict = res.loss == nil and "n/a"
+        or (res.invalid and "invalid" or (res.pass and "pass" or "fail"))
     local loss = res.loss and string.format("%.6f", res.loss * 100) or ""
     local line = string.format("%s,%s,%s,%.3f,%d,%d,%.0f,%s,%s,%.4f,%.4f,%.4f,%s,%s,%s,%s,%d,%d,%d",
         cfg.app, size, kind, res.rate, res.sent, res.back, res.expected, loss,
@@ -161,6 +167,12 @@ function M.search(cfg, f, size)
     for n = 1, cfg.max_trials do
         local res = M.trial(cfg, rate, cfg.trial_ms)
         log_trial(cfg, f, size, "trial", res)
+        if res.invalid then
+            error(string.format("linerate %s: %d frames came back, %.0f expected (loss %.2f%%): "
+                .. "the measurement is wrong, not the DUT.%s", cfg.app, res.back, res.expected,
+                res.loss * 100, cfg.pcap and string.format(" Was the pcap loaded (pktgen ... -- "
+                .. "-s %d:FILE.pcap)?", cfg.tx_port) or " Is the return share right?"), 0)
+        end
         if res.pass then lo, best = rate, res else hi = rate end
         if hi - lo <= cfg.precision then break end
         rate = (lo + hi) / 2
