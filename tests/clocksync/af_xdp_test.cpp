@@ -57,8 +57,6 @@ TEST(ClocksyncAfXdp, MasterAndClientAcrossAVethPairHaveNoViolations) {
     std::error_code ec;
     for (const std::string& prefix : {master_prefix, client_prefix})
         std::filesystem::remove_all("/var/run/dpdk/" + prefix, ec);
-    unlink(master_json.c_str());
-    unlink(client_json.c_str());
 
     ASSERT_EQ(c.exit_status, 0) << c.out;
     ASSERT_EQ(m.exit_status, 0) << m.out;

@@ -125,9 +125,6 @@ TEST(ClocksyncMasterPcap, AnswersEveryRequestWithFieldsEchoedAndGarbageCounted) 
     const uint64_t after = raw_ns();
     std::vector<Frame> out = pcapio::read_frames(out_path);
     nlohmann::json j = read_json(json_path);
-    unlink(in_path.c_str());
-    unlink(out_path.c_str());
-    unlink(json_path.c_str());
 
     ASSERT_EQ(r.exit_status, 0) << r.out;
     EXPECT_NE(r.out.find("timestamps sw: clock_gettime(CLOCK_MONOTONIC_RAW)"), std::string::npos)

@@ -58,20 +58,14 @@ void print_figures(const char* what, const nlohmann::json& j) {
 
 // Reads /linerate/clocksync from a running client until it reports a sync or time runs out.
 nlohmann::json query_client(const std::string& prefix, double until_s) {
-    if (system("command -v dpdk-telemetry.py >/dev/null 2>&1") != 0) return nullptr;
+    if (!telemetry_client_installed()) return nullptr;
     const auto start = std::chrono::steady_clock::now();
     auto elapsed = [&] {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
     while (elapsed() < until_s) {
-        std::string out = command_output("printf '/linerate/clocksync\\n' | dpdk-telemetry.py -f " +
-                                         prefix + " 2>/dev/null");
-        auto at = out.find("{\"/linerate/clocksync\"");
-        if (at != std::string::npos) {
-            auto j = nlohmann::json::parse(out.substr(at, out.find('\n', at) - at), nullptr, false);
-            const auto& v = j["/linerate/clocksync"];
-            if (v.is_object() && v.value("syncs", 0) > 0) return v;
-        }
+        const nlohmann::json v = telemetry_query(prefix, {"/linerate/clocksync"})[0];
+        if (v.is_object() && v.value("syncs", 0) > 0) return v;
         std::this_thread::sleep_for(std::chrono::milliseconds(300));
     }
     return nullptr;
@@ -135,8 +129,6 @@ PairResult run_pair(const std::vector<std::string>& client_args, double client_s
     for (const std::string& prefix : {master_prefix, client_prefix})
         std::filesystem::remove_all("/var/run/dpdk/" + prefix, ec);
     std::filesystem::remove(sock, ec);
-    unlink(master_json.c_str());
-    unlink(client_json.c_str());
     return r;
 }
 

@@ -73,7 +73,6 @@ WrittenPcap write_pcap(std::vector<std::string> args, uint64_t count) {
     r.proc = run_process(argv, {.timeout_s = 60});
     r.frames = pcapio::read_frames(r.pcap);
     r.json = read_json(json);
-    unlink(json.c_str());
     return r;
 }
 
@@ -106,14 +105,12 @@ TEST_P(GenPcapValid, WrittenAndNothingMalformedForTshark) {
     ASSERT_EQ(r.frames.size(), 500u);
     EXPECT_EQ(r.json["frames"], 500);
     if (!have_tshark()) {
-        unlink(r.pcap.c_str());
         GTEST_SKIP() << "tshark not installed";
     }
     uint64_t seen = 0;
     auto flagged = tshark_flagged(r.pcap, &seen);
     EXPECT_EQ(seen, 500u);
     for (const auto& [frame, msg] : flagged) ADD_FAILURE() << "frame " << frame << ": " << msg;
-    unlink(r.pcap.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -170,7 +167,6 @@ TEST(GenPcap, NfvMixFlagsOnlyTheIntendedBadFramesAndTheModelMatches) {
                 << "frame " << i + 1 << " " << gen::frame_class_name(k);
         }
     }
-    unlink(r.pcap.c_str());
 }
 
 TEST(GenPcap, KvaggExpectFileAndModelMatch) {
@@ -201,8 +197,6 @@ TEST(GenPcap, KvaggExpectFileAndModelMatch) {
     EXPECT_EQ(r.json["expect"]["keys"], lines);
     EXPECT_EQ(r.json["expect"]["sum"], sum);
     EXPECT_GT(lines, 400u);
-    unlink(csv.c_str());
-    unlink(r.pcap.c_str());
 }
 
 TEST(GenPcap, NfvDropsExactlyTheBadClassesAndReflectsTheRestStamped) {
@@ -228,7 +222,6 @@ TEST(GenPcap, NfvDropsExactlyTheBadClassesAndReflectsTheRestStamped) {
     gen::ReturnTracker tracker(c, {});
     for (const Frame& f : back)
         EXPECT_EQ(tracker.on_frame(f.data(), f.size(), 0), gen::Return::in_order);
-    for (const auto& path : {r.pcap, out, json}) unlink(path.c_str());
 }
 
 TEST(GenPcap, KvaggReproducesTheExpectedSumsExactly) {
@@ -250,7 +243,6 @@ TEST(GenPcap, KvaggReproducesTheExpectedSumsExactly) {
     const std::string want = slurp(expect);
     EXPECT_FALSE(want.empty());
     EXPECT_EQ(slurp(dump), want);
-    for (const auto& path : {r.pcap, expect, dump}) unlink(path.c_str());
 }
 
 namespace {
@@ -271,7 +263,6 @@ SendRun send_null(const std::string& lcores, std::vector<std::string> args) {
     SendRun r;
     r.proc = run_process(argv, {.timeout_s = 60});
     r.json = read_json(json);
-    unlink(json.c_str());
     return r;
 }
 
@@ -353,7 +344,6 @@ TEST(GenSend, KvaggForADurationWritesTheExpectedSums) {
     while (std::getline(in, line)) ++lines;
     EXPECT_EQ(lines, j["expect"]["keys"].get<uint64_t>());
     EXPECT_EQ(lines, 100u);
-    unlink(csv.c_str());
 }
 
 TEST(GenSend, ClocksyncAndNfvMixRun) {
@@ -378,7 +368,6 @@ TEST(GenSend, SigintStopsCleanly) {
     auto j = read_json(json);
     EXPECT_GT(j["tx_packets"].get<uint64_t>(), 0u);
     EXPECT_EQ(j["mempool_in_use_at_exit"], 0);
-    unlink(json.c_str());
 }
 
 struct GenCliCase {

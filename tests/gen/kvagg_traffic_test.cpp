@@ -11,6 +11,7 @@
 
 #include "pcap_out.hpp"
 #include "pcapio/pcap_file.hpp"
+#include "support/scratch.hpp"
 #include "traffic.hpp"
 
 using namespace linerate;
@@ -73,7 +74,7 @@ std::map<uint64_t, uint64_t> read_csv(const std::string& path, std::vector<uint6
 }
 
 std::string temp(const std::string& name) {
-    return testing::TempDir() + "gen_" + std::to_string(getpid()) + "_" + name;
+    return linerate::test::scratch(name);
 }
 
 }  // namespace
@@ -143,8 +144,6 @@ TEST_P(GenKvSums, ExpectedSumsEqualARecomputationFromThePcap) {
         total += v;
     }
     EXPECT_EQ(t.sum, total);
-    unlink(pcap.c_str());
-    unlink(csv.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(

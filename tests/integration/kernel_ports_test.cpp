@@ -97,7 +97,6 @@ class KernelPortRun {
             port_mac_ = veth_->app_mac_bytes();
         }
     }
-    ~KernelPortRun() { unlink(json_.c_str()); }
 
     bool ready() const { return ready_; }
     std::string output() const { return proc_->output(); }
@@ -299,7 +298,6 @@ TEST(Lifecycle, SignalDuringTheLinkWaitEndsCleanlyWithJson) {
         ASSERT_TRUE(j.is_object()) << r.out;
         EXPECT_EQ(j["rx_packets"], 0);
         EXPECT_EQ(j["mempool_in_use_at_exit"], 0);
-        unlink(json.c_str());
     }
 }
 
@@ -311,7 +309,6 @@ TEST(Lifecycle, SignalAtAnyMomentOfStartUpEndsCleanlyWithJson) {
             link_down_argv(json), {.timeout_s = 30, .signal_after_s = delay, .signal = SIGTERM});
         EXPECT_EQ(r.exit_status, 0) << "signal after " << delay << " s\n" << r.out;
         EXPECT_TRUE(read_json(json).is_object()) << "signal after " << delay << " s\n" << r.out;
-        unlink(json.c_str());
     }
 }
 
@@ -332,7 +329,6 @@ TEST(Lifecycle, SecondSignalWhileStoppingStillWritesTheJson) {
     auto j = read_json(json);
     ASSERT_TRUE(j.is_object()) << r.out;
     EXPECT_GT(j["rx_packets"].get<uint64_t>(), 0u);
-    unlink(json.c_str());
 }
 
 TEST(Lifecycle, StartUpFailureWritesJsonWithTheError) {
@@ -343,7 +339,6 @@ TEST(Lifecycle, StartUpFailureWritesJsonWithTheError) {
     ASSERT_TRUE(j.is_object()) << r.out;
     EXPECT_EQ(j["exit_status"], 1);
     EXPECT_NE(j["error"].get<std::string>().find("lrnosuchif1"), std::string::npos) << j.dump();
-    unlink(json.c_str());
 }
 
 // A vhost-user peer that vanishes: l2reflect on virtio_user, our generator on the vhost-user side
@@ -385,6 +380,4 @@ TEST(Lifecycle, VanishedVhostUserPeerIsALinkDownThenACleanExit) {
     EXPECT_EQ(j["mempool_in_use_at_exit"], 0) << r.out;
     EXPECT_EQ(j["links"]["0"]["up"], false) << j.dump();
     EXPECT_EQ(j["links"]["0"]["downs"], 1) << j.dump();
-    unlink(json.c_str());
-    unlink(sock.c_str());
 }

@@ -114,13 +114,9 @@ TEST(KvaggAfXdp, AggregatesKernelUdpWhileTheKernelKeepsArpAndPing) {
            std::chrono::steady_clock::now() < settle)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     nlohmann::json live;
-    if (system("command -v dpdk-telemetry.py >/dev/null 2>&1") == 0) {
-        std::string answer =
-            command_output("echo /linerate/xdp | dpdk-telemetry.py -f " + prefix + " 2>&1");
-        std::istringstream lines(answer);
-        for (std::string line; std::getline(lines, line);)
-            if (line.rfind("{\"/linerate/xdp\"", 0) == 0)
-                live = nlohmann::json::parse(line)["/linerate/xdp"];
+    if (telemetry_client_installed()) {
+        std::string answer;
+        live = telemetry_query(prefix, {"/linerate/xdp"}, &answer)[0];
         ASSERT_TRUE(live.is_object()) << answer;
         EXPECT_EQ(live["redirected"], datagrams + duplicates) << live;
         EXPECT_GE(live["passed"].get<uint64_t>(), 6u) << live;

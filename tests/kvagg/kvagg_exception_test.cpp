@@ -82,7 +82,6 @@ TEST(KvaggExceptionPath, KernelAnswersArpAndPingThroughTheTapWhileTuplesAggregat
         sent = peer.try_run("python3 " + client + " 10.99.0.1");
     }
     runner.join();
-    unlink(client.c_str());
     ASSERT_TRUE(tap_up) << "the TAP " << tap << " never appeared\n" << r.out;
     EXPECT_EQ(ping.status, 0) << ping.out << r.out;
     EXPECT_NE(ping.out.find("3 received"), std::string::npos) << ping.out;

@@ -78,8 +78,6 @@ AppRun run_file(const std::vector<std::string>& eal, const std::vector<std::stri
     r.dump = read_dump(dump);
     r.dump_text = file_text(dump);
     r.json = read_json(json);
-    unlink(dump.c_str());
-    unlink(json.c_str());
     return r;
 }
 
@@ -89,7 +87,6 @@ AppRun run_pcap(const std::vector<pcapio::Frame>& frames, std::vector<std::strin
     pcapio::write_frames(in, frames);
     args.insert(args.begin(), {"--pcap", in});
     AppRun r = run_file({}, args);
-    unlink(in.c_str());
     return r;
 }
 
@@ -318,8 +315,6 @@ TEST(KvaggPcap, TwoWorkersTwoQueuesExact) {
         EXPECT_EQ(r.json["duplicates"], a.expected.duplicate + b.expected.duplicate);
         EXPECT_EQ(r.json["aggregated_sum"], a.expected.sent_sum + b.expected.sent_sum);
     }
-    unlink(pa.c_str());
-    unlink(pb.c_str());
 }
 
 // The AggBuf in every kind of region: same dump, and the JSON tells where it lives.
@@ -350,7 +345,6 @@ TEST_P(KvaggRegions, TableLivesInTheRegionAndDumpIsExact) {
         EXPECT_NE(where.find("2.0 MiB pages"), std::string::npos) << where;
     }
     EXPECT_GE(r.json["aggbuf_bytes"].get<uint64_t>(), 16u * 2 * 10000);
-    if (!file.empty()) unlink(file.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(All, KvaggRegions,
@@ -393,6 +387,5 @@ TEST(KvaggGen, GenTraceMatchesGenExpectedSums) {
         EXPECT_EQ(j["tuples"], gj["expect"]["tuples"]);
         EXPECT_EQ(j["keys"], gj["expect"]["keys"]);
         EXPECT_EQ(j["aggregated_sum"], gj["expect"]["sum"]);
-        for (const auto& p : {pcap, expect, gen_json}) unlink(p.c_str());
     }
 }

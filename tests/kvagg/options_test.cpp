@@ -7,6 +7,7 @@
 
 #include "kvagg/options.hpp"
 #include "kvagg/results.hpp"
+#include "support/scratch.hpp"
 
 using namespace linerate::kvagg;
 
@@ -87,7 +88,7 @@ TEST(KvaggOptions, BadValuesFailTheParse) {
 }
 
 TEST(KvaggResults, DumpIsKeyCommaValueLines) {
-    const std::string path = testing::TempDir() + "kvagg_dump_" + std::to_string(getpid());
+    const std::string path = linerate::test::scratch("kvagg_dump");
     const std::vector<KeySum> sums = {{0, 5}, {7, 0}, {~0ull, ~0ull}};
     write_dump(path, sums);
     std::ifstream in(path);
@@ -97,7 +98,6 @@ TEST(KvaggResults, DumpIsKeyCommaValueLines) {
     write_dump(path, {});
     std::ifstream empty(path);
     EXPECT_EQ(empty.peek(), std::ifstream::traits_type::eof());
-    unlink(path.c_str());
     EXPECT_THROW(write_dump("/nonexistent/dir/d.csv", sums), std::runtime_error);
 }
 

@@ -71,7 +71,6 @@ BackgroundProcess::~BackgroundProcess() {
         kill(pid_, SIGKILL);
         waitpid(pid_, nullptr, 0);
     }
-    unlink(log_.c_str());
 }
 
 std::string BackgroundProcess::output() const {
@@ -134,10 +133,32 @@ std::string binary(const std::string& relative) {
     return std::string(LINERATE_BIN_DIR) + "/" + relative;
 }
 
-std::string scratch(const std::string& name) {
-    static std::atomic<int> n{0};
-    return testing::TempDir() + "linerate_" + std::to_string(getpid()) + "_" + std::to_string(n++) +
-           "_" + name;
+bool telemetry_client_installed() {
+    return std::system("command -v dpdk-telemetry.py >/dev/null 2>&1") == 0;
+}
+
+std::vector<nlohmann::json> telemetry_query(const std::string& file_prefix,
+                                            const std::vector<std::string>& commands,
+                                            std::string* out) {
+    std::string input;
+    for (const auto& c : commands) input += c + "\\n";
+    const std::string raw =
+        command_output("printf '" + input + "' | dpdk-telemetry.py -f " + file_prefix + " 2>&1");
+    if (out) *out = raw;
+    // One line per answer: {"<command without its parameters>": value}.
+    std::vector<nlohmann::json> answers;
+    std::istringstream lines(raw);
+    size_t next = 0;
+    for (std::string line; std::getline(lines, line) && next < commands.size();) {
+        if (line.empty() || line[0] != '{') continue;
+        const std::string key = commands[next].substr(0, commands[next].find(','));
+        nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+        if (!j.is_object() || !j.contains(key)) continue;
+        answers.push_back(j[key]);
+        ++next;
+    }
+    answers.resize(commands.size());
+    return answers;
 }
 
 nlohmann::json read_json(const std::string& path) {
@@ -168,9 +189,6 @@ PcapRun run_pcap_app(const std::string& binary, const std::vector<std::vector<ui
     r.proc = run_process(argv, {.timeout_s = 30});
     r.out = pcapio::read_frames(out_path);
     r.json = read_json(json_path);
-    unlink(in_path.c_str());
-    unlink(out_path.c_str());
-    unlink(json_path.c_str());
     return r;
 }
 
@@ -195,11 +213,8 @@ PcapPortsRun run_pcap_ports(const std::string& binary,
     r.proc = run_process(argv, {.timeout_s = 30 + duration_s});
     for (size_t i = 0; i < inputs.size(); ++i) {
         r.out.push_back(pcapio::read_frames(out_paths[i]));
-        unlink(in_paths[i].c_str());
-        unlink(out_paths[i].c_str());
     }
     r.json = read_json(json_path);
-    unlink(json_path.c_str());
     return r;
 }
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "support/scratch.hpp"
+
 namespace linerate::test {
 
 struct ProcessResult {
@@ -52,10 +54,16 @@ class BackgroundProcess {
 // Output of a shell command (e.g. dpdk-telemetry.py reading a running app), stdout as it printed.
 std::string command_output(const std::string& shell_command);
 
+// Telemetry of a running app (started with --file-prefix=`file_prefix`), asked with DPDK's
+// dpdk-telemetry.py: the answer to each command ("/linerate/stats", "/linerate/kvagg/key,5"), in
+// order; null for a command that got none. `out`, when given, gets the client's raw output.
+bool telemetry_client_installed();
+std::vector<nlohmann::json> telemetry_query(const std::string& file_prefix,
+                                            const std::vector<std::string>& commands,
+                                            std::string* out = nullptr);
+
 // Path of a built binary, e.g. binary("apps/l2reflect/l2reflect").
 std::string binary(const std::string& relative);
-// A fresh scratch path in the test temp dir, unique per process and call.
-std::string scratch(const std::string& name);
 nlohmann::json read_json(const std::string& path);
 
 // A command line an app must refuse: exit status 2 and one line that contains `message`.

@@ -7,6 +7,7 @@
 #include "cli/command_line.hpp"
 #include "eal/af_xdp.hpp"
 #include "eal/eal.hpp"
+#include "support/scratch.hpp"
 #include "worker/worker_map.hpp"
 
 using namespace linerate;
@@ -94,7 +95,7 @@ TEST(CommonOptions, PoolMustHoldOneAndAHalfCaches) {
 }
 
 TEST(CommonOptions, WritableCheckCreatesNothing) {
-    const std::string dir = testing::TempDir() + "cli_writable_" + std::to_string(getpid());
+    const std::string dir = linerate::test::scratch("cli_writable");
     ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
     const std::string file = dir + "/r.json";
     cli::check_writable(file, "--json");
@@ -104,7 +105,6 @@ TEST(CommonOptions, WritableCheckCreatesNothing) {
     cli::CommonOptions o;
     o.json_path = dir + "/no/r.json";
     EXPECT_THROW(cli::check_common_options(o), std::invalid_argument);
-    rmdir(dir.c_str());
 }
 
 TEST(AfXdpMode, SpecAndOneVdevPerQueue) {

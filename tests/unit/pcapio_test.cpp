@@ -4,27 +4,26 @@
 #include <fstream>
 
 #include "pcapio/pcap_file.hpp"
+#include "support/scratch.hpp"
 
 using namespace linerate::pcapio;
 
 TEST(Pcap, RoundTrip) {
-    std::string path = testing::TempDir() + "rt_" + std::to_string(getpid()) + ".pcap";
+    std::string path = linerate::test::scratch("rt.pcap");
     std::vector<Frame> frames = {Frame(60, 0xAA), Frame(1514, 0x55), Frame{1, 2, 3}};
     write_frames(path, frames);
     EXPECT_EQ(read_frames(path), frames);
     EXPECT_EQ(count_frames(path), 3u);
-    unlink(path.c_str());
 }
 
 TEST(Pcap, TruncatedFileYieldsWholeRecordsOnly) {
-    std::string path = testing::TempDir() + "tr_" + std::to_string(getpid()) + ".pcap";
+    std::string path = linerate::test::scratch("tr.pcap");
     write_frames(path, {Frame(100, 1), Frame(100, 2)});
     truncate(path.c_str(), 24 + 16 + 100 + 16 + 50);  // second record cut in half
     PcapReader r(path);
     EXPECT_TRUE(r.next().has_value());
     EXPECT_FALSE(r.next().has_value());
     EXPECT_TRUE(r.truncated());
-    unlink(path.c_str());
 }
 
 TEST(Pcap, MissingFileThrows) {
@@ -32,7 +31,7 @@ TEST(Pcap, MissingFileThrows) {
 }
 
 TEST(Pcap, CheckCountsWholeRecordsAndNamesTheDamage) {
-    std::string path = testing::TempDir() + "ck_" + std::to_string(getpid()) + ".pcap";
+    std::string path = linerate::test::scratch("ck.pcap");
     write_frames(path, {Frame(100, 1), Frame(100, 2), Frame(100, 3)});
     PcapCheck whole = check_pcap(path);
     EXPECT_EQ(whole.frames, 3u);
@@ -58,5 +57,4 @@ TEST(Pcap, CheckCountsWholeRecordsAndNamesTheDamage) {
     }
     EXPECT_FALSE(again.truncated());
     EXPECT_NE(warning.find("delivering the 2 whole records"), std::string::npos) << warning;
-    unlink(path.c_str());
 }

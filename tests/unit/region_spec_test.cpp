@@ -5,6 +5,7 @@
 
 #include "mem/mempool.hpp"
 #include "mem/region_spec.hpp"
+#include "support/scratch.hpp"
 
 using namespace linerate::mem;
 
@@ -40,13 +41,12 @@ TEST(RegionSpec, FileOptions) {
 }
 
 TEST(RegionSpec, MissingFileIsRefusedUnlessCreateIsAsked) {
-    const std::string path = testing::TempDir() + "region_missing_" + std::to_string(getpid());
+    const std::string path = linerate::test::scratch("region_missing");
     EXPECT_THROW(check_region_file(parse_region_spec("file:" + path)), RegionError);
     check_region_file(parse_region_spec("file:" + path + ",create"));
     check_region_file(parse_region_spec("pages:4k"));
     std::ofstream(path) << "x";
     check_region_file(parse_region_spec("file:" + path));
-    unlink(path.c_str());
 }
 
 TEST(RegionSpec, ByteSizes) {
@@ -66,11 +66,10 @@ TEST(RegionSpec, ByteSizes) {
 TEST(RegionCatalog, AliasesFromDefinitionsAndFile) {
     RegionCatalog c;
     c.define("host=socket:0");
-    std::string path = testing::TempDir() + "regions_" + std::to_string(getpid());
+    std::string path = linerate::test::scratch("regions");
     std::ofstream(path)
         << "# BlueField-3\narm = pages:thp\n\ndpa = file:/dev/shm/dpa,size=16M  # BAR\n";
     c.load_file(path);
-    unlink(path.c_str());
     EXPECT_EQ(c.resolve("host").kind, RegionKind::socket);
     EXPECT_EQ(c.resolve("arm").kind, RegionKind::pages_thp);
     EXPECT_EQ(c.resolve("arm").alias, "arm");
@@ -83,7 +82,7 @@ TEST(RegionCatalog, AliasesFromDefinitionsAndFile) {
 }
 
 TEST(RegionCatalog, FileErrorsNameTheLine) {
-    std::string path = testing::TempDir() + "regions_bad_" + std::to_string(getpid());
+    std::string path = linerate::test::scratch("regions_bad");
     std::ofstream(path) << "a = socket:0\nb = pages:1g\n";
     RegionCatalog c;
     try {
@@ -93,7 +92,6 @@ TEST(RegionCatalog, FileErrorsNameTheLine) {
         EXPECT_NE(std::string(e.what()).find(":2: bad region 'pages:1g'"), std::string::npos)
             << e.what();
     }
-    unlink(path.c_str());
 }
 
 TEST(PoolSize, CoversRingsCachesAndBurstsAsPowerOfTwoMinusOne) {
