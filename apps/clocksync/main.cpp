@@ -154,9 +154,8 @@ int main(int argc, char** argv) {
     cli::add_common_options(cli, options);
     Options cs;
     add_options(cli, cs);
-    // The board's counters depend on the role and the Runtime builds the board as it parses,
-    // so parse here first; the Runtime's own parse of the same line gives the same values.
-    cli::parse_or_exit(cli, argc, argv);
+    // Parsed once, here: the board's counters depend on the role.
+    cli::SplitArgs args = cli::parse_or_exit(cli, argc, argv);
 
     std::unique_ptr<ClientSession> session;
     LocalClock local;
@@ -178,12 +177,8 @@ int main(int argc, char** argv) {
                          "l2reflect have it)");
     const bool client = cs.role == Role::client;
     auto served = [&] { return xdp::SteerFilter{xdp::SteerMode::udp_port, cs.udp_port}; };
-    Runtime runtime({kApp,
-                     client ? "clocksync client" : "clocksync master",
-                     kBoardDrops,
-                     client ? stats::Names(kClientCounters) : stats::Names(),
-                     {},
-                     served},
-                    argc, argv, cli, options);
+    Runtime runtime({kApp, client ? "clocksync client" : "clocksync master", kBoardDrops,
+                     client ? stats::Names(kClientCounters) : stats::Names(), served},
+                    std::move(args), options);
     return client ? run_client(runtime, cs, *session, local) : run_master(runtime, cs);
 }

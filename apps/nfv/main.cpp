@@ -55,13 +55,12 @@ int main(int argc, char** argv) {
     cli::add_common_options(cli, options);
     nfv::Options nfv_options;
     nfv::add_options(cli, nfv_options);
+    cli::SplitArgs args = cli::parse_or_exit(cli, argc, argv);
     // The divert counters exist only with --bad-port.
-    auto counters = [&nfv_options]() -> stats::Names {
-        if (nfv_options.bad_port) return kDivertCounters;
-        return {};
-    };
-    Runtime runtime({kApp, "CheckIPHeader network function", nfv::kBoardDrops, {}, counters}, argc,
-                    argv, cli, options);
+    const stats::Names counters =
+        nfv_options.bad_port ? stats::Names(kDivertCounters) : stats::Names();
+    Runtime runtime({kApp, "CheckIPHeader network function", nfv::kBoardDrops, counters},
+                    std::move(args), options);
 
     const std::vector<uint16_t> ports = runtime.port_ids();
     const ForwardMode mode = nfv_options.forward.mode;

@@ -32,10 +32,10 @@ int write_pcap(const GenOptions& g, const cli::CommonOptions& common, const Traf
             classes[frame_class_name(FrameClass(c))] = s.classes[c];
             fmt::print("  {:<14} {}\n", frame_class_name(FrameClass(c)), s.classes[c]);
         }
-    nlohmann::json j = {{"app", "linerate-gen"},         {"kind", kind_name(plan.config().kind)},
-                        {"pcap", g.write_pcap}, {"frames", s.frames},
-                        {"bytes", s.bytes},     {"expected_back", s.expects_return},
-                        {"classes", classes},   {"seed", plan.config().seed}};
+    nlohmann::json j = {{"app", "linerate-gen"}, {"kind", kind_name(plan.config().kind)},
+                        {"pcap", g.write_pcap},  {"frames", s.frames},
+                        {"bytes", s.bytes},      {"expected_back", s.expects_return},
+                        {"classes", classes},    {"seed", plan.config().seed}};
     if (s.expected.enabled()) {
         const ExpectedTotals e = s.expected.totals();
         fmt::print("  expected sums: {} keys, {} tuples, total {} -> {}\n", e.keys, e.tuples, e.sum,
@@ -65,15 +65,16 @@ int main(int argc, char** argv) {
     cli::add_common_options(cli, common);
     GenOptions g;
     add_gen_options(cli, g);
-    // Parsed here once for --write-pcap, which needs no EAL; the runtime parses again to send.
-    cli::parse_or_exit(cli, argc, argv);
+    // Parsed once, here: --write-pcap needs no EAL, and the runtime starts from the same parse.
+    cli::SplitArgs args = cli::parse_or_exit(cli, argc, argv);
     try {
         finish_gen_options(cli, g);
     } catch (const std::invalid_argument& e) {
         cli::usage_error("linerate-gen", e.what());
     }
     if (!common.pcap.empty())
-        cli::usage_error("linerate-gen", "linerate-gen has no --pcap test mode; use --write-pcap FILE --count N");
+        cli::usage_error("linerate-gen",
+                         "linerate-gen has no --pcap test mode; use --write-pcap FILE --count N");
     std::unique_ptr<TrafficPlan> plan;
     try {
         plan = std::make_unique<TrafficPlan>(g.traffic);
@@ -83,7 +84,7 @@ int main(int argc, char** argv) {
     if (!g.write_pcap.empty()) return write_pcap(g, common, *plan);
 
     AppInfo info{"linerate-gen", "traffic generator", kGenDrops, kGenCounters};
-    Runtime runtime(info, argc, argv, cli, common);
+    Runtime runtime(info, std::move(args), common);
     std::unique_ptr<Sender> sender;
     try {
         sender = std::make_unique<Sender>(runtime, g, *plan);

@@ -45,10 +45,8 @@ double now_s() {
 
 }  // namespace
 
-Runtime::Runtime(AppInfo info, int argc, char** argv, CLI::App& cli, cli::CommonOptions& options)
+Runtime::Runtime(AppInfo info, cli::SplitArgs args, cli::CommonOptions& options)
     : info_(std::move(info)), options_(options) {
-    cli::SplitArgs args = cli::parse_or_exit(cli, argc, argv);
-    if (info_.counters_after_parse) info_.counters = info_.counters_after_parse();
     const std::string& app = info_.name;
 
     // Everything that can be judged without the EAL is judged first: a typo exits 2 at once.

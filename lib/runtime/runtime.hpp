@@ -32,9 +32,6 @@ struct AppInfo {
     std::string description;
     stats::Names drop_reasons;  // the app's own (stats/names.hpp); the board adds tx_full
     stats::Names counters;      // app-specific per-worker figures
-    // When the app's counters depend on its options: called once the command line is parsed,
-    // its result replaces `counters`.
-    std::function<stats::Names()> counters_after_parse;
     // What the app serves, for the XDP steering program (--xdp-steer app), once the command
     // line is parsed; unset: every IPv4 frame.
     std::function<xdp::SteerFilter()> xdp_filter;
@@ -50,9 +47,13 @@ struct WorkerContext {
 
 class Runtime {
   public:
-    // Parses argv with the common options plus whatever the app added to cli() beforehand.
-    // Exits 0 on --help, 2 on a bad option/value/region, 1 when the EAL or a port fails.
-    Runtime(AppInfo info, int argc, char** argv, CLI::App& cli, cli::CommonOptions& options);
+    // Starts from the command line as the app parsed it, once, with the common options plus its
+    // own (cli::parse_or_exit; the app checks its own values in between). Exits 2 on a bad
+    // common value or region, 1 when the EAL or a port fails.
+    Runtime(AppInfo info, cli::SplitArgs args, cli::CommonOptions& options);
+    // Parses and starts, for apps with nothing to check in between. Exits 0 on --help.
+    Runtime(AppInfo info, int argc, char** argv, CLI::App& cli, cli::CommonOptions& options)
+        : Runtime(std::move(info), cli::parse_or_exit(cli, argc, argv), options) {}
     ~Runtime();
     Runtime(const Runtime&) = delete;
     Runtime& operator=(const Runtime&) = delete;
