@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "reflect.hpp"
+#include "l2reflect/reflect.hpp"
 #include "runtime/forward_loop.hpp"
 #include "runtime/forward_mode.hpp"
 #include "runtime/runtime.hpp"

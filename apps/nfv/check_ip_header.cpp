@@ -1,4 +1,4 @@
-#include "check_ip_header.hpp"
+#include "nfv/check_ip_header.hpp"
 
 #include <algorithm>
 #include <charconv>

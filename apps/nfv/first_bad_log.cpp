@@ -1,4 +1,4 @@
-#include "first_bad_log.hpp"
+#include "nfv/first_bad_log.hpp"
 
 #include <fmt/core.h>
 

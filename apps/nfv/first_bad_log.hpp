@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "check_ip_header.hpp"
+#include "nfv/check_ip_header.hpp"
 
 namespace linerate::nfv {
 

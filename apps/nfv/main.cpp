@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "check_ip_header.hpp"
-#include "first_bad_log.hpp"
-#include "mbuf_kernel.hpp"
-#include "options.hpp"
+#include "nfv/check_ip_header.hpp"
+#include "nfv/first_bad_log.hpp"
+#include "nfv/mbuf_kernel.hpp"
+#include "nfv/options.hpp"
 #include "runtime/forward_loop.hpp"
 #include "runtime/forward_mode.hpp"
 #include "runtime/runtime.hpp"

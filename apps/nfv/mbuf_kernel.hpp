@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <utility>
 
-#include "check_ip_header.hpp"
-#include "first_bad_log.hpp"
+#include "nfv/check_ip_header.hpp"
+#include "nfv/first_bad_log.hpp"
 #include "pkt/headers.hpp"
 #include "runtime/forward_loop.hpp"
 #include "runtime/mbuf_frame.hpp"

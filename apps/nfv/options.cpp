@@ -1,4 +1,4 @@
-#include "options.hpp"
+#include "nfv/options.hpp"
 
 #include "pkt/address.hpp"
 

@@ -1,4 +1,4 @@
-#include "expected.hpp"
+#include "gen/expected.hpp"
 
 #include <fmt/format.h>
 

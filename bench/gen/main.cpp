@@ -5,10 +5,10 @@
 #include <fstream>
 
 #include "cli/command_line.hpp"
-#include "options.hpp"
-#include "pcap_out.hpp"
+#include "gen/options.hpp"
+#include "gen/pcap_out.hpp"
+#include "gen/sender.hpp"
 #include "runtime/runtime.hpp"
-#include "sender.hpp"
 
 using namespace linerate;
 using namespace linerate::gen;

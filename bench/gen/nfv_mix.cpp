@@ -1,4 +1,4 @@
-#include "nfv_mix.hpp"
+#include "gen/nfv_mix.hpp"
 
 #include "pkt/build.hpp"
 #include "pkt/checksum.hpp"

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "rng.hpp"
+#include "gen/rng.hpp"
 
 namespace linerate::gen {
 

@@ -1,4 +1,4 @@
-#include "options.hpp"
+#include "gen/options.hpp"
 
 #include <optional>
 #include <stdexcept>

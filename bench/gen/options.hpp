@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "traffic.hpp"
+#include "gen/traffic.hpp"
 
 namespace linerate::gen {
 

@@ -1,4 +1,4 @@
-#include "pcap_out.hpp"
+#include "gen/pcap_out.hpp"
 
 #include <vector>
 

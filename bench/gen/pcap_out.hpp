@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "expected.hpp"
-#include "traffic.hpp"
+#include "gen/expected.hpp"
+#include "gen/traffic.hpp"
 
 namespace linerate::gen {
 

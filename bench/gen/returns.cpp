@@ -1,8 +1,8 @@
-#include "returns.hpp"
+#include "gen/returns.hpp"
 
 #include "clocksync/cs_wire.hpp"
+#include "gen/stamp.hpp"
 #include "pkt/bytes.hpp"
-#include "stamp.hpp"
 
 namespace linerate::gen {
 

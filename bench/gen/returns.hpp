@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "gen/traffic.hpp"
 #include "stats/histogram.hpp"
-#include "traffic.hpp"
 
 namespace linerate::gen {
 

@@ -1,4 +1,4 @@
-#include "sender.hpp"
+#include "gen/sender.hpp"
 
 #include <fmt/core.h>
 #include <rte_cycles.h>

@@ -6,10 +6,10 @@
 #include <memory>
 #include <vector>
 
-#include "options.hpp"
-#include "returns.hpp"
+#include "gen/options.hpp"
+#include "gen/returns.hpp"
+#include "gen/traffic.hpp"
 #include "runtime/runtime.hpp"
-#include "traffic.hpp"
 
 namespace linerate::gen {
 

@@ -1,14 +1,14 @@
-#include "traffic.hpp"
+#include "gen/traffic.hpp"
 
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 
 #include "clocksync/cs_wire.hpp"
+#include "gen/stamp.hpp"
 #include "kvagg/kv_wire.hpp"
 #include "pkt/bytes.hpp"
 #include "pkt/headers.hpp"
-#include "stamp.hpp"
 
 namespace linerate::gen {
 

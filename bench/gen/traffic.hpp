@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "expected.hpp"
-#include "nfv_mix.hpp"
+#include "gen/expected.hpp"
+#include "gen/nfv_mix.hpp"
+#include "gen/rng.hpp"
+#include "gen/zipf.hpp"
 #include "pkt/build.hpp"
-#include "rng.hpp"
-#include "zipf.hpp"
 
 namespace linerate::gen {
 

@@ -1,4 +1,4 @@
-#include "zipf.hpp"
+#include "gen/zipf.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "rng.hpp"
+#include "gen/rng.hpp"
 
 namespace linerate::gen {
 

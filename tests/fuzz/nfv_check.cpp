@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "check_ip_header.hpp"
+#include "nfv/check_ip_header.hpp"
 
 using namespace linerate::nfv;
 

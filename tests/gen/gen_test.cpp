@@ -8,12 +8,12 @@
 #include <map>
 #include <sstream>
 
-#include "check_ip_header.hpp"
-#include "pcap_out.hpp"
+#include "gen/pcap_out.hpp"
+#include "gen/returns.hpp"
+#include "gen/traffic.hpp"
+#include "nfv/check_ip_header.hpp"
 #include "pcapio/pcap_file.hpp"
-#include "returns.hpp"
 #include "support/process.hpp"
-#include "traffic.hpp"
 
 using namespace linerate;
 using namespace linerate::test;

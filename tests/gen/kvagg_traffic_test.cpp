@@ -9,10 +9,10 @@
 #include <sstream>
 #include <vector>
 
-#include "pcap_out.hpp"
+#include "gen/pcap_out.hpp"
+#include "gen/traffic.hpp"
 #include "pcapio/pcap_file.hpp"
 #include "support/scratch.hpp"
-#include "traffic.hpp"
 
 using namespace linerate;
 using namespace linerate::gen;

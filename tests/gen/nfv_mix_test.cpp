@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "check_ip_header.hpp"
-#include "nfv_mix.hpp"
-#include "stamp.hpp"
-#include "traffic.hpp"
+#include "gen/nfv_mix.hpp"
+#include "gen/stamp.hpp"
+#include "gen/traffic.hpp"
+#include "nfv/check_ip_header.hpp"
 
 using namespace linerate;
 using namespace linerate::gen;

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "cli/command_line.hpp"
-#include "options.hpp"
+#include "gen/options.hpp"
 
 using namespace linerate;
 using namespace linerate::gen;

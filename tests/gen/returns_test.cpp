@@ -4,10 +4,10 @@
 #include <vector>
 
 #include "clocksync/cs_wire.hpp"
+#include "gen/returns.hpp"
+#include "gen/stamp.hpp"
+#include "gen/traffic.hpp"
 #include "pkt/headers.hpp"
-#include "returns.hpp"
-#include "stamp.hpp"
-#include "traffic.hpp"
 #include "worker/pacer.hpp"
 
 using namespace linerate;

@@ -4,13 +4,13 @@
 #include <set>
 #include <vector>
 
-#include "check_ip_header.hpp"
 #include "clocksync/cs_wire.hpp"
+#include "gen/stamp.hpp"
+#include "gen/traffic.hpp"
+#include "nfv/check_ip_header.hpp"
 #include "pkt/bytes.hpp"
 #include "pkt/checksum.hpp"
 #include "pkt/headers.hpp"
-#include "stamp.hpp"
-#include "traffic.hpp"
 
 using namespace linerate;
 using namespace linerate::gen;

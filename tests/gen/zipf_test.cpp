@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "zipf.hpp"
+#include "gen/zipf.hpp"
 
 using namespace linerate::gen;
 

@@ -9,9 +9,9 @@
 #include <cstring>
 #include <thread>
 
-#include "../../apps/l2reflect/reflect.hpp"
 #include "eal/eal.hpp"
 #include "eal/port.hpp"
+#include "l2reflect/reflect.hpp"
 #include "mem/mempool.hpp"
 #include "pkt/build.hpp"
 #include "ring/ring.hpp"

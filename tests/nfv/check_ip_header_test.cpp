@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "check_ip_header.hpp"
+#include "nfv/check_ip_header.hpp"
 #include "pkt/build.hpp"
 #include "pkt/checksum.hpp"
 #include "pkt/headers.hpp"

@@ -3,8 +3,8 @@
 
 #include <thread>
 
-#include "first_bad_log.hpp"
-#include "options.hpp"
+#include "nfv/first_bad_log.hpp"
+#include "nfv/options.hpp"
 #include "pkt/address.hpp"
 
 using namespace linerate;

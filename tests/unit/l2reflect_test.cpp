@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "../../apps/l2reflect/reflect.hpp"
+#include "l2reflect/reflect.hpp"
 
 using namespace linerate::l2reflect;
 using linerate::stats::drop_slot;
