@@ -25,20 +25,10 @@ TEST(ClocksyncAfXdp, MasterAndClientAcrossAVethPairHaveNoViolations) {
     const std::string master_json = scratch("master.json"), client_json = scratch("client.json");
     const std::string client_lcore = std::thread::hardware_concurrency() > 1 ? "1" : "0";
     auto app = [&](const std::string& lcore, const std::string& prefix, const std::string& iface) {
-        return std::vector<std::string>{binary("apps/clocksync/clocksync"),
-                                        "-l",
-                                        lcore,
-                                        "--no-huge",
-                                        "-m",
-                                        "512",
-                                        "--no-pci",
-                                        "--file-prefix=" + prefix,
-                                        "--log-level=lib.eal:warning",
-                                        "--",
-                                        "--af-xdp",
-                                        iface,
-                                        "--stats-period",
-                                        "0"};
+        std::vector<std::string> argv =
+            eal_command(binary("apps/clocksync/clocksync"), lcore, prefix);
+        argv.insert(argv.end(), {"--", "--af-xdp", iface, "--stats-period", "0"});
+        return argv;
     };
     std::vector<std::string> master = app("0", master_prefix, veth.app_if);
     master.insert(master.end(), {"--role", "master", "--duration", "9", "--json", master_json});

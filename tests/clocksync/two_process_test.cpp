@@ -82,17 +82,9 @@ PairResult run_pair(const std::vector<std::string>& client_args, double client_s
     const std::string master_json = scratch("master.json"), client_json = scratch("client.json");
     const std::string client_lcore = std::thread::hardware_concurrency() > 1 ? "1" : "0";
     auto eal = [&](const std::string& lcore, const std::string& prefix, const std::string& role) {
-        return std::vector<std::string>{kApp,
-                                        "-l",
-                                        lcore,
-                                        "--no-huge",
-                                        "-m",
-                                        "512",
-                                        "--no-pci",
-                                        "--file-prefix=" + prefix,
-                                        "--log-level=lib.eal:warning",
-                                        "--vdev=net_memif0,role=" + role + ",socket=" + sock,
-                                        "--"};
+        std::vector<std::string> argv = eal_command(kApp, lcore, prefix);
+        argv.insert(argv.end(), {"--vdev=net_memif0,role=" + role + ",socket=" + sock, "--"});
+        return argv;
     };
     std::vector<std::string> master = eal("0", master_prefix, "server");
     // The master's run starts when the client connects (link wait): it outlives the client.

@@ -496,15 +496,11 @@ TEST(L2reflectCli, HelpExitsZeroAndListsOptions) {
 
 TEST(L2reflectTelemetry, StatsCommandAnswersWhileRunning) {
     if (!telemetry_client_installed()) GTEST_SKIP() << "dpdk-telemetry.py not installed";
-    // Telemetry needs the runtime directory of shared config: a unique --file-prefix.
-    std::string prefix = "lrtest" + std::to_string(getpid());
+    const std::string prefix = "lrtest" + std::to_string(getpid());
+    std::vector<std::string> argv = eal_command(kApp, "0", prefix);
+    argv.insert(argv.end(), {"--vdev=net_null0", "--", "--duration", "3", "--stats-period", "0"});
     ProcessResult app;
-    std::thread runner([&] {
-        app = run_process(
-            {kApp, "-l", "0", "--no-huge", "-m", "512", "--no-pci", "--file-prefix=" + prefix,
-             "--vdev=net_null0", "--", "--duration", "3", "--stats-period", "0"},
-            {.timeout_s = 30});
-    });
+    std::thread runner([&] { app = run_process(argv, {.timeout_s = 30}); });
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     std::string raw;
     auto answers = telemetry_query(prefix, {"/linerate/stats", "/linerate/drops"}, &raw);

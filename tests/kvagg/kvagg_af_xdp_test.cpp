@@ -58,22 +58,12 @@ TEST(KvaggAfXdp, AggregatesKernelUdpWhileTheKernelKeepsArpAndPing) {
     // queue 1's adopts it.
     const std::string json = scratch("kvagg_af_xdp.json"), dump = scratch("kvagg_af_xdp.csv"),
                       expect = scratch("kvagg_af_xdp_expect.csv");
-    // Telemetry needs the runtime directory of shared config: a unique --file-prefix.
     const std::string prefix = "lrkvxdp" + std::to_string(getpid());
-    std::vector<std::string> argv = {binary("apps/kvagg/kvagg"),
-                                     "-l",
-                                     "0",
-                                     "--no-huge",
-                                     "-m",
-                                     "512",
-                                     "--no-pci",
-                                     "--file-prefix=" + prefix,
-                                     "--log-level=lib.eal:warning"};
+    std::vector<std::string> argv = eal_command(binary("apps/kvagg/kvagg"), "0", prefix);
     // A fixed run time: start-up, ping, the client and ping again take about 3 s.
-    for (const char* a : {"--", "--stats-period", "0", "--xdp-steer", "app", "--duration", "8"})
-        argv.push_back(a);
-    argv.insert(argv.end(), {"--af-xdp", veth.app_if + ",queues=2"});
-    argv.insert(argv.end(), {"--json", json, "--dump", dump});
+    argv.insert(argv.end(),
+                {"--", "--stats-period", "0", "--xdp-steer", "app", "--duration", "8", "--af-xdp",
+                 veth.app_if + ",queues=2", "--json", json, "--dump", dump});
 
     ProcessResult kvagg;
     std::jthread runner([&] { kvagg = run_process(app.wrap(argv), {.timeout_s = 60}); });

@@ -112,33 +112,12 @@ TEST(KvaggTelemetry, KeyCommandAnswersWhileRunning) {
     if (!telemetry_client_installed()) GTEST_SKIP() << "dpdk-telemetry.py not installed";
     const std::string pcap = replay_pcap();
     for (const char* agg : {"per-worker", "shared"}) {
-        // Telemetry needs the runtime directory of shared config: a unique --file-prefix.
         const std::string prefix = "lrkv" + std::to_string(getpid()) + agg;
+        std::vector<std::string> argv = eal_command(kApp, "0,1", prefix);
+        argv.insert(argv.end(), {replay_vdev(pcap), "--", "--duration", "2.5", "--stats-period",
+                                 "0", "--dup-window", "0", "--keys", "1000", "--agg", agg});
         ProcessResult app;
-        std::thread runner([&] {
-            app = run_process({kApp,
-                               "-l",
-                               "0,1",
-                               "--no-huge",
-                               "-m",
-                               "512",
-                               "--no-pci",
-                               "--file-prefix=" + prefix,
-                               "--log-level=lib.eal:warning",
-                               replay_vdev(pcap),
-                               "--",
-                               "--duration",
-                               "2.5",
-                               "--stats-period",
-                               "0",
-                               "--dup-window",
-                               "0",
-                               "--keys",
-                               "1000",
-                               "--agg",
-                               agg},
-                              {.timeout_s = 30});
-        });
+        std::thread runner([&] { app = run_process(argv, {.timeout_s = 30}); });
         std::this_thread::sleep_for(std::chrono::milliseconds(1500));
         std::string answer;
         const auto replies = telemetry_query(

@@ -165,15 +165,12 @@ TEST(NfvCli, HelpListsTheNfvOptions) {
 
 TEST(NfvTelemetry, ConfigCommandAnswersWhileRunning) {
     if (!telemetry_client_installed()) GTEST_SKIP() << "dpdk-telemetry.py not installed";
-    // Telemetry needs the runtime directory of shared config: a unique --file-prefix.
-    std::string prefix = "lrnfv" + std::to_string(getpid());
+    const std::string prefix = "lrnfv" + std::to_string(getpid());
+    std::vector<std::string> argv = eal_command(kApp, "0", prefix);
+    argv.insert(argv.end(), {"--vdev=net_null0", "--", "--duration", "3", "--stats-period", "0",
+                             "--bad-src", "10.0.0.9"});
     ProcessResult app;
-    std::thread runner([&] {
-        app = run_process({kApp, "-l", "0", "--no-huge", "-m", "512", "--no-pci",
-                           "--file-prefix=" + prefix, "--vdev=net_null0", "--", "--duration", "3",
-                           "--stats-period", "0", "--bad-src", "10.0.0.9"},
-                          {.timeout_s = 30});
-    });
+    std::thread runner([&] { app = run_process(argv, {.timeout_s = 30}); });
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     std::string raw;
     auto answers = telemetry_query(prefix, {"/linerate/nfv/config", "/linerate/drops"}, &raw);

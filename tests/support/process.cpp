@@ -236,4 +236,17 @@ std::vector<std::string> no_huge_eal(const std::string& lcores) {
             "--log-level=lib.eal:warning"};
 }
 
+std::vector<std::string> eal_command(const std::string& binary, const std::string& lcores,
+                                     const std::string& prefix) {
+    return {binary,
+            "-l",
+            lcores,
+            "--no-huge",
+            "-m",
+            "512",
+            "--no-pci",
+            "--file-prefix=" + prefix,
+            "--log-level=lib.eal:warning"};
+}
+
 }  // namespace linerate::test

@@ -103,4 +103,10 @@ std::string identifier(std::string text);
 // EAL args for a no-hugepage run beside other tests: `-l`, memory, no PCI, no shared config.
 std::vector<std::string> no_huge_eal(const std::string& lcores = "0");
 
+// A command line's start for a no-hugepage run in a runtime directory of its own (telemetry needs
+// one; so does each of several processes at once): `binary`, `-l lcores`, memory, no PCI,
+// `--file-prefix=prefix`. The caller appends vdevs, "--" and the app's options.
+std::vector<std::string> eal_command(const std::string& binary, const std::string& lcores,
+                                     const std::string& prefix);
+
 }  // namespace linerate::test
