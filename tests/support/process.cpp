@@ -224,29 +224,28 @@ std::string identifier(std::string text) {
     return text;
 }
 
+namespace {
+// What every no-hugepage test run of an app shares; the runtime directory is the callers' choice.
+std::vector<std::string> no_huge_eal_base(const std::string& lcores) {
+    return {"--lcores=" + lcores,         "--no-huge", "-m", "512", "--no-pci",
+            "--log-level=lib.eal:warning"};
+}
+}  // namespace
+
 std::vector<std::string> no_huge_eal(const std::string& lcores) {
     // No telemetry: see pcap_mode_eal_args.
-    return {"--lcores=" + lcores,
-            "--no-huge",
-            "-m",
-            "512",
-            "--no-pci",
-            "--no-shconf",
-            "--no-telemetry",
-            "--log-level=lib.eal:warning"};
+    std::vector<std::string> args = no_huge_eal_base(lcores);
+    args.insert(args.end(), {"--no-shconf", "--no-telemetry"});
+    return args;
 }
 
 std::vector<std::string> eal_command(const std::string& binary, const std::string& lcores,
                                      const std::string& prefix) {
-    return {binary,
-            "-l",
-            lcores,
-            "--no-huge",
-            "-m",
-            "512",
-            "--no-pci",
-            "--file-prefix=" + prefix,
-            "--log-level=lib.eal:warning"};
+    std::vector<std::string> argv{binary};
+    const std::vector<std::string> eal = no_huge_eal_base(lcores);
+    argv.insert(argv.end(), eal.begin(), eal.end());
+    argv.push_back("--file-prefix=" + prefix);
+    return argv;
 }
 
 }  // namespace linerate::test

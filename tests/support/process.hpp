@@ -100,12 +100,13 @@ PcapPortsRun run_pcap_ports(const std::string& binary,
 // A string test parameter as a test name: every character but [A-Za-z0-9] becomes '_'.
 std::string identifier(std::string text);
 
-// EAL args for a no-hugepage run beside other tests: `-l`, memory, no PCI, no shared config.
+// EAL args for a no-hugepage run beside other tests: `--lcores`, memory, no PCI, no shared
+// config, no telemetry.
 std::vector<std::string> no_huge_eal(const std::string& lcores = "0");
 
-// A command line's start for a no-hugepage run in a runtime directory of its own (telemetry needs
-// one; so does each of several processes at once): `binary`, `-l lcores`, memory, no PCI,
-// `--file-prefix=prefix`. The caller appends vdevs, "--" and the app's options.
+// A command line's start: `binary` and no_huge_eal's options, but with a runtime directory of its
+// own (`--file-prefix=prefix`, telemetry on) instead of no shared config: telemetry needs one, and
+// so does each of several processes at once. The caller appends vdevs, "--" and the app's options.
 std::vector<std::string> eal_command(const std::string& binary, const std::string& lcores,
                                      const std::string& prefix);
 
