@@ -92,7 +92,10 @@ bool ClientSession::on_packet(const CsPacket& p, uint64_t t4) {
 }
 
 bool ClientSession::on_frame(const uint8_t* frame, size_t len, uint64_t t4, pkt::RxChecksums port) {
-    return on_packet(parse_cs_packet(frame, len, cfg_.udp_port, {cfg_.verify_checksums, port}), t4);
+    const CsPacket p = parse_cs_packet(frame, len, cfg_.udp_port,
+                                       {cfg_.verify_checksums, port, !cfg_.strict_checksums});
+    udp_checksum_offloaded_ += p.udp_checksum_offloaded;
+    return on_packet(p, t4);
 }
 
 void ClientSession::resolve(unsigned idx, uint64_t at) {

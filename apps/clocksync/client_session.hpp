@@ -26,8 +26,9 @@ inline constexpr unsigned kMaxProbes = 64;
 struct ClientConfig {
     uint32_t client_id = 1;
     uint16_t udp_port = kCsUdpPort;
-    bool verify_checksums = true;  // of responses (--no-verify-checksums)
-    unsigned probes = 1;           // K per round, 1..kMaxProbes
+    bool verify_checksums = true;   // of responses (--no-verify-checksums)
+    bool strict_checksums = false;  // --strict-checksums
+    unsigned probes = 1;            // K per round, 1..kMaxProbes
     uint64_t sync_period_ns = 100'000'000;
     // Spacing of the K probes of a round, from one send to the next. Unless `pipeline`, a probe
     // also waits until the previous one is answered or lost: it then crosses a path the
@@ -103,6 +104,8 @@ class ClientSession {
     const stats::LogHistogram& rtt_histogram() const { return rtt_hist_; }
     const CsDropCounters& drops() const { return drops_; }
     uint64_t violations() const { return violations_; }
+    // Responses accepted with a UDP checksum left to the sender's TX offload.
+    uint64_t udp_checksum_offloaded() const { return udp_checksum_offloaded_; }
     uint64_t syncs() const { return est_.syncs(); }
     ClientSummary summary() const;
 
@@ -143,6 +146,7 @@ class ClientSession {
     uint64_t responses_ = 0;
     uint64_t samples_skipped_ = 0;
     uint64_t violations_ = 0;
+    uint64_t udp_checksum_offloaded_ = 0;
     int64_t max_abs_error_ns_ = 0;
 };
 

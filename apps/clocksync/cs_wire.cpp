@@ -41,6 +41,9 @@ CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port,
     switch (check_ipv4_udp(ip, ihl, udp.udp, udp_len, checksums)) {
         case ChecksumVerdict::ok:
             break;
+        case ChecksumVerdict::offloaded:
+            p.udp_checksum_offloaded = true;
+            break;
         case ChecksumVerdict::bad_ip:
             p.drop = CsDrop::bad_ip_checksum;
             return p;

@@ -88,6 +88,8 @@ struct CsPacket {
     uint64_t t1 = 0;
     uint64_t t2 = 0;
     uint64_t t3 = 0;
+    // Accepted with its UDP checksum left to the sender's TX offload (pkt::ChecksumVerdict).
+    bool udp_checksum_offloaded = false;
 };
 
 // Classifies a frame: ok (type request or response), or the drop reason. The frame is ours when

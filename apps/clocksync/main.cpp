@@ -60,7 +60,8 @@ int run_master(Runtime& runtime, const Options& cs) {
         j["clocksync"] = config;
     });
     return runtime.run([&](WorkerContext& ctx) {
-        master_loop(ctx, *clock, cs.udp_port, macs, cs.verify_checksums);
+        master_loop(ctx, *clock, cs.udp_port, macs,
+                    {.verify = cs.verify_checksums, .accept_offloaded = !cs.strict_checksums});
     });
 }
 
@@ -177,8 +178,9 @@ int main(int argc, char** argv) {
                          "l2reflect have it)");
     const bool client = cs.role == Role::client;
     auto served = [&] { return xdp::SteerFilter{xdp::SteerMode::udp_port, cs.udp_port}; };
-    Runtime runtime({kApp, client ? "clocksync client" : "clocksync master", kBoardDrops,
-                     client ? stats::Names(kClientCounters) : stats::Names(), served},
-                    std::move(args), options);
+    Runtime runtime(
+        {kApp, client ? "clocksync client" : "clocksync master", kBoardDrops,
+         client ? stats::Names(kClientCounters) : stats::Names(kMasterCounters), served},
+        std::move(args), options);
     return client ? run_client(runtime, cs, *session, local) : run_master(runtime, cs);
 }

@@ -43,9 +43,8 @@ void add_options(CLI::App& app, Options& o) {
     app.add_option("--udp-port", o.udp_port, "UDP port of clocksync requests and responses")
         ->check(CLI::Range(1, 65535))
         ->capture_default_str();
-    app.add_flag("--no-verify-checksums{false}", o.verify_checksums,
-                 "Take requests (master) and responses (client) without verifying their IPv4 "
-                 "header and UDP checksums");
+    cli::add_checksum_flags(app, o.verify_checksums, o.strict_checksums,
+                            "Take requests (master) and responses (client)");
     app.add_option_function<std::string>(
            "--timestamps",
            [&o](const std::string& s) {
@@ -169,6 +168,7 @@ ClientConfig make_client_config(const Options& o, uint64_t epoch_ns) {
     c.client_id = o.client_id;
     c.udp_port = o.udp_port;
     c.verify_checksums = o.verify_checksums;
+    c.strict_checksums = o.strict_checksums;
     c.probes = o.probes;
     c.sync_period_ns = to_ns(o.sync_period_ms, 1e6);
     c.probe_gap_ns = to_ns(o.probe_gap_us, 1e3);
@@ -197,6 +197,7 @@ nlohmann::json config_json(const Options& o) {
     j["role"] = o.role == Role::client ? "client" : "master";
     j["udp_port"] = o.udp_port;
     j["verify_checksums"] = o.verify_checksums;
+    j["strict_checksums"] = o.strict_checksums;
     if (o.role == Role::master) {
         j["sw_clock"] = o.sw_realtime ? "realtime" : "raw";
         return j;

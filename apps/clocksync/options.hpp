@@ -22,7 +22,8 @@ enum class TimestampMode : uint8_t { automatic, hardware, software };
 struct Options {
     Role role = Role::master;
     uint16_t udp_port = kCsUdpPort;
-    bool verify_checksums = true;  // both roles: off with --no-verify-checksums
+    bool verify_checksums = true;   // both roles: off with --no-verify-checksums
+    bool strict_checksums = false;  // both roles: --strict-checksums
     TimestampMode timestamps = TimestampMode::automatic;  // master
     bool sw_realtime = false;  // master: sw timestamps from CLOCK_REALTIME, not MONOTONIC_RAW
     // Client.

@@ -41,7 +41,7 @@ CsPacket answer_chained(rte_mbuf* m, LinearFrame& linear, uint64_t t2, uint16_t 
 }  // namespace
 
 void master_loop(WorkerContext& ctx, const MasterClock& clock, uint16_t udp_port,
-                 const std::vector<pkt::MacAddr>& port_macs, bool verify_checksums) {
+                 const std::vector<pkt::MacAddr>& port_macs, pkt::ChecksumCheck checksums) {
     LinearFrame linear;
     rte_mbuf* pkts[kMaxBurst];
     rte_mbuf* drop[kMaxBurst];
@@ -60,11 +60,14 @@ void master_loop(WorkerContext& ctx, const MasterClock& clock, uint16_t udp_port
                 rx_bytes += rte_pktmbuf_pkt_len(m);
                 uint8_t* frame = rte_pktmbuf_mtod(m, uint8_t*);
                 // t3 is stamped below, once the burst is ready to go.
-                const pkt::ChecksumCheck check{verify_checksums, rx_checksums(m)};
+                pkt::ChecksumCheck check = checksums;
+                check.port = rx_checksums(m);
                 const CsPacket p = m->nb_segs == 1 ? answer_request(frame, rte_pktmbuf_data_len(m),
                                                                     t2, t2, udp_port, check)
                                                    : answer_chained(m, linear, t2, udp_port, check);
                 if (p.ok) {
+                    if (p.udp_checksum_offloaded) [[unlikely]]
+                        c.app_counter(MasterCounter::udp_checksum_offloaded).add(1);
                     own_source_mac(frame, port_macs, q.port);
                     answers[keep] = p;
                     pkts[keep++] = m;
@@ -222,6 +225,10 @@ void ClientWorker::report(stats::WorkerCounters& c) {
             c.app_counter(ClientCounter::timeouts).add(delta);
         else
             c.drop(CsDrop(i)).add(delta);
+    }
+    if (const uint64_t o = session_.udp_checksum_offloaded() - reported_offloaded_) {
+        c.app_counter(ClientCounter::udp_checksum_offloaded).add(o);
+        reported_offloaded_ += o;
     }
     if (session_.syncs() != published_syncs_ || session_.violations() != published_violations_) {
         const bool new_sync = session_.syncs() != published_syncs_;

@@ -29,21 +29,28 @@ namespace linerate::clocksync {
 inline constexpr stats::Names kBoardDrops = stats::Names(kCsDrops).first(kCsDropCount - 1);
 
 // The client's app counters (also top-level JSON keys).
-#define LINERATE_CS_CLIENT_COUNTERS(X)                                             \
-    X(timeouts, "timeouts")                                                        \
-    X(responses, "responses")                                                      \
-    X(probe_alloc_failed, "probe alloc failed")                                    \
-    X(other_worker_frames, "other worker frames")                                  \
-    X(background_frames, "background frames")   /* --background-pps frames sent */ \
-    X(background_refused, "background refused") /* ... refused: full TX ring or short pool */
+#define LINERATE_CS_CLIENT_COUNTERS(X)                                                        \
+    X(timeouts, "timeouts")                                                                   \
+    X(responses, "responses")                                                                 \
+    X(probe_alloc_failed, "probe alloc failed")                                               \
+    X(other_worker_frames, "other worker frames")                                             \
+    X(background_frames, "background frames")   /* --background-pps frames sent */            \
+    X(background_refused, "background refused") /* ... refused: full TX ring or short pool */ \
+    X(udp_checksum_offloaded, "udp checksum offloaded") /* accepted, left to TX offload */
 LINERATE_NAMES(ClientCounter, kClientCounters, LINERATE_CS_CLIENT_COUNTERS);
+
+// The master's app counters (also top-level JSON keys).
+#define LINERATE_CS_MASTER_COUNTERS(X) \
+    X(udp_checksum_offloaded, "udp checksum offloaded") /* accepted, left to TX offload */
+LINERATE_NAMES(MasterCounter, kMasterCounters, LINERATE_CS_MASTER_COUNTERS);
 
 // Answers every valid request on the worker's queues with t2 read right after RX returned and
 // t3 right before TX; anything else is freed and counted by reason. `port_macs[port]` is used
 // as the response's source when the request went to a broadcast/multicast address.
-// `verify_checksums`: the IPv4 header and UDP checksums of requests (--no-verify-checksums).
+// `checksums`: how requests' IPv4 header and UDP checksums are checked (--no-verify-checksums,
+// --strict-checksums); the port's verdicts are filled in per frame.
 void master_loop(WorkerContext& ctx, const MasterClock& clock, uint16_t udp_port,
-                 const std::vector<pkt::MacAddr>& port_macs, bool verify_checksums = true);
+                 const std::vector<pkt::MacAddr>& port_macs, pkt::ChecksumCheck checksums = {});
 
 // Frees whatever arrives on a client worker other than worker 0 (counted as other_worker_frames).
 void drain_loop(WorkerContext& ctx);
@@ -87,6 +94,7 @@ class ClientWorker {
     std::array<uint64_t, kCsDropCount> reported_{};
     uint64_t published_syncs_ = 0;
     uint64_t published_violations_ = 0;
+    uint64_t reported_offloaded_ = 0;
 };
 
 }  // namespace linerate::clocksync

@@ -16,6 +16,7 @@ KvCounters& KvCounters::operator+=(const KvCounters& o) {
     tuples_aggregated += o.tuples_aggregated;
     value_sum += o.value_sum;
     overflow_sum += o.overflow_sum;
+    udp_checksum_offloaded += o.udp_checksum_offloaded;
     return *this;
 }
 
@@ -91,8 +92,9 @@ size_t KvKernel<Table>::TupleCursor::stage(const AggHomes& homes, TupleRange r, 
 
 template <class Table>
 typename KvKernel<Table>::Admitted KvKernel<Table>::admit(const FrameRef& frame) {
-    const KvPacket p =
-        parse_kv_packet(frame.data, frame.len, cfg_.udp_port, {cfg_.verify_checksums, frame.port});
+    const KvPacket p = parse_kv_packet(frame.data, frame.len, cfg_.udp_port,
+                                       {cfg_.verify_checksums, frame.port, !cfg_.strict_checksums});
+    counters_.udp_checksum_offloaded += p.udp_checksum_offloaded;
     KvVerdict v = p.verdict;
     if (v == KvVerdict::ok) v = seq_verdict(dup_.check(p.stream, p.seq));
     ++counters_.by_verdict[size_t(v)];

@@ -23,6 +23,8 @@ struct alignas(64) KvCounters {
     uint64_t tuples_aggregated = 0;
     uint64_t value_sum = 0;     // wrapping sum of the aggregated tuples' values
     uint64_t overflow_sum = 0;  // wrapping sum of the refused tuples' values
+    // Accepted packets whose UDP checksum the sender left to TX offload (pkt::checksum.hpp).
+    uint64_t udp_checksum_offloaded = 0;
 
     uint64_t packets() const;  // all frames seen
     uint64_t packets_ok() const { return by_verdict[size_t(KvVerdict::ok)]; }
@@ -38,7 +40,8 @@ struct KvKernelConfig {
     // Tuples per look-ahead block (0 = no prefetch, at most kMaxPrefetchAhead): a tuple's home
     // is prefetched a block before its add, across the frames of a burst.
     unsigned prefetch_ahead = 32;
-    bool verify_checksums = true;  // IPv4 header and UDP checksums (--no-verify-checksums)
+    bool verify_checksums = true;   // IPv4 header and UDP checksums (--no-verify-checksums)
+    bool strict_checksums = false;  // a UDP checksum left to TX offload is bad (--strict-checksums)
 };
 
 inline constexpr unsigned kMaxPrefetchAhead = 256;

@@ -18,6 +18,7 @@ struct KvLocated {
     const uint8_t* app = nullptr;
     size_t app_len = 0;  // UDP payload bytes
     size_t l3_offset = 0;
+    bool udp_checksum_offloaded = false;  // accepted, left to the sender's TX offload
 };
 
 KvLocated locate_kv(const uint8_t* frame, size_t len, uint16_t udp_port,
@@ -52,10 +53,9 @@ KvLocated locate_kv(const uint8_t* frame, size_t len, uint16_t udp_port,
     const size_t udp_len = udp.length();
     if (udp_len < kUdpHdrLen + kKvHeaderLen || udp_len > total - ihl)
         return bad(KvVerdict::malformed);
-    if (const KvVerdict c =
-            kv_checksum_verdict(check_ipv4_udp(ip.ip, ihl, udp.udp, udp_len, checksums));
-        c != KvVerdict::ok)
-        return bad(c);
+    const ChecksumVerdict c = check_ipv4_udp(ip.ip, ihl, udp.udp, udp_len, checksums);
+    if (!checksum_accepted(c)) return bad(kv_checksum_verdict(c));
+    p.udp_checksum_offloaded = c == ChecksumVerdict::offloaded;
 
     const uint8_t* app = udp.udp + kUdpHdrLen;
     if (load_be16(app + kKvMagicOff) != kKvMagic) return bad(KvVerdict::bad_magic);
@@ -104,7 +104,9 @@ KvPacket parse_kv_packet_general(const uint8_t* frame, size_t len, uint16_t udp_
     const uint16_t n = load_be16(l.app + kKvCountOff);
     if (l.app_len - kKvHeaderLen < size_t(n) * kKvTupleLen)
         return {.verdict = KvVerdict::malformed};
-    return kv_accepted(l.app, n);
+    KvPacket p = kv_accepted(l.app, n);
+    p.udp_checksum_offloaded = l.udp_checksum_offloaded;
+    return p;
 }
 
 KvRequest parse_kv_request(const uint8_t* frame, size_t len, uint16_t udp_port) {

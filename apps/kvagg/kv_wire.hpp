@@ -112,6 +112,8 @@ struct KvPacket {
     uint32_t stream = 0;
     uint64_t seq = 0;
     const uint8_t* tuples = nullptr;  // tuple_count * 16 bytes inside the frame, big-endian
+    // Accepted with its UDP checksum left to the sender's TX offload (pkt::ChecksumVerdict).
+    bool udp_checksum_offloaded = false;
 };
 
 // The same verdicts by walking the headers (VLAN tags, IPv4 options): what parse_kv_packet does
@@ -119,11 +121,11 @@ struct KvPacket {
 KvPacket parse_kv_packet_general(const uint8_t* frame, size_t len, uint16_t udp_port,
                                  pkt::ChecksumCheck checksums = {});
 
-// The verdict of a checksum check.
+// The verdict of a checksum check (ok for an offloaded UDP checksum, which is accepted).
 constexpr KvVerdict kv_checksum_verdict(pkt::ChecksumVerdict v) {
-    return v == pkt::ChecksumVerdict::ok       ? KvVerdict::ok
-           : v == pkt::ChecksumVerdict::bad_ip ? KvVerdict::bad_ip_checksum
-                                               : KvVerdict::bad_udp_checksum;
+    return v == pkt::ChecksumVerdict::bad_ip    ? KvVerdict::bad_ip_checksum
+           : v == pkt::ChecksumVerdict::bad_udp ? KvVerdict::bad_udp_checksum
+                                                : KvVerdict::ok;
 }
 
 // A valid packet's fields, from its app header (`app`) and tuple count.
@@ -168,10 +170,14 @@ inline std::optional<KvPacket> parse_kv_canonical(const uint8_t* frame, size_t l
         return std::nullopt;
     // Every other check passed, so a checksum's verdict is the frame's (they come first).
     const uint8_t* ip = frame + pkt::kEthHdrLen;
-    if (const pkt::ChecksumVerdict c = pkt::check_ipv4_udp(
-            ip, pkt::kIpv4MinHdrLen, ip + pkt::kIpv4MinHdrLen, udp_len, checksums);
-        c != pkt::ChecksumVerdict::ok) [[unlikely]]
-        return KvPacket{.verdict = kv_checksum_verdict(c)};
+    const pkt::ChecksumVerdict c =
+        pkt::check_ipv4_udp(ip, pkt::kIpv4MinHdrLen, ip + pkt::kIpv4MinHdrLen, udp_len, checksums);
+    if (c != pkt::ChecksumVerdict::ok) [[unlikely]] {
+        if (!pkt::checksum_accepted(c)) return KvPacket{.verdict = kv_checksum_verdict(c)};
+        KvPacket p = kv_accepted(app, n);
+        p.udp_checksum_offloaded = true;
+        return p;
+    }
     return kv_accepted(app, n);
 }
 

@@ -77,8 +77,7 @@ void add_options(CLI::App& app, Options& o) {
                    "before the adds (0 = off)")
         ->check(CLI::Range(0u, 256u))
         ->capture_default_str();
-    app.add_flag("--no-verify-checksums{false}", o.verify_checksums,
-                 "Aggregate frames without verifying their IPv4 header and UDP checksums");
+    cli::add_checksum_flags(app, o.verify_checksums, o.strict_checksums, "Aggregate frames");
     app.add_option(
         "--aggbuf", o.aggbuf,
         "Memory region of the aggregation table(s), as --netbuf: socket:N, pages:4k, "
@@ -105,7 +104,8 @@ KvKernelConfig kernel_config(const Options& o) {
             .dup_window = o.dup_window,
             .max_streams = o.max_streams,
             .prefetch_ahead = o.prefetch,
-            .verify_checksums = o.verify_checksums};
+            .verify_checksums = o.verify_checksums,
+            .strict_checksums = o.strict_checksums};
 }
 
 nlohmann::json config_json(const Options& o) {
@@ -119,7 +119,8 @@ nlohmann::json config_json(const Options& o) {
             {"prefetch", o.prefetch},
             {"aggbuf", o.aggbuf},
             {"dump", o.dump},
-            {"verify_checksums", o.verify_checksums}};
+            {"verify_checksums", o.verify_checksums},
+            {"strict_checksums", o.strict_checksums}};
 }
 
 }  // namespace linerate::kvagg

@@ -25,9 +25,10 @@ struct Options {
     uint32_t max_streams = DupFilter::kDefaultMaxStreams;
     unsigned probe_limit = AggConfig::kDefaultProbeLimit;
     unsigned prefetch = KvKernelConfig{}.prefetch_ahead;
-    std::string aggbuf;            // region spec or alias; empty: the port's NUMA node
-    std::string dump;              // --dump FILE
-    bool verify_checksums = true;  // off: --no-verify-checksums
+    std::string aggbuf;             // region spec or alias; empty: the port's NUMA node
+    std::string dump;               // --dump FILE
+    bool verify_checksums = true;   // off: --no-verify-checksums
+    bool strict_checksums = false;  // --strict-checksums
 };
 
 // Adds the options to `app`; a bad value fails the parse itself (one line, exit 2).

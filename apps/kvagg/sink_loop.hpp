@@ -48,7 +48,9 @@ static_assert(size_t(KvVerdict::table_full) ==
     X(overflow_tuples, "overflow tuples")       /* refused by the table: value -> overflow */  \
     X(requests, "requests")                     /* read/status/flush requests handed over */   \
     X(responses, "responses")                   /* response frames transmitted */              \
-    X(responses_dropped, "responses dropped")   /* lost: no mbuf, or TX full after retries */
+    X(responses_dropped, "responses dropped")   /* lost: no mbuf, or TX full after retries */  \
+    X(udp_checksum_offloaded,                                                                  \
+      "udp checksum offloaded") /* accepted: the sender left the UDP checksum to offload */
 LINERATE_NAMES(AppCounter, kAppCounters, LINERATE_KVAGG_COUNTERS);
 
 template <class Table>
@@ -207,6 +209,8 @@ class SinkLoop {
         c.app_counter(AppCounter::tuples).add(stored + overflow);
         c.app_counter(AppCounter::aggregated_packets).add(now.packets_ok() - seen_.packets_ok());
         if (overflow) c.app_counter(AppCounter::overflow_tuples).add(overflow);
+        if (const uint64_t o = now.udp_checksum_offloaded - seen_.udp_checksum_offloaded)
+            c.app_counter(AppCounter::udp_checksum_offloaded).add(o);
         link_.keys.store(kernel_.table().size(), std::memory_order_relaxed);
         link_.value_sum.store(now.value_sum, std::memory_order_relaxed);
         link_.overflow_sum.store(now.overflow_sum, std::memory_order_relaxed);

@@ -177,6 +177,18 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
                    "first port; default: they are dropped and counted");
 }
 
+void add_checksum_flags(CLI::App& app, bool& verify, bool& strict, const std::string& what) {
+    CLI::Option* no_verify =
+        app.add_flag("--no-verify-checksums{false}", verify,
+                     what + " without verifying their IPv4 header and UDP checksums");
+    app.add_flag("--strict-checksums", strict,
+                 "Count a UDP checksum that holds only the pseudo-header sum (left by the "
+                 "sender to TX checksum offload, e.g. a datagram from a local socket over a "
+                 "veth) as bad_udp_checksum; by default such datagrams are accepted and "
+                 "counted as udp_checksum_offloaded")
+        ->excludes(no_verify);
+}
+
 CLI::Validator finite_range(double min, double max) {
     return CLI::Validator(
         [min, max](std::string& text) -> std::string {

@@ -52,6 +52,12 @@ void add_common_options(CLI::App& app, CommonOptions& opts);
 // it is false), so `--duration nan` would mean "forever".
 CLI::Validator finite_range(double min, double max);
 
+// The checksum flags of the apps that verify IPv4/UDP checksums (kvagg, clocksync):
+// --no-verify-checksums (clears `verify`; `what` says what is then taken unverified) and
+// --strict-checksums (sets `strict`: a UDP checksum the sender left to TX offload is bad, as on
+// a real wire), which exclude each other.
+void add_checksum_flags(CLI::App& app, bool& verify, bool& strict, const std::string& what);
+
 // What the common options name that parsing alone cannot judge, checked before the EAL starts:
 // --json writable, --mbufs large enough for --mbuf-cache. Throws std::invalid_argument with the
 // line to print.

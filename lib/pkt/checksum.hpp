@@ -82,6 +82,18 @@ inline bool udp_checksum_ok(const uint8_t* ip, const uint8_t* udp, size_t udp_le
     return word_sum_verifies(word_sum(pseudo, sizeof pseudo) + word_sum(udp, udp_len));
 }
 
+// The UDP checksum field holds exactly the pseudo-header sum (folded, not inverted): what a
+// Linux sender leaves for the NIC to complete when TX checksum offload is on (CHECKSUM_PARTIAL).
+// Such a datagram never crossed a wire that way (a NIC would have completed it); it reaches us
+// unfinished from a veth, a tap or a local socket, which is no corruption. Both sides are
+// compared mod 0xFFFF (0 and 0xFFFF are the same one's-complement value).
+inline bool udp_checksum_offloaded(const uint8_t* ip, const uint8_t* udp) {
+    uint8_t pseudo[12];
+    udp_pseudo_header(ip, udp, pseudo);
+    const uint16_t field = uint16_t(udp[6] << 8 | udp[7]);
+    return field != 0 && ones_complement_sum(pseudo, sizeof pseudo) % 0xFFFF == field % 0xFFFF;
+}
+
 // What the port's RX checksum offload said about a frame (the EAL side maps the mbuf flags).
 enum class RxCheck : uint8_t {
     unknown,  // not checked by the port: verify in software
@@ -107,15 +119,26 @@ inline bool udp_valid(const uint8_t* ip, const uint8_t* udp, size_t udp_len, RxC
 struct ChecksumCheck {
     bool verify = true;  // off: --no-verify-checksums
     RxChecksums port;    // what the port already said about this frame
+    // Off (--strict-checksums): a UDP checksum left for offload (udp_checksum_offloaded) is
+    // bad like any other wrong one.
+    bool accept_offloaded = true;
 };
-enum class ChecksumVerdict : uint8_t { ok, bad_ip, bad_udp };
-// `ip` with its ihl_bytes and the UDP datagram of udp_len bytes must be readable.
+// offloaded: the UDP checksum was left to TX offload by the sender (accepted, counted apart).
+enum class ChecksumVerdict : uint8_t { ok, offloaded, bad_ip, bad_udp };
+inline bool checksum_accepted(ChecksumVerdict v) {
+    return v == ChecksumVerdict::ok || v == ChecksumVerdict::offloaded;
+}
+// `ip` with its ihl_bytes and the UDP datagram of udp_len bytes must be readable. The offload
+// case is looked at only once the full check failed (by software or by the port, which cannot
+// know what the sender left unfinished): it costs nothing on valid frames.
 inline ChecksumVerdict check_ipv4_udp(const uint8_t* ip, size_t ihl_bytes, const uint8_t* udp,
                                       size_t udp_len, ChecksumCheck check) {
     if (!check.verify) return ChecksumVerdict::ok;
     if (!ipv4_header_valid(ip, ihl_bytes, check.port.ip)) return ChecksumVerdict::bad_ip;
-    if (!udp_valid(ip, udp, udp_len, check.port.l4)) return ChecksumVerdict::bad_udp;
-    return ChecksumVerdict::ok;
+    if (udp_valid(ip, udp, udp_len, check.port.l4)) [[likely]]
+        return ChecksumVerdict::ok;
+    return check.accept_offloaded && udp_checksum_offloaded(ip, udp) ? ChecksumVerdict::offloaded
+                                                                     : ChecksumVerdict::bad_udp;
 }
 
 // Writes the UDP checksum of the datagram at `udp` (udp_len bytes) inside the IPv4 header at

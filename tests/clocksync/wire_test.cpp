@@ -362,6 +362,18 @@ TEST(CsWireChecksums, VerifiedUnlessTurnedOff) {
         CsDrop::bad_udp_checksum);
 }
 
+TEST(CsWireChecksums, OffloadedUdpChecksumIsAcceptedAndMarked) {
+    auto f = request();
+    linerate::test::set_partial_udp_checksum(f);
+    const CsPacket p = parse_cs_packet(f.data(), f.size());
+    EXPECT_TRUE(p.ok);
+    EXPECT_TRUE(p.udp_checksum_offloaded);
+    EXPECT_EQ(parse_cs_packet(f.data(), f.size(), kCsUdpPort, {.accept_offloaded = false}).drop,
+              CsDrop::bad_udp_checksum);
+    linerate::test::set_udp_checksum(f);
+    EXPECT_FALSE(parse_cs_packet(f.data(), f.size()).udp_checksum_offloaded);
+}
+
 TEST(CsWireChecksums, TheResponseKeepsAValidIpChecksumAndSendsNoUdpChecksum) {
     auto f = request();
     linerate::test::set_udp_checksum(f);

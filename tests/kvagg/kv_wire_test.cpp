@@ -343,6 +343,37 @@ TEST(KvWireChecksums, DamagedFramesAreDroppedByReason) {
     EXPECT_EQ(verdict(t), KvVerdict::bad_ip_checksum);
 }
 
+// A datagram from a local socket over a default veth: the UDP checksum field holds the
+// pseudo-header sum alone (TX offload). Accepted on both parse paths and marked; strict: bad.
+TEST(KvWireChecksums, OffloadedUdpChecksumIsAcceptedAndMarked) {
+    auto f = good_frame();
+    linerate::test::set_partial_udp_checksum(f);
+    const KvPacket p = parse_kv_packet(f.data(), f.size(), kKvDefaultPort);
+    EXPECT_EQ(p.verdict, KvVerdict::ok);
+    EXPECT_TRUE(p.udp_checksum_offloaded);
+    EXPECT_EQ(p.tuple_count, kTuples.size());
+    const KvPacket g = parse_kv_packet_general(f.data(), f.size(), kKvDefaultPort);
+    EXPECT_EQ(g.verdict, KvVerdict::ok);
+    EXPECT_TRUE(g.udp_checksum_offloaded);
+    EXPECT_EQ(
+        parse_kv_packet(f.data(), f.size(), kKvDefaultPort, {.accept_offloaded = false}).verdict,
+        KvVerdict::bad_udp_checksum);
+    const auto plain = good_frame();  // no UDP checksum (0): nothing left to offload
+    EXPECT_FALSE(
+        parse_kv_packet(plain.data(), plain.size(), kKvDefaultPort).udp_checksum_offloaded);
+    // Changed after a real checksum was computed: still bad, never taken for offload.
+    auto h = good_frame();
+    linerate::test::set_udp_checksum(h);
+    h[70] ^= 0x08;
+    EXPECT_EQ(verdict(h), KvVerdict::bad_udp_checksum);
+    // A request the same way (the Python client over a veth).
+    auto r = good_frame();
+    r[45] = kKvOpStatus;
+    store_be16(&r[46], 0);
+    linerate::test::set_partial_udp_checksum(r);
+    EXPECT_EQ(parse_kv_request(r.data(), r.size(), kKvDefaultPort).verdict, KvVerdict::request);
+}
+
 TEST(KvWireChecksums, LengthsComeBeforeChecksumsAndMagicAfter) {
     auto f = good_frame();
     f[22] ^= 0x01;                                    // bad IP checksum ...

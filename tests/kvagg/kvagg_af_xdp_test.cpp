@@ -122,6 +122,9 @@ TEST(KvaggAfXdp, AggregatesKernelUdpWhileTheKernelKeepsArpAndPing) {
     EXPECT_EQ(j["drops"]["duplicate"], duplicates);
     EXPECT_EQ(j["dropped"], duplicates) << "ARP/ICMP must not reach kvagg";
     EXPECT_EQ(j["mempool_in_use_at_exit"], 0);
+    // A default veth leaves the peer's UDP checksums to TX offload: taken, and counted.
+    EXPECT_EQ(j["udp_checksum_offloaded"], datagrams + duplicates);
+    EXPECT_EQ(j["drops"]["bad_udp_checksum"], 0);
     ASSERT_TRUE(j.contains("xdp")) << j.dump(2);
     const nlohmann::json& x = j["xdp"];
     EXPECT_EQ(x["redirected"], datagrams + duplicates);

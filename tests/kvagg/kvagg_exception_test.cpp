@@ -1,10 +1,17 @@
-// kvagg with --exception-path on a kernel-backed port: kvagg owns an af_packet port on a veth
-// pair, the host stack owns an address on the TAP the exception path creates. The peer's ARP
-// and ping reach the kernel through the TAP and its answers go back out the port, while the
-// peer's UDP tuples (ordinary sockets, some sent twice) are aggregated exactly.
+// kvagg on an af_packet port on a veth pair as `ip link add` makes it, a client with ordinary
+// kernel UDP sockets in the peer namespace (some datagrams sent twice):
+//   - with --exception-path the host stack owns an address on the TAP the exception path
+//     creates; the peer's ARP and ping reach the kernel through the TAP and its answers go back
+//     out the port, while the tuples are aggregated exactly;
+//   - the veth leaves the UDP checksums of the peer's sockets to TX offload (the field holds
+//     the pseudo-header sum): kvagg takes them by default and counts them as
+//     udp_checksum_offloaded, --strict-checksums drops them, and with the offload off (a real
+//     wire's case, `ethtool -K IF tx off` as docs/wire-formats.md shows) none is offloaded.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -44,7 +51,89 @@ std::map<uint64_t, uint64_t> read_dump(const std::string& path) {
     return sums;
 }
 
+// What the client's 20 datagrams add up to.
+std::map<uint64_t, uint64_t> client_sums() {
+    std::map<uint64_t, uint64_t> expect;
+    for (uint64_t seq = 0; seq < 20; ++seq)
+        for (uint64_t k : {1, 2, 3}) expect[k] += 100 * k + seq;
+    return expect;
+}
+
+struct VethRun {
+    ProcessResult kvagg;
+    nlohmann::json json;
+    std::map<uint64_t, uint64_t> dump;
+};
+
+// kvagg on net_af_packet on the app end of a veth pair, no other flag than `extra`; the client
+// sends from the peer once kvagg is up (the peer's kernel resolves the address by ARP).
+VethRun run_on_veth(const VethOptions& veth_options, const std::vector<std::string>& extra) {
+    NetNs app("kvv"), peer("kvvp");
+    VethPair veth(app, peer, veth_options);
+    app.run("ip addr add 10.98.0.1/24 dev " + veth.app_if);
+    peer.run("ip addr add 10.98.0.2/24 dev " + veth.peer_if);
+    const std::string json = scratch("veth.json"), dump = scratch("veth.csv"),
+                      client = scratch("veth_client.py");
+    std::ofstream(client) << kClient;
+    std::vector<std::string> argv = {binary("apps/kvagg/kvagg")};
+    for (const std::string& a : no_huge_eal()) argv.push_back(a);
+    argv.insert(argv.end(), {"--vdev=net_af_packet0,iface=" + veth.app_if, "--", "--stats-period",
+                             "0", "--json", json, "--dump", dump});
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    BackgroundProcess kvagg(app.wrap(argv));
+    VethRun run;
+    if (!kvagg.wait_for_output("worker 0 ->", 30)) {
+        run.kvagg = kvagg.finish(5);
+        return run;
+    }
+    const ShellResult sent = peer.try_run("python3 " + client + " 10.98.0.1");
+    EXPECT_EQ(sent.status, 0) << sent.out;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the last datagrams land
+    kvagg.signal(SIGINT);
+    run.kvagg = kvagg.finish(30);
+    run.json = read_json(json);
+    run.dump = read_dump(dump);
+    return run;
+}
+
 }  // namespace
+
+// A default veth, the peer's kernel as the sender: every datagram arrives with its UDP checksum
+// left to offload and is aggregated exactly.
+TEST(KvaggVeth, KernelSendersOnADefaultVethAreAggregatedExactly) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    const VethRun r = run_on_veth({}, {});
+    ASSERT_EQ(r.kvagg.exit_status, 0) << r.kvagg.out;
+    EXPECT_EQ(r.dump, client_sums()) << r.kvagg.out;
+    EXPECT_EQ(r.json["aggregated_packets"], 20u) << r.kvagg.out;
+    EXPECT_EQ(r.json["drops"]["duplicate"], 2u);
+    EXPECT_EQ(r.json["drops"]["bad_udp_checksum"], 0u);
+    EXPECT_EQ(r.json["udp_checksum_offloaded"], 22u) << "every datagram, duplicates included";
+    EXPECT_EQ(r.json["mempool_in_use_at_exit"], 0u);
+}
+
+TEST(KvaggVeth, StrictChecksumsDropWhatTheSenderLeftToOffload) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    const VethRun r = run_on_veth({}, {"--strict-checksums"});
+    ASSERT_EQ(r.kvagg.exit_status, 0) << r.kvagg.out;
+    EXPECT_TRUE(r.dump.empty()) << r.kvagg.out;
+    EXPECT_EQ(r.json["aggregated_packets"], 0u);
+    EXPECT_EQ(r.json["drops"]["bad_udp_checksum"], 22u) << r.kvagg.out;
+    EXPECT_EQ(r.json["udp_checksum_offloaded"], 0u);
+    EXPECT_EQ(r.json["kvagg"]["strict_checksums"], true) << r.json.dump(2);
+}
+
+// The real-wire case: TX checksum offload off on the veth (`ethtool -K IF tx off`, as
+// docs/wire-formats.md shows), so the kernel completes every checksum: nothing is offloaded,
+// the sums are the same.
+TEST(KvaggVeth, WithFullChecksumsNothingIsOffloaded) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    const VethRun r = run_on_veth({.full_tx_checksums = true}, {"--strict-checksums"});
+    ASSERT_EQ(r.kvagg.exit_status, 0) << r.kvagg.out;
+    EXPECT_EQ(r.dump, client_sums()) << r.kvagg.out;
+    EXPECT_EQ(r.json["drops"]["bad_udp_checksum"], 0u);
+    EXPECT_EQ(r.json["udp_checksum_offloaded"], 0u);
+}
 
 TEST(KvaggExceptionPath, KernelAnswersArpAndPingThroughTheTapWhileTuplesAggregateExactly) {
     if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
@@ -73,10 +162,7 @@ TEST(KvaggExceptionPath, KernelAnswersArpAndPingThroughTheTapWhileTuplesAggregat
     }
     ShellResult ping{}, sent{};
     if (tap_up) {
-        // IPv6 off on the TAP too: the kernel sends nothing the test did not cause.
-        app.run("sysctl -qw net.ipv6.conf." + tap +
-                ".disable_ipv6=1; ip addr add 10.99.0.1/24 dev " + tap + " && ip link set " + tap +
-                " up");
+        app.run("ip addr add 10.99.0.1/24 dev " + tap + " && ip link set " + tap + " up");
         // No static neighbour: the peer's kernel resolves 10.99.0.1 by ARP through the app.
         ping = peer.try_run("ping -c 3 -i 0.2 -W 3 10.99.0.1");
         sent = peer.try_run("python3 " + client + " 10.99.0.1");
@@ -88,10 +174,7 @@ TEST(KvaggExceptionPath, KernelAnswersArpAndPingThroughTheTapWhileTuplesAggregat
     ASSERT_EQ(sent.status, 0) << sent.out;
     ASSERT_EQ(r.exit_status, 0) << r.out;
 
-    std::map<uint64_t, uint64_t> expect;
-    for (uint64_t seq = 0; seq < 20; ++seq)
-        for (uint64_t k : {1, 2, 3}) expect[k] += 100 * k + seq;
-    EXPECT_EQ(read_dump(dump), expect) << r.out;
+    EXPECT_EQ(read_dump(dump), client_sums()) << r.out;
 
     const nlohmann::json j = read_json(json);
     ASSERT_TRUE(j.is_object()) << r.out;
@@ -99,6 +182,7 @@ TEST(KvaggExceptionPath, KernelAnswersArpAndPingThroughTheTapWhileTuplesAggregat
     EXPECT_EQ(j["drops"]["duplicate"], 2u) << r.out;
     EXPECT_EQ(j["drops"]["not_kvagg"], 0u) << r.out;  // the kernel got them instead
     EXPECT_EQ(j["drops"]["exception_ring_full"], 0u) << r.out;
+    EXPECT_EQ(j["udp_checksum_offloaded"], 22u) << r.out;  // a default veth
     // At least the peer's ARP request and 3 echo requests went in, an ARP reply and 3 echo
     // replies came out (the peer may add its own ARP probes).
     const uint64_t to_kernel = j["exception_to_kernel"], from_kernel = j["exception_from_kernel"];

@@ -24,6 +24,18 @@ inline void set_ip_checksum(std::vector<uint8_t>& f, size_t l3 = 14) {
     ip[11] = uint8_t(c);
 }
 
+// Writes what a Linux sender with TX checksum offload leaves in the UDP checksum field
+// (CHECKSUM_PARTIAL, as a veth delivers it): the pseudo-header sum alone, folded, not inverted.
+inline void set_partial_udp_checksum(std::vector<uint8_t>& f, size_t l3 = 14) {
+    const uint8_t* ip = &f[l3];
+    uint8_t* udp = &f[l3 + size_t(ip[0] & 0x0F) * 4];
+    const uint8_t pseudo[12] = {ip[12], ip[13], ip[14], ip[15], ip[16], ip[17],
+                                ip[18], ip[19], 0,      17,     udp[4], udp[5]};
+    const uint16_t c = uint16_t(plain_sum(pseudo, sizeof pseudo));
+    udp[6] = uint8_t(c >> 8);
+    udp[7] = uint8_t(c);
+}
+
 // Writes the UDP checksum of the datagram after the IPv4 header at frame[l3] (its length from
 // the UDP header), 0 sent as 0xFFFF.
 inline void set_udp_checksum(std::vector<uint8_t>& f, size_t l3 = 14) {

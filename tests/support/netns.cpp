@@ -154,8 +154,8 @@ void in_namespace(const NetNs& ns, const std::function<std::string()>& fn) {
 
 // Turns off TX checksum offload on a veth end, as `ethtool -K IF tx off` does: the kernel then
 // completes every UDP/TCP checksum before the frame crosses, as it is on a real wire. With the
-// offload on, frames from the peer's sockets reach AF_PACKET/AF_XDP with the checksum field
-// holding only the pseudo-header sum, and apps that verify checksums rightly drop them.
+// offload on (the default), frames from the peer's sockets reach AF_PACKET/AF_XDP with the
+// checksum field holding only the pseudo-header sum (accepted as udp_checksum_offloaded).
 void full_tx_checksums(const NetNs& ns, const std::string& ifname) {
     in_namespace(ns, [&]() -> std::string {
         const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -186,8 +186,10 @@ VethPair::VethPair(const NetNs& app, const NetNs& peer, const VethOptions& optio
     std::string mtu = std::to_string(options.mtu);
     app.run(ip + " link set " + app_if + " mtu " + mtu + " up");
     peer.run(ip + " link set " + peer_if + " mtu " + mtu + " up");
-    full_tx_checksums(app, app_if);
-    full_tx_checksums(peer, peer_if);
+    if (options.full_tx_checksums) {
+        full_tx_checksums(app, app_if);
+        full_tx_checksums(peer, peer_if);
+    }
     app_mac = mac_of(app, app_if);
     peer_mac = mac_of(peer, peer_if);
 }

@@ -55,10 +55,14 @@ class NetNs {
 struct VethOptions {
     unsigned mtu = 1500;
     unsigned queues = 1;  // RX and TX queues of each end (multi-queue AF_XDP)
+    // TX checksum offload off on both ends (`ethtool -K IF tx off`, as docs/wire-formats.md
+    // shows): the kernel completes every checksum, as on a real wire. Off by default: a veth as
+    // users get it leaves UDP checksums of local senders to offload (the pseudo-header sum).
+    bool full_tx_checksums = false;
 };
 
-// A veth pair with one end in each namespace, both up, TX checksum offload off (the kernel
-// completes checksums, as on a wire). Interface names are unique per process.
+// A veth pair with one end in each namespace, both up, otherwise as `ip link add` makes it.
+// Interface names are unique per process.
 struct VethPair {
     VethPair(const NetNs& app, const NetNs& peer, const VethOptions& options = {});
     std::string app_if, peer_if;

@@ -4,6 +4,7 @@
 #include "pkt/build.hpp"
 #include "pkt/checksum.hpp"
 #include "pkt/headers.hpp"
+#include "support/checksum.hpp"
 
 using namespace linerate::pkt;
 
@@ -98,4 +99,59 @@ TEST(Address, MacIsStrictAndRoundTrips) {
          {"", "ff:ff:ff:ff:ff", "ff-ff-ff-ff-ff-ff", " f:ff:ff:ff:ff:ff", "+f:ff:ff:ff:ff:ff",
           "ff:ff:ff:ff:ff:ff:", "gg:ff:ff:ff:ff:ff", "f:ff:ff:ff:ff:fff"})
         EXPECT_FALSE(linerate::pkt::parse_mac(bad)) << bad;
+}
+
+namespace {
+
+// A canonical UDP frame of `len` bytes with a payload pattern and no UDP checksum yet.
+std::vector<uint8_t> udp_frame_with_payload(size_t len) {
+    auto f = make_udp_frame(UdpFrameSpec{}, len);
+    for (size_t i = kUdpPayloadOffset; i < f.size(); ++i) f[i] = uint8_t(i * 7 + 3);
+    return f;
+}
+
+ChecksumVerdict udp_verdict(const std::vector<uint8_t>& f, ChecksumCheck check = {}) {
+    return check_ipv4_udp(&f[14], 20, &f[34], f.size() - 34, check);
+}
+
+}  // namespace
+
+// docs/wire-formats.md, Checksums: a UDP checksum field holding the pseudo-header sum alone is
+// what a Linux sender leaves for TX offload (a default veth delivers it so): accepted and told
+// apart; anything else that does not verify stays bad.
+TEST(Checksum, OffloadedUdpChecksumIsAcceptedAndToldApart) {
+    for (size_t len : {size_t(60), size_t(61), size_t(1514)}) {
+        auto f = udp_frame_with_payload(len);
+        linerate::test::set_partial_udp_checksum(f);
+        ASSERT_TRUE(f[40] != 0 || f[41] != 0);
+        EXPECT_FALSE(udp_checksum_ok(&f[14], &f[34], f.size() - 34)) << len;
+        EXPECT_TRUE(udp_checksum_offloaded(&f[14], &f[34])) << len;
+        EXPECT_EQ(udp_verdict(f), ChecksumVerdict::offloaded) << len;
+        EXPECT_TRUE(checksum_accepted(udp_verdict(f)));
+        EXPECT_EQ(udp_verdict(f, {.accept_offloaded = false}), ChecksumVerdict::bad_udp) << len;
+        // The port cannot know what the sender left unfinished: its "bad" is looked at again.
+        EXPECT_EQ(udp_verdict(f, {.port = {RxCheck::good, RxCheck::bad}}),
+                  ChecksumVerdict::offloaded);
+        // The payload is not covered by such a field, but the pseudo header is.
+        auto g = f;
+        g[30] ^= 0x01;  // destination address
+        linerate::test::set_ip_checksum(g);
+        EXPECT_EQ(udp_verdict(g), ChecksumVerdict::bad_udp) << len;
+    }
+}
+
+TEST(Checksum, APayloadChangedAfterARealChecksumIsStillBad) {
+    auto f = udp_frame_with_payload(200);
+    linerate::test::set_udp_checksum(f);
+    ASSERT_EQ(udp_verdict(f), ChecksumVerdict::ok);
+    for (size_t at : {size_t(42), size_t(100), f.size() - 1}) {
+        auto g = f;
+        g[at] ^= 0x40;
+        EXPECT_FALSE(udp_checksum_offloaded(&g[14], &g[34])) << at;
+        EXPECT_EQ(udp_verdict(g), ChecksumVerdict::bad_udp) << at;
+    }
+    // No checksum (0) is no offload: the port's "bad" stands.
+    auto z = udp_frame_with_payload(200);
+    EXPECT_EQ(udp_verdict(z, {.port = {RxCheck::good, RxCheck::bad}}), ChecksumVerdict::bad_udp);
+    EXPECT_EQ(udp_verdict(z), ChecksumVerdict::ok);
 }
