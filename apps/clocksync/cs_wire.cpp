@@ -5,6 +5,7 @@
 
 #include "pkt/bytes.hpp"
 #include "pkt/checksum.hpp"
+#include "pkt/udp_payload.hpp"
 
 namespace linerate::clocksync {
 
@@ -14,45 +15,23 @@ uint64_t CsDropCounters::total() const {
     return std::accumulate(count.begin(), count.end(), uint64_t(0));
 }
 
+namespace {
+
+constexpr UdpReasons<CsDrop> kCsUdpReasons{CsDrop::not_clocksync, CsDrop::malformed,
+                                           CsDrop::bad_ip_checksum, CsDrop::bad_udp_checksum};
+
+}  // namespace
+
 CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port,
                          ChecksumCheck checksums) {
     CsPacket p;
-    // Until the UDP destination port is read, the frame cannot be told to be ours.
-    L2Header l2 = parse_l2(frame, len);
-    if (!l2.complete || l2.ethertype != kEtherTypeIpv4) return p;
-    size_t l3 = l2.length;
-    if (len < l3 + kIpv4MinHdrLen) return p;
-    const uint8_t* ip = frame + l3;
-    Ipv4View ipv{ip};
-    if (ipv.version() != 4 || ipv.protocol() != kIpProtoUdp) return p;
-    size_t ihl = ipv.header_len();
-    uint16_t frag = load_be16(ip + 6);
-    if (ihl < kIpv4MinHdrLen || (frag & 0x1FFF) != 0) return p;  // a later fragment has no UDP
-    if (len < l3 + ihl + kUdpHdrLen) return p;
-    UdpView udp{ip + ihl};
-    if (udp.dst_port() != udp_port) return p;
-
-    p.drop = CsDrop::malformed;
-    size_t ip_total = ipv.total_len();
-    if ((frag & 0x2000) != 0) return p;  // more fragments: clocksync packets are never split
-    if (ip_total < ihl + kUdpHdrLen || ip_total > len - l3) return p;
-    size_t udp_len = udp.length();
-    if (udp_len < kUdpHdrLen + kCsHeaderLen || udp_len > ip_total - ihl) return p;
-    switch (check_ipv4_udp(ip, ihl, udp.udp, udp_len, checksums)) {
-        case ChecksumVerdict::ok:
-            break;
-        case ChecksumVerdict::offloaded:
-            p.udp_checksum_offloaded = true;
-            break;
-        case ChecksumVerdict::bad_ip:
-            p.drop = CsDrop::bad_ip_checksum;
-            return p;
-        case ChecksumVerdict::bad_udp:
-            p.drop = CsDrop::bad_udp_checksum;
-            return p;
+    const UdpPayload u = locate_udp_payload(frame, len, udp_port, kCsHeaderLen, checksums);
+    if (!u.accepted()) {
+        p.drop = kCsUdpReasons.of(u.verdict);
+        return p;
     }
-
-    const uint8_t* cs = ip + ihl + kUdpHdrLen;
+    p.udp_checksum_offloaded = u.verdict == UdpVerdict::offloaded;
+    const uint8_t* cs = u.data;
     auto dropped = [&p](CsDrop d) {
         p.drop = d;
         return p;
@@ -65,7 +44,7 @@ CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port,
     }
     p.ok = true;
     p.type = CsType(type);
-    p.l3_offset = uint16_t(l3);
+    p.l3_offset = u.l3_offset;
     p.payload_offset = uint16_t(cs - frame);
     p.client_id = load_be32(cs + kCsOffClientId);
     p.seq = load_be64(cs + kCsOffSeq);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "pkt/checksum.hpp"
+#include "pkt/udp_payload.hpp"
 
 namespace linerate::kvagg {
 
@@ -21,49 +22,20 @@ struct KvLocated {
     bool udp_checksum_offloaded = false;  // accepted, left to the sender's TX offload
 };
 
+constexpr UdpReasons<KvVerdict> kKvUdpReasons{KvVerdict::not_kvagg, KvVerdict::malformed,
+                                              KvVerdict::bad_ip_checksum,
+                                              KvVerdict::bad_udp_checksum};
+
 KvLocated locate_kv(const uint8_t* frame, size_t len, uint16_t udp_port,
                     ChecksumCheck checksums = {}) {
-    KvLocated p;
-    auto bad = [&p](KvVerdict v) {
-        p.verdict = v;
-        return p;
-    };
-    const L2Header l2 = parse_l2(frame, len);
-    if (!l2.complete) return bad(KvVerdict::malformed);
-    if (l2.ethertype != kEtherTypeIpv4) return bad(KvVerdict::not_kvagg);
-
-    const size_t l3_room = len - l2.length;
-    if (l3_room < kIpv4MinHdrLen) return bad(KvVerdict::malformed);
-    const Ipv4View ip{frame + l2.length};
-    const size_t ihl = ip.header_len();
-    const size_t total = ip.total_len();
-    // total < room is fine: Ethernet pads short frames.
-    if (ip.version() != 4 || ihl < kIpv4MinHdrLen || total < ihl || total > l3_room)
-        return bad(KvVerdict::malformed);
-    if (ip.protocol() != kIpProtoUdp) return bad(KvVerdict::not_kvagg);
-    const uint16_t frag = load_be16(ip.ip + 6);
-    // A non-first fragment carries no UDP header: nothing says it is ours.
-    if ((frag & 0x1FFF) != 0) return bad(KvVerdict::not_kvagg);
-    if (total < ihl + kUdpHdrLen) return bad(KvVerdict::malformed);
-
-    const UdpView udp{ip.ip + ihl};
-    if (udp.dst_port() != udp_port) return bad(KvVerdict::not_kvagg);
-    // A first fragment (MF set) of a kvagg datagram: we do not reassemble.
-    if (frag & 0x2000) return bad(KvVerdict::malformed);
-    const size_t udp_len = udp.length();
-    if (udp_len < kUdpHdrLen + kKvHeaderLen || udp_len > total - ihl)
-        return bad(KvVerdict::malformed);
-    const ChecksumVerdict c = check_ipv4_udp(ip.ip, ihl, udp.udp, udp_len, checksums);
-    if (!checksum_accepted(c)) return bad(kv_checksum_verdict(c));
-    p.udp_checksum_offloaded = c == ChecksumVerdict::offloaded;
-
-    const uint8_t* app = udp.udp + kUdpHdrLen;
-    if (load_be16(app + kKvMagicOff) != kKvMagic) return bad(KvVerdict::bad_magic);
-    if (app[kKvVersionOff] != kKvVersion) return bad(KvVerdict::bad_version);
-    p.app = app;
-    p.app_len = udp_len - kUdpHdrLen;
-    p.l3_offset = l2.length;
-    return p;
+    const UdpPayload u = locate_udp_payload(frame, len, udp_port, kKvHeaderLen, checksums);
+    if (!u.accepted()) return {.verdict = kKvUdpReasons.of(u.verdict)};
+    if (load_be16(u.data + kKvMagicOff) != kKvMagic) return {.verdict = KvVerdict::bad_magic};
+    if (u.data[kKvVersionOff] != kKvVersion) return {.verdict = KvVerdict::bad_version};
+    return {.app = u.data,
+            .app_len = u.len,
+            .l3_offset = u.l3_offset,
+            .udp_checksum_offloaded = u.verdict == UdpVerdict::offloaded};
 }
 
 // A request's own checks: count, body length and flags for its op.

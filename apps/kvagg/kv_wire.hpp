@@ -58,9 +58,9 @@ static_assert(kKvTuplesOffset == 64);
 // reasons are also the stats board's (sink_loop.hpp); table_full counts tuples.
 #define LINERATE_KV_PACKET_DROPS(X)                                                                \
     X(not_kvagg, "not kvagg", packets,                                                             \
-      "not IPv4/UDP to the kvagg port (or a non-first IPv4 fragment)")                             \
+      "not IPv4/UDP to the kvagg port (or a non-first fragment, or cut before the UDP header)")    \
     X(malformed, "malformed", packets,                                                             \
-      "frame/IPv4/UDP lengths inconsistent, or too short for N tuples")                            \
+      "to the kvagg port, but IPv4/UDP lengths inconsistent, or too short for N tuples")           \
     X(bad_ip_checksum, "bad IP checksum", packets, "the IPv4 header checksum is wrong")            \
     X(bad_udp_checksum, "bad UDP checksum", packets, "the UDP checksum is not 0 (none) and wrong") \
     X(bad_magic, "bad magic", packets, "kvagg port but magic is not 0x4B56")                       \

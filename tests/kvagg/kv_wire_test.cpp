@@ -111,13 +111,16 @@ TEST(KvWire, EthernetPaddingAndTrailingPayloadAreAccepted) {
     EXPECT_EQ(verdict(g), KvVerdict::ok);
 }
 
-TEST(KvWire, TruncatedFramesAreMalformed) {
+// Cut before the UDP destination port: nothing says the frame is kvagg's (pkt/udp_payload.hpp).
+// Cut after it: kvagg's, and malformed.
+TEST(KvWire, TruncatedFramesAreNotKvaggUntilThePortThenMalformed) {
     const auto f = good_frame();
-    for (size_t len : {size_t(0), size_t(10), size_t(13), size_t(14), size_t(33), size_t(41),
-                       size_t(50), size_t(63), f.size() - 1}) {
+    for (size_t len : {size_t(0), size_t(10), size_t(13), size_t(14), size_t(33), size_t(41)})
+        EXPECT_EQ(parse_kv_packet(f.data(), len, kKvDefaultPort).verdict, KvVerdict::not_kvagg)
+            << "len " << len;
+    for (size_t len : {size_t(42), size_t(50), size_t(63), f.size() - 1})
         EXPECT_EQ(parse_kv_packet(f.data(), len, kKvDefaultPort).verdict, KvVerdict::malformed)
             << "len " << len;
-    }
 }
 
 TEST(KvWire, IpTotalLengthBeyondFrameIsMalformed) {
@@ -126,13 +129,13 @@ TEST(KvWire, IpTotalLengthBeyondFrameIsMalformed) {
     EXPECT_EQ(verdict(f), KvVerdict::malformed);
 }
 
-TEST(KvWire, BadIpHeaderIsMalformed) {
+TEST(KvWire, BadIpHeaderIsNotKvaggAndBadLengthsAreMalformed) {
     auto f = good_frame();
-    f[14] = 0x65;  // version 6 under the IPv4 ethertype
-    EXPECT_EQ(verdict(f), KvVerdict::malformed);
+    f[14] = 0x65;  // version 6 under the IPv4 ethertype: no IPv4 header to read a port from
+    EXPECT_EQ(verdict(f), KvVerdict::not_kvagg);
     f = good_frame();
     f[14] = 0x44;  // IHL 4
-    EXPECT_EQ(verdict(f), KvVerdict::malformed);
+    EXPECT_EQ(verdict(f), KvVerdict::not_kvagg);
     f = good_frame();
     store_be16(&f[16], 19);  // total length below the header length
     EXPECT_EQ(verdict(f), KvVerdict::malformed);
@@ -217,8 +220,8 @@ TEST(KvWire, VlanTagsAreAccepted) {
     EXPECT_EQ(verdict(two), KvVerdict::ok);
     auto three = insert(two, 12, {0x81, 0x00, 0x00, 0x09});
     EXPECT_EQ(verdict(three), KvVerdict::not_kvagg);  // beyond two tags: ethertype stays VLAN
-    // A tagged frame cut inside the tag.
-    EXPECT_EQ(parse_kv_packet(one.data(), 15, kKvDefaultPort).verdict, KvVerdict::malformed);
+    // A tagged frame cut inside the tag: nothing says it is kvagg's.
+    EXPECT_EQ(parse_kv_packet(one.data(), 15, kKvDefaultPort).verdict, KvVerdict::not_kvagg);
 }
 
 TEST(KvWire, Ipv4OptionsShiftTheAppHeader) {
@@ -231,9 +234,12 @@ TEST(KvWire, Ipv4OptionsShiftTheAppHeader) {
     EXPECT_EQ(p.seq, 0x1122334455667788ull);
     EXPECT_EQ(p.tuples, f.data() + 68);
     EXPECT_EQ(kv_tuple_key(p.tuples, 2), ~0ull);
-    // IHL larger than the total length.
+    // IHL larger than the total length: the UDP header would start inside the tuples, where no
+    // kvagg port is; with the port there, the lengths are wrong.
     f[14] = 0x4F;
     store_be16(&f[16], 40);
+    EXPECT_EQ(verdict(f), KvVerdict::not_kvagg);
+    store_be16(&f[14 + 60 + 2], kKvDefaultPort);
     EXPECT_EQ(verdict(f), KvVerdict::malformed);
 }
 

@@ -1,0 +1,96 @@
+#pragma once
+// Where an app's UDP datagram is in a frame, for the apps that own a UDP port (kvagg,
+// clocksync, kvagg's request parser): one walk of Ethernet (up to two VLAN tags), IPv4 (options
+// allowed) and UDP, with one verdict for the same frame whoever asks.
+//
+// A frame is the app's once its UDP destination port says so; anything that cannot be read that
+// far (not IPv4, not UDP, truncated before the UDP header, a non-first fragment, an IPv4 header
+// that is no IPv4 header) is not_mine, and so goes to the kernel on an exception path. From the
+// port on, what is wrong with it is the app's to count: inconsistent lengths or a first fragment
+// (malformed), then the checksums (docs/wire-formats.md, Checksums).
+#include <cstddef>
+#include <cstdint>
+
+#include "pkt/bytes.hpp"
+#include "pkt/checksum.hpp"
+#include "pkt/headers.hpp"
+
+namespace linerate::pkt {
+
+enum class UdpVerdict : uint8_t {
+    ok,
+    offloaded,  // ok, with the UDP checksum left to the sender's TX offload
+    not_mine,
+    malformed,
+    bad_ip_checksum,
+    bad_udp_checksum,
+};
+
+struct UdpPayload {
+    UdpVerdict verdict = UdpVerdict::not_mine;
+    uint16_t l3_offset = 0;         // the IPv4 header
+    const uint8_t* data = nullptr;  // the UDP payload (the app header), when accepted
+    size_t len = 0;                 // its bytes, as the UDP length says (at least min_payload)
+
+    bool accepted() const { return verdict == UdpVerdict::ok || verdict == UdpVerdict::offloaded; }
+};
+
+// An app's names for the verdicts that are not an accepted datagram.
+template <class Reason>
+struct UdpReasons {
+    Reason not_mine, malformed, bad_ip_checksum, bad_udp_checksum;
+
+    constexpr Reason of(UdpVerdict v) const {
+        return v == UdpVerdict::malformed          ? malformed
+               : v == UdpVerdict::bad_ip_checksum  ? bad_ip_checksum
+               : v == UdpVerdict::bad_udp_checksum ? bad_udp_checksum
+                                                   : not_mine;
+    }
+};
+
+// The datagram to `dst_port` in frame[0, len) whose UDP payload holds at least `min_payload`
+// bytes (the app's fixed header), with its checksums judged by `checks`. Reads only inside
+// the frame.
+inline UdpPayload locate_udp_payload(const uint8_t* frame, size_t len, uint16_t dst_port,
+                                     size_t min_payload, ChecksumCheck checks = {}) {
+    UdpPayload p;
+    const L2Header l2 = parse_l2(frame, len);
+    if (!l2.complete || l2.ethertype != kEtherTypeIpv4 || len - l2.length < kIpv4MinHdrLen)
+        return p;
+    const Ipv4View ip{frame + l2.length};
+    const size_t ihl = ip.header_len(), room = len - l2.length;
+    const uint16_t frag = load_be16(ip.ip + 6);
+    // A non-first fragment carries no UDP header: nothing says it is ours.
+    if (ip.version() != 4 || ihl < kIpv4MinHdrLen || ip.protocol() != kIpProtoUdp ||
+        (frag & 0x1FFF) != 0 || room < ihl + kUdpHdrLen)
+        return p;
+    const UdpView udp{ip.ip + ihl};
+    if (udp.dst_port() != dst_port) return p;
+
+    p.verdict = UdpVerdict::malformed;
+    const size_t total = ip.total_len(), udp_len = udp.length();
+    // total < room is fine: Ethernet pads short frames. A first fragment (MF): no reassembly.
+    if ((frag & 0x2000) != 0 || total < ihl + kUdpHdrLen || total > room ||
+        udp_len < kUdpHdrLen + min_payload || udp_len > total - ihl)
+        return p;
+    switch (check_ipv4_udp(ip.ip, ihl, udp.udp, udp_len, checks)) {
+        case ChecksumVerdict::bad_ip:
+            p.verdict = UdpVerdict::bad_ip_checksum;
+            return p;
+        case ChecksumVerdict::bad_udp:
+            p.verdict = UdpVerdict::bad_udp_checksum;
+            return p;
+        case ChecksumVerdict::offloaded:
+            p.verdict = UdpVerdict::offloaded;
+            break;
+        case ChecksumVerdict::ok:
+            p.verdict = UdpVerdict::ok;
+            break;
+    }
+    p.l3_offset = l2.length;
+    p.data = udp.udp + kUdpHdrLen;
+    p.len = udp_len - kUdpHdrLen;
+    return p;
+}
+
+}  // namespace linerate::pkt
