@@ -23,7 +23,7 @@ ClientSession::ClientSession(const ClientConfig& cfg) : cfg_(cfg), est_(cfg.drif
 void ClientSession::tick(uint64_t now) {
     for (unsigned i = 0; round_open_ && i < sent_in_round_; ++i) {
         if (probes_[i].pending && diff_ns(now, probes_[i].t1) >= int64_t(cfg_.probe_timeout_ns)) {
-            drops_.add(CsDrop::timeout);
+            ++timeouts_;
             resolve(i, now);
         }
     }
@@ -64,25 +64,25 @@ void ClientSession::sent(uint64_t t1) {
 }
 
 bool ClientSession::on_packet(const CsPacket& p, uint64_t t4) {
-    auto reject = [this](CsDrop d) {
+    auto reject = [this](Drop d) {
         drops_.add(d);
         return false;
     };
     if (!p.ok) return reject(p.drop);
-    if (p.type != CsType::response) return reject(CsDrop::bad_type);
-    if (p.client_id != cfg_.client_id) return reject(CsDrop::wrong_client);
+    if (p.type != CsType::response) return reject(Drop::bad_type);
+    if (p.client_id != cfg_.client_id) return reject(Drop::wrong_client);
     uint64_t idx = p.seq - round_first_seq_;  // wraps to huge for older sequences
     if (!round_open_ || idx >= sent_in_round_ || !probes_[idx].pending) {
-        return reject(CsDrop::unknown_sequence);
+        return reject(Drop::unknown_sequence);
     }
     // The probe's own t1 is used, not the echoed one: the client trusts its own record.
     Timestamps ts{probes_[idx].t1, p.t2, p.t3, t4};
     // A broken answer still consumes the probe, so the round need not wait for its timeout.
-    std::optional<CsDrop> bad;
+    std::optional<Drop> bad;
     if (diff_ns(p.t3, p.t2) < 0) {
-        bad = CsDrop::malformed;
+        bad = Drop::malformed;
     } else if (!est_.offer(ts)) {
-        bad = CsDrop::negative_rtt;
+        bad = Drop::negative_rtt;
     } else {
         rtt_hist_.record(uint64_t(diff_ns(t4, ts.t1) - diff_ns(p.t3, p.t2)));
         ++responses_;
@@ -163,6 +163,7 @@ ClientSummary ClientSession::summary() const {
                     eps_hist_.percentile(0.999), eps_hist_.max()};
     r.rtt_ns = {rtt_hist_.min(), rtt_hist_.percentile(0.5), rtt_hist_.percentile(0.99)};
     r.drops = drops_;
+    r.timeouts = timeouts_;
     return r;
 }
 

@@ -70,7 +70,8 @@ struct ClientSummary {
     int64_t max_abs_error_ns = 0;  // verification mode: max |true offset − θ| at samples
     EpsilonSummary epsilon_ns;
     RttSummary rtt_ns;
-    CsDropCounters drops;
+    DropCounters drops;
+    uint64_t timeouts = 0;  // probes that got no response within the timeout
 };
 
 class ClientSession {
@@ -102,8 +103,9 @@ class ClientSession {
 
     const stats::LogHistogram& epsilon_histogram() const { return eps_hist_; }
     const stats::LogHistogram& rtt_histogram() const { return rtt_hist_; }
-    const CsDropCounters& drops() const { return drops_; }
+    const DropCounters& drops() const { return drops_; }
     uint64_t violations() const { return violations_; }
+    uint64_t timeouts() const { return timeouts_; }
     // Responses accepted with a UDP checksum left to the sender's TX offload.
     uint64_t udp_checksum_offloaded() const { return udp_checksum_offloaded_; }
     uint64_t syncs() const { return est_.syncs(); }
@@ -140,12 +142,13 @@ class ClientSession {
 
     stats::LogHistogram eps_hist_;
     stats::LogHistogram rtt_hist_;
-    CsDropCounters drops_;
+    DropCounters drops_;
     uint64_t rounds_ = 0;
     uint64_t probes_sent_ = 0;
     uint64_t responses_ = 0;
     uint64_t samples_skipped_ = 0;
     uint64_t violations_ = 0;
+    uint64_t timeouts_ = 0;
     uint64_t udp_checksum_offloaded_ = 0;
     int64_t max_abs_error_ns_ = 0;
 };

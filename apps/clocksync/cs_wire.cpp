@@ -11,14 +11,14 @@ namespace linerate::clocksync {
 
 using namespace linerate::pkt;
 
-uint64_t CsDropCounters::total() const {
+uint64_t DropCounters::total() const {
     return std::accumulate(count.begin(), count.end(), uint64_t(0));
 }
 
 namespace {
 
-constexpr UdpReasons<CsDrop> kCsUdpReasons{CsDrop::not_clocksync, CsDrop::malformed,
-                                           CsDrop::bad_ip_checksum, CsDrop::bad_udp_checksum};
+constexpr UdpReasons<Drop> kCsUdpReasons{Drop::not_clocksync, Drop::malformed,
+                                         Drop::bad_ip_checksum, Drop::bad_udp_checksum};
 
 }  // namespace
 
@@ -32,15 +32,15 @@ CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port,
     }
     p.udp_checksum_offloaded = u.verdict == UdpVerdict::offloaded;
     const uint8_t* cs = u.data;
-    auto dropped = [&p](CsDrop d) {
+    auto dropped = [&p](Drop d) {
         p.drop = d;
         return p;
     };
-    if (load_be16(cs + kCsOffMagic) != kCsMagic) return dropped(CsDrop::bad_magic);
-    if (cs[kCsOffVersion] != kCsVersion) return dropped(CsDrop::bad_version);
+    if (load_be16(cs + kCsOffMagic) != kCsMagic) return dropped(Drop::bad_magic);
+    if (cs[kCsOffVersion] != kCsVersion) return dropped(Drop::bad_version);
     uint8_t type = cs[kCsOffType];
     if (type != uint8_t(CsType::request) && type != uint8_t(CsType::response)) {
-        return dropped(CsDrop::bad_type);
+        return dropped(Drop::bad_type);
     }
     p.ok = true;
     p.type = CsType(type);

@@ -35,8 +35,9 @@ inline constexpr size_t kCsOffT3 = 34;
 enum class CsType : uint8_t { request = 1, response = 2 };
 
 // Every reason a clocksync packet is dropped, master and client side, in one list (VPP style),
-// X(id, text, description). Parse reasons first; the client adds the last four. `timeout`
-// counts probes, not packets.
+// X(id, text, description): parse reasons first, then the client's. With the runtime's reasons
+// in front it is the stats board's drop list (each value its slot). The client's probes that
+// time out are no packets: ClientSession counts them apart (app counter `timeouts`).
 #define LINERATE_CS_DROPS(X)                                                                       \
     X(not_clocksync, "not clocksync",                                                              \
       "not an IPv4/UDP frame to the clocksync port (or not enough to tell)")                       \
@@ -51,35 +52,27 @@ enum class CsType : uint8_t { request = 1, response = 2 };
     X(unknown_sequence, "unknown sequence",                                                        \
       "response to no outstanding probe (late, duplicate or forged)")                              \
     X(wrong_client, "wrong client", "response carries another client id")                          \
-    X(negative_rtt, "negative rtt", "round trip delta < 0")                                        \
-    X(timeout, "timeout", "probe got no response within the timeout")
+    X(negative_rtt, "negative rtt", "round trip delta < 0")
 
-LINERATE_NAMES(CsDrop, kCsDrops, LINERATE_CS_DROPS);
-inline constexpr size_t kCsDropCount = std::size(kCsDrops);
-
-inline constexpr std::array<std::string_view, kCsDropCount> kCsDropDescriptions = {
-#define LINERATE_CS_DESC(sym, text, desc) desc,
-    LINERATE_CS_DROPS(LINERATE_CS_DESC)
-#undef LINERATE_CS_DESC
-};
-static_assert(size_t(CsDrop::timeout) + 1 == kCsDropCount, "timeout must be the last reason");
+LINERATE_DROPS(Drop, kDrops, LINERATE_CS_DROPS);
+inline constexpr size_t kDropCount = std::size(kDrops);
 
 // Snake-case name, usable as a JSON key ("drops": {name: count}).
-constexpr std::string_view cs_drop_name(CsDrop d) {
-    return kCsDrops[size_t(d)].key;
+constexpr std::string_view drop_name(Drop d) {
+    return kDrops[stats::drop_slot(d)].key;
 }
 
-struct CsDropCounters {
-    std::array<uint64_t, kCsDropCount> count{};
-    void add(CsDrop d, uint64_t n = 1) { count[size_t(d)] += n; }
-    uint64_t operator[](CsDrop d) const { return count[size_t(d)]; }
+struct DropCounters {
+    std::array<uint64_t, kDropCount> count{};
+    void add(Drop d, uint64_t n = 1) { count[size_t(d)] += n; }
+    uint64_t operator[](Drop d) const { return count[size_t(d)]; }
     uint64_t total() const;
 };
 
 // The outcome of parsing one frame. Fields past `drop` are valid only when ok.
 struct CsPacket {
     bool ok = false;
-    CsDrop drop = CsDrop::not_clocksync;
+    Drop drop = Drop::not_clocksync;
     CsType type = CsType::request;
     uint16_t l3_offset = 0;       // where IPv4 starts (14 without VLAN tags)
     uint16_t payload_offset = 0;  // where the clocksync header starts (42 on canonical frames)

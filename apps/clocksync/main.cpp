@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
     const bool client = cs.role == Role::client;
     auto served = [&] { return xdp::SteerFilter{xdp::SteerMode::udp_port, cs.udp_port}; };
     Runtime runtime(
-        {kApp, client ? "clocksync client" : "clocksync master", kBoardDrops,
+        {kApp, client ? "clocksync client" : "clocksync master", kDrops,
          client ? stats::Names(kClientCounters) : stats::Names(kMasterCounters), served},
         std::move(args), options);
     return client ? run_client(runtime, cs, *session, local) : run_master(runtime, cs);

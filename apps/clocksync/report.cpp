@@ -14,7 +14,7 @@ void add_client_json(nlohmann::json& j, const ClientReport& r) {
                        {"p999", s.epsilon_ns.p999},
                        {"max", s.epsilon_ns.max}};
     j["rtt_ns"] = {{"min", s.rtt_ns.min}, {"p50", s.rtt_ns.p50}, {"p99", s.rtt_ns.p99}};
-    j["timeouts"] = s.drops[CsDrop::timeout];
+    j["timeouts"] = s.timeouts;
     j["rounds"] = s.rounds;
     j["probes_sent"] = s.probes_sent;
     j["responses"] = s.responses;
@@ -39,7 +39,7 @@ std::string client_summary_text(const ClientReport& r) {
     const ClientSummary& s = r.summary;
     std::string out = fmt::format(
         "clocksync client: {} syncs in {} rounds, {} probes, {} responses, {} timeouts, master {}",
-        s.syncs, s.rounds, s.probes_sent, s.responses, s.drops[CsDrop::timeout],
+        s.syncs, s.rounds, s.probes_sent, s.responses, s.timeouts,
         r.master_mac ? format_mac(*r.master_mac) : "not learned");
     if (s.syncs)
         out +=

@@ -33,7 +33,7 @@ CsPacket answer_chained(rte_mbuf* m, LinearFrame& linear, uint64_t t2, uint16_t 
     CsPacket p = parse_cs_packet(b.data, b.len, udp_port, checksums);
     if (p.ok && p.payload_offset + kCsHeaderLen > rte_pktmbuf_data_len(m)) {
         p.ok = false;
-        p.drop = CsDrop::split_header;
+        p.drop = Drop::split_header;
     }
     return answer_parsed(rte_pktmbuf_mtod(m, uint8_t*), p, t2, t2);
 }
@@ -213,23 +213,20 @@ void ClientWorker::send_probes(WorkerContext& ctx) {
     }
 }
 
+// Adds to `counter` what a running count `now` gained since `reported`, and remembers it.
+void add_new(stats::Counter& counter, uint64_t now, uint64_t& reported) {
+    if (now != reported) counter.add(now - reported);
+    reported = now;
+}
+
 // Moves what the session counted since the last call onto the board, and publishes a new sync
 // (or violation count) for readers of the synchronized clock.
 void ClientWorker::report(stats::WorkerCounters& c) {
-    const CsDropCounters& d = session_.drops();
-    for (size_t i = 0; i < kCsDropCount; ++i) {
-        const uint64_t delta = d.count[i] - reported_[i];
-        if (delta == 0) continue;
-        reported_[i] = d.count[i];
-        if (CsDrop(i) == CsDrop::timeout)
-            c.app_counter(ClientCounter::timeouts).add(delta);
-        else
-            c.drop(CsDrop(i)).add(delta);
-    }
-    if (const uint64_t o = session_.udp_checksum_offloaded() - reported_offloaded_) {
-        c.app_counter(ClientCounter::udp_checksum_offloaded).add(o);
-        reported_offloaded_ += o;
-    }
+    const DropCounters& d = session_.drops();
+    for (size_t i = 0; i < kDropCount; ++i) add_new(c.drops[i], d.count[i], reported_[i]);
+    add_new(c.app_counter(ClientCounter::timeouts), session_.timeouts(), reported_timeouts_);
+    add_new(c.app_counter(ClientCounter::udp_checksum_offloaded), session_.udp_checksum_offloaded(),
+            reported_offloaded_);
     if (session_.syncs() != published_syncs_ || session_.violations() != published_violations_) {
         const bool new_sync = session_.syncs() != published_syncs_;
         published_syncs_ = session_.syncs();

@@ -23,11 +23,6 @@
 
 namespace linerate::clocksync {
 
-// The stats board, both roles: the packet reasons of LINERATE_CS_DROPS in order (tx_full is the
-// runtime's). The client's timeouts are lost probes, not packets, so they are an app counter
-// rather than a drop reason.
-inline constexpr stats::Names kBoardDrops = stats::Names(kCsDrops).first(kCsDropCount - 1);
-
 // The client's app counters (also top-level JSON keys).
 #define LINERATE_CS_CLIENT_COUNTERS(X)                                                        \
     X(timeouts, "timeouts")                                                                   \
@@ -37,12 +32,12 @@ inline constexpr stats::Names kBoardDrops = stats::Names(kCsDrops).first(kCsDrop
     X(background_frames, "background frames")   /* --background-pps frames sent */            \
     X(background_refused, "background refused") /* ... refused: full TX ring or short pool */ \
     X(udp_checksum_offloaded, "udp checksum offloaded") /* accepted, left to TX offload */
-LINERATE_NAMES(ClientCounter, kClientCounters, LINERATE_CS_CLIENT_COUNTERS);
+LINERATE_COUNTERS(ClientCounter, kClientCounters, LINERATE_CS_CLIENT_COUNTERS);
 
 // The master's app counters (also top-level JSON keys).
 #define LINERATE_CS_MASTER_COUNTERS(X) \
     X(udp_checksum_offloaded, "udp checksum offloaded") /* accepted, left to TX offload */
-LINERATE_NAMES(MasterCounter, kMasterCounters, LINERATE_CS_MASTER_COUNTERS);
+LINERATE_COUNTERS(MasterCounter, kMasterCounters, LINERATE_CS_MASTER_COUNTERS);
 
 // Answers every valid request on the worker's queues with t2 read right after RX returned and
 // t3 right before TX; anything else is freed and counted by reason. `port_macs[port]` is used
@@ -91,10 +86,10 @@ class ClientWorker {
     TimeSinks sinks_;
     bool mac_known_;
     rte_mbuf* spare_ = nullptr;  // allocated ahead so no alloc sits between t1 and TX
-    std::array<uint64_t, kCsDropCount> reported_{};
+    std::array<uint64_t, kDropCount> reported_{};
     uint64_t published_syncs_ = 0;
     uint64_t published_violations_ = 0;
-    uint64_t reported_offloaded_ = 0;
+    uint64_t reported_timeouts_ = 0, reported_offloaded_ = 0;
 };
 
 }  // namespace linerate::clocksync

@@ -53,9 +53,8 @@ inline constexpr size_t kKvHeaderOffset = pkt::kUdpPayloadOffset;
 inline constexpr size_t kKvTuplesOffset = kKvHeaderOffset + kKvHeaderLen;
 static_assert(kKvTuplesOffset == 64);
 
-// Every reason a packet (or, for table_full, a tuple) is not aggregated. One list gives the enum,
-// the keys, the texts and the unit of each counter. X(name, text, unit, help). The packet
-// reasons are also the stats board's (sink_loop.hpp); table_full counts tuples.
+// Every reason a packet is not aggregated by the parser and duplicate filter, X(name, text,
+// unit, help).
 #define LINERATE_KV_PACKET_DROPS(X)                                                                \
     X(not_kvagg, "not kvagg", packets,                                                             \
       "not IPv4/UDP to the kvagg port (or a non-first fragment, or cut before the UDP header)")    \
@@ -72,37 +71,39 @@ static_assert(kKvTuplesOffset == 64);
     X(stale, "stale", packets, "seq older than the duplicate window")                              \
     X(too_many_streams, "too many streams", packets,                                               \
       "new stream id beyond the per-worker stream bound")
-#define LINERATE_KV_DROP_REASONS(X)     \
-    LINERATE_KV_PACKET_DROPS(X)         \
-    X(table_full, "table full", tuples, \
-      "tuple found no slot (key limit or probe bound): value -> overflow")
-LINERATE_NAMES_TABLE(kKvDrops, LINERATE_KV_DROP_REASONS);
+// kvagg's drop list, the stats board's slots: the runtime's, the packet reasons, then a request
+// the control path could not queue. Every reason counts packets, so rx == aggregated_packets +
+// requests + dropped (tuples the table refuses are the counter overflow_tuples).
+#define LINERATE_KVAGG_DROPS(X) \
+    LINERATE_KV_PACKET_DROPS(X) \
+    X(control_busy, "control busy", packets, "a request refused: the control inbox was full")
+LINERATE_DROPS(Drop, kDrops, LINERATE_KVAGG_DROPS);
 
-// ok and request (a read/status/flush request, handed to the control path) first, then the drop
-// reasons in kKvDrops' order; values index counter arrays.
-enum class KvVerdict : uint8_t { ok, request, LINERATE_NAMES_IDS(LINERATE_KV_DROP_REASONS) };
-inline constexpr size_t kKvFirstDropVerdict = 2;
-inline constexpr size_t kKvVerdictCount = kKvFirstDropVerdict + std::size(kKvDrops);
-
-// "packets" or "tuples": what a counter for that verdict counts.
-inline constexpr std::array<std::string_view, kKvVerdictCount> kKvVerdictUnits = {
-    "packets", "packets",
-#define LINERATE_KV_X(name, text, unit, help) #unit,
-    LINERATE_KV_DROP_REASONS(LINERATE_KV_X)
-#undef LINERATE_KV_X
+// A frame's verdict: a packet reason (its value is its board slot), table_full (tuples the table
+// refused; their packets are ok), ok, or request (a read/status/flush request for the control
+// path). Values index counter arrays.
+enum class KvVerdict : uint8_t {
+    LINERATE_RUNTIME_DROP_IDS LINERATE_NAMES_IDS(LINERATE_KV_PACKET_DROPS) table_full,
+    ok,
+    request
 };
-inline constexpr std::array<std::string_view, kKvVerdictCount> kKvVerdictHelp = {
-    "aggregated", "read/status/flush request for the control path",
-#define LINERATE_KV_X(name, text, unit, help) help,
-    LINERATE_KV_DROP_REASONS(LINERATE_KV_X)
-#undef LINERATE_KV_X
-};
+LINERATE_SAME_SLOTS(KvVerdict, Drop, LINERATE_KV_PACKET_DROPS)
+inline constexpr size_t kKvVerdictCount = size_t(KvVerdict::request) + 1;
 
-// The snake_case name ("ok", "request", "not_kvagg", ...).
+// The board slot of a packet reason.
+constexpr Drop kv_drop(KvVerdict v) {
+    return Drop(stats::drop_slot(v));
+}
+constexpr bool kv_packet_drop(KvVerdict v) {
+    return v >= KvVerdict::not_kvagg && v < KvVerdict::table_full;
+}
+
+// The snake_case name ("ok", "request", "table_full", "not_kvagg", ...).
 constexpr std::string_view kv_verdict_name(KvVerdict v) {
     if (v == KvVerdict::ok) return "ok";
     if (v == KvVerdict::request) return "request";
-    return kKvDrops[size_t(v) - kKvFirstDropVerdict].key;
+    if (v == KvVerdict::table_full) return "table_full";
+    return kDrops[stats::drop_slot(v)].key;
 }
 
 // What the parser found. stream/seq/tuple_count/tuples are meaningful only when verdict == ok.

@@ -5,7 +5,7 @@
 
 #include "kvagg/options.hpp"
 #include "kvagg/serve.hpp"
-#include "kvagg/sink_loop.hpp"  // the board: kBoardDrops, kAppCounters
+#include "kvagg/sink_loop.hpp"  // the board: kAppCounters
 #include "runtime/runtime.hpp"
 
 using namespace linerate;
@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
     precheck_aggbuf(common, options);
 
     auto served = [&] { return xdp::SteerFilter{xdp::SteerMode::udp_port, options.udp_port}; };
-    Runtime runtime({kApp, "key-value stream aggregation", kBoardDrops, kAppCounters, served},
+    Runtime runtime({kApp, "key-value stream aggregation", kDrops, kAppCounters, served},
                     std::move(args), common);
     fmt::print("{}: config {}\n", kApp, config_json(options).dump());
     return serve(runtime, options);

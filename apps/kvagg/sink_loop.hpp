@@ -23,24 +23,6 @@
 
 namespace linerate::kvagg {
 
-// table_full counts tuples, every other reason packets: only the packet reasons are board drop
-// reasons (so rx == aggregated_packets + requests + dropped), refused tuples are an app counter.
-// The board's reasons: the kernel's packet reasons, then control_busy.
-#define LINERATE_KVAGG_BOARD_DROPS(X) \
-    LINERATE_KV_PACKET_DROPS(X)       \
-    X(control_busy, "control busy", packets, "a request refused: the control inbox was full")
-LINERATE_NAMES(BoardDrop, kBoardDrops, LINERATE_KVAGG_BOARD_DROPS);
-
-// Board drop reason of a packet verdict: both enums list LINERATE_KV_PACKET_DROPS in order.
-constexpr BoardDrop board_drop(KvVerdict v) {
-    return BoardDrop(size_t(v) - kKvFirstDropVerdict);
-}
-static_assert(board_drop(KvVerdict::not_kvagg) == BoardDrop::not_kvagg);
-static_assert(board_drop(KvVerdict::too_many_streams) == BoardDrop::too_many_streams);
-static_assert(size_t(KvVerdict::table_full) ==
-                  size_t(BoardDrop::control_busy) + kKvFirstDropVerdict,
-              "table_full must be the last verdict: the board's packet reasons stop before it");
-
 // App counters of the board, in this order.
 #define LINERATE_KVAGG_COUNTERS(X)                                                             \
     X(tuples, "tuples")                         /* of aggregated packets: stored + overflow */ \
@@ -51,7 +33,7 @@ static_assert(size_t(KvVerdict::table_full) ==
     X(responses_dropped, "responses dropped")   /* lost: no mbuf, or TX full after retries */  \
     X(udp_checksum_offloaded,                                                                  \
       "udp checksum offloaded") /* accepted: the sender left the UDP checksum to offload */
-LINERATE_NAMES(AppCounter, kAppCounters, LINERATE_KVAGG_COUNTERS);
+LINERATE_COUNTERS(AppCounter, kAppCounters, LINERATE_KVAGG_COUNTERS);
 
 template <class Table>
 class SinkLoop {
@@ -195,12 +177,12 @@ class SinkLoop {
     // Adds what the kernel counted since the last burst to the board.
     void publish(stats::WorkerCounters& c) {
         const KvCounters& now = kernel_.counters();
-        for (size_t v = kKvFirstDropVerdict; v < size_t(KvVerdict::table_full); ++v)
+        for (size_t v = size_t(KvVerdict::not_kvagg); v < size_t(KvVerdict::table_full); ++v)
             if (uint64_t d = now.by_verdict[v] - seen_.by_verdict[v])
-                c.drop(board_drop(KvVerdict(v))).add(d);
+                c.drop(kv_drop(KvVerdict(v))).add(d);
         if (requests_ != requests_seen_ || busy_ != busy_seen_) [[unlikely]] {
             c.app_counter(AppCounter::requests).add(requests_ - requests_seen_);
-            c.drop(BoardDrop::control_busy).add(busy_ - busy_seen_);
+            c.drop(Drop::control_busy).add(busy_ - busy_seen_);
             requests_seen_ = requests_;
             busy_seen_ = busy_;
         }

@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
     cli::add_common_options(cli, options);
     ForwardChoice forward;
     add_forward_options(cli, forward);
-    AppInfo info{"l2reflect", "MAC-swap reflector", l2reflect::kDrops, {}};
+    AppInfo info{"l2reflect", "MAC-swap reflector", l2reflect::kDrops};
     Runtime runtime(info, argc, argv, cli, options);
     const std::vector<uint16_t> ports = runtime.port_ids();
     if (std::string e = forward_pairing_error(runtime.workers().slots(), forward.mode, ports);

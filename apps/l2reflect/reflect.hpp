@@ -10,11 +10,11 @@
 
 namespace linerate::l2reflect {
 
-// Drop reasons (the runtime adds tx_full).
+// Drop reasons, after the runtime's (tx_full, exception_ring_full).
 #define LINERATE_L2REFLECT_DROPS(X) \
     X(runt, "runt")                 \
     X(split_header, "split header")
-LINERATE_NAMES(Drop, kDrops, LINERATE_L2REFLECT_DROPS);
+LINERATE_DROPS(Drop, kDrops, LINERATE_L2REFLECT_DROPS);
 
 // What reflect_frame returns to have the frame transmitted; a drop is its board slot.
 inline constexpr unsigned kTransmit = 0;

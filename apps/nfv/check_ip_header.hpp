@@ -25,13 +25,21 @@ namespace linerate::nfv {
     X(bad_length, "bad IP length")               \
     X(bad_checksum, "bad IP checksum")           \
     X(bad_source, "bad source address")
-// Verdict: ok, then the drop reasons in kDrops' order.
-LINERATE_VERDICTS(Verdict, kDrops, LINERATE_NFV_DROPS);
-inline constexpr size_t kVerdictCount = 1 + std::size(kDrops);
+// The board's drop reasons: the check's, then split_header, a chain whose first segment ends
+// inside the headers the check reads (no PMD splits there, but nothing forbids it), dropped
+// rather than copied (apps/nfv/mbuf_kernel.hpp).
+#define LINERATE_NFV_BOARD_DROPS(X) \
+    LINERATE_NFV_DROPS(X)           \
+    X(split_header, "split header")
+LINERATE_DROPS(Drop, kDrops, LINERATE_NFV_BOARD_DROPS);
+// Verdict: the runtime's slots, the check's drop reasons (each with its board slot), then ok.
+LINERATE_VERDICTS(Verdict, LINERATE_NFV_DROPS);
+LINERATE_SAME_SLOTS(Verdict, Drop, LINERATE_NFV_DROPS)
+inline constexpr size_t kVerdictCount = size_t(Verdict::ok) + 1;
 
 // Click's text ("ok" for ok); the texts are string literals.
 constexpr const char* verdict_name(Verdict v) {
-    return v == Verdict::ok ? "ok" : kDrops[stats::verdict_reason(v)].text.data();
+    return v == Verdict::ok ? "ok" : kDrops[stats::drop_slot(v)].text.data();
 }
 
 struct Result {

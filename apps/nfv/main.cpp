@@ -23,7 +23,7 @@ constexpr const char* kApp = "nfv";
 #define NFV_DIVERT_COUNTERS(X) \
     X(diverted, "diverted")    \
     X(divert_tx_full, "divert tx full")
-LINERATE_NAMES(DivertCounter, kDivertCounters, NFV_DIVERT_COUNTERS);
+LINERATE_COUNTERS(DivertCounter, kDivertCounters, NFV_DIVERT_COUNTERS);
 
 bool port_in_use(const Runtime& runtime, uint16_t port) {
     for (const auto& p : runtime.ports())
@@ -58,8 +58,8 @@ int main(int argc, char** argv) {
     cli::SplitArgs args = cli::parse_or_exit(cli, argc, argv);
     // The divert counters exist only with --bad-port.
     const stats::Names counters =
-        nfv_options.bad_port ? stats::Names(kDivertCounters) : stats::Names();
-    Runtime runtime({kApp, "CheckIPHeader network function", nfv::kBoardDrops, counters},
+        nfv_options.bad_port ? stats::Names(kDivertCounters) : stats::kRuntimeCounters;
+    Runtime runtime({kApp, "CheckIPHeader network function", nfv::kDrops, counters},
                     std::move(args), options);
 
     const std::vector<uint16_t> ports = runtime.port_ids();

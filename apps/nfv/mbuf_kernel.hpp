@@ -15,14 +15,6 @@
 
 namespace linerate::nfv {
 
-// The board's drop reasons: the check's, then split_header, a chain whose first segment ends
-// inside the headers the check reads (no PMD splits there, but nothing forbids it), dropped
-// rather than copied. A drop verdict's reason has the same index in both lists.
-#define LINERATE_NFV_BOARD_DROPS(X) \
-    LINERATE_NFV_DROPS(X)           \
-    X(split_header, "split header")
-LINERATE_NAMES(BoardDrop, kBoardDrops, LINERATE_NFV_BOARD_DROPS);
-static_assert(stats::verdict_reason(Verdict::bad_source) == unsigned(BoardDrop::bad_source));
 // The most header bytes the check reads: Ethernet with two tags, an IPv4 header with options.
 inline constexpr uint32_t kMaxCheckedHeader = pkt::kEthHdrLen + 2 * pkt::kVlanTagLen + 60;
 
@@ -43,7 +35,7 @@ class MbufKernel {
         const Result r = check_.check_fast<kChecksum, kSource>(frame, len);
         if (r.verdict != Verdict::ok) [[unlikely]] {
             if (log_) log_->record(r.verdict, frame, len);
-            return stats::verdict_slot(r.verdict);
+            return stats::drop_slot(r.verdict);
         }
         if (r.out_len < len) {
             trimmed_bytes_ += len - r.out_len;
@@ -63,12 +55,11 @@ class MbufKernel {
     [[gnu::noinline, gnu::cold]] unsigned chained(rte_mbuf* m, uint8_t* frame) {
         const uint32_t len = rte_pktmbuf_pkt_len(m);
         const uint32_t first = rte_pktmbuf_data_len(m);
-        if (first < std::min(len, kMaxCheckedHeader))
-            return stats::drop_slot(BoardDrop::split_header);
+        if (first < std::min(len, kMaxCheckedHeader)) return stats::drop_slot(Drop::split_header);
         const Result r = check_.check_full(frame, len);
         if (r.verdict != Verdict::ok) {
             if (log_) log_->record(r.verdict, frame, first);
-            return stats::verdict_slot(r.verdict);
+            return stats::drop_slot(r.verdict);
         }
         if (r.out_len < len) {
             trimmed_bytes_ += len - r.out_len;

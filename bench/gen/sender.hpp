@@ -20,11 +20,11 @@ namespace linerate::gen {
     X(reordered, "reordered")         \
     X(foreign, "foreign")             \
     X(tuples, "tuples")
-LINERATE_NAMES(GenCounter, kGenCounters, LINERATE_GEN_COUNTERS);
+LINERATE_COUNTERS(GenCounter, kGenCounters, LINERATE_GEN_COUNTERS);
 // Besides the runtime's tx_full (frames TX had not taken when the run stopped: gen waits for a
 // full ring rather than dropping): a long frame found no mbufs for its chain.
 #define LINERATE_GEN_DROPS(X) X(no_mbuf, "no mbuf")
-LINERATE_NAMES(GenDrop, kGenDrops, LINERATE_GEN_DROPS);
+LINERATE_DROPS(GenDrop, kGenDrops, LINERATE_GEN_DROPS);
 
 class Sender {
   public:

@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
         "ttl-forward");
     cli::CommonOptions options;
     cli::add_common_options(cli, options);
-    Runtime runtime({"ttl-forward", "TTL-decrement forwarder", ttl_forward::kDrops, {}}, argc, argv,
+    Runtime runtime({"ttl-forward", "TTL-decrement forwarder", ttl_forward::kDrops}, argc, argv,
                     cli, options);
     return runtime.run([](WorkerContext& ctx) {
         auto kernel = [](rte_mbuf* m) {

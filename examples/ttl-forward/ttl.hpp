@@ -11,13 +11,13 @@
 
 namespace ttl_forward {
 
-// Drop reasons, one list: the enum, the JSON keys and the summary text (the runtime adds
-// tx_full).
+// Drop reasons, one list: the enum (each value its board slot), the JSON keys and the summary
+// text, after the runtime's own (tx_full, exception_ring_full).
 #define TTL_FORWARD_DROPS(X)              \
     X(not_ipv4, "not IPv4")               \
     X(truncated, "truncated IPv4 header") \
     X(ttl_expired, "TTL expired")
-LINERATE_NAMES(Drop, kDrops, TTL_FORWARD_DROPS);
+LINERATE_DROPS(Drop, kDrops, TTL_FORWARD_DROPS);
 
 inline constexpr unsigned kTransmit = 0;
 inline constexpr size_t kTtlOffset = linerate::pkt::kEthHdrLen + 8;

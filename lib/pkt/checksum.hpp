@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "pkt/bytes.hpp"
 #include "pkt/headers.hpp"
 
 namespace linerate::pkt {
@@ -139,6 +140,49 @@ inline ChecksumVerdict check_ipv4_udp(const uint8_t* ip, size_t ihl_bytes, const
         return ChecksumVerdict::ok;
     return check.accept_offloaded && udp_checksum_offloaded(ip, udp) ? ChecksumVerdict::offloaded
                                                                      : ChecksumVerdict::bad_udp;
+}
+
+// Completes the TCP or UDP checksum of an IPv4 frame (`len` contiguous bytes, up to two VLAN
+// tags, not a fragment) whose sender left it to TX offload, as the NIC would have: the field
+// holds the pseudo-header sum alone (udp_checksum_offloaded). A forwarder between kernel
+// interfaces (AF_XDP, AF_PACKET, TAP on a veth) must do it, or the next hop, which no NIC
+// feeds, drops the segment. Returns true when it wrote a checksum; anything else is untouched.
+inline bool complete_offloaded_checksum(uint8_t* frame, size_t len) {
+    const L2Header l2 = parse_l2(frame, len);
+    if (!l2.complete || l2.ethertype != kEtherTypeIpv4 || len < l2.length + kIpv4MinHdrLen)
+        return false;
+    uint8_t* ip = frame + l2.length;
+    const Ipv4View v{ip};
+    const size_t ihl = v.header_len(), total = v.total_len();
+    const uint8_t proto = v.protocol();
+    if (v.version() != 4 || ihl < kIpv4MinHdrLen || total < ihl || total > len - l2.length ||
+        (load_be16(ip + 6) & 0x3FFF) != 0 || (proto != kIpProtoTcp && proto != kIpProtoUdp))
+        return false;
+    uint8_t* l4 = ip + ihl;
+    const size_t l4_len =
+        proto == kIpProtoTcp ? total - ihl : (total - ihl >= 8 ? load_be16(l4 + 4) : 0);
+    const size_t field = proto == kIpProtoTcp ? 16 : 6;
+    if (l4_len < field + 2 || l4_len > total - ihl) return false;
+    const uint8_t pseudo[12] = {ip[12],
+                                ip[13],
+                                ip[14],
+                                ip[15],
+                                ip[16],
+                                ip[17],
+                                ip[18],
+                                ip[19],
+                                0,
+                                proto,
+                                uint8_t(l4_len >> 8),
+                                uint8_t(l4_len)};
+    const uint16_t sum = ones_complement_sum(pseudo, sizeof pseudo);
+    const uint16_t stored = load_be16(l4 + field);
+    if (stored == 0 || stored % 0xFFFF != sum % 0xFFFF) return false;
+    l4[field] = l4[field + 1] = 0;
+    uint16_t c = internet_checksum(l4, l4_len, sum);
+    if (c == 0 && proto == kIpProtoUdp) c = 0xFFFF;  // 0 means "none" in UDP
+    store_be16(l4 + field, c);
+    return true;
 }
 
 // Writes the UDP checksum of the datagram at `udp` (udp_len bytes) inside the IPv4 header at

@@ -22,6 +22,7 @@ inline constexpr size_t kWireOverhead = 24;
 inline constexpr uint16_t kEtherTypeIpv4 = 0x0800;
 inline constexpr uint16_t kEtherTypeVlan = 0x8100;
 inline constexpr uint16_t kEtherTypeQinQ = 0x88A8;
+inline constexpr uint8_t kIpProtoTcp = 6;
 inline constexpr uint8_t kIpProtoUdp = 17;
 
 // Swaps destination and source MAC in place. The frame must hold at least 12 bytes.

@@ -52,10 +52,10 @@ ExceptionPath::~ExceptionPath() {
 
 void ExceptionPath::to_kernel(stats::WorkerCounters& c, rte_mbuf* const* pkts, unsigned n) {
     const unsigned taken = to_kernel_.enqueue_burst({pkts, n});
-    c.app[ids_.to_kernel_counter].add(taken);
+    c.app_counter(stats::RuntimeCounter::exception_to_kernel).add(taken);
     if (taken < n) {
         rte_pktmbuf_free_bulk(const_cast<rte_mbuf**>(pkts + taken), n - taken);
-        c.drops[ids_.ring_full_reason].add(n - taken);
+        c.drop(stats::RuntimeDrop::exception_ring_full).add(n - taken);
     }
 }
 
@@ -64,7 +64,7 @@ void ExceptionPath::transmit_from_kernel(stats::WorkerCounters& c, unsigned retr
     const unsigned n = from_kernel_.dequeue_burst(pkts);
     if (n == 0) return;
     TxResult tx = tx_burst_all(out_port_, 0, pkts, uint16_t(n), retries);
-    c.app[ids_.from_kernel_counter].add(tx.sent);
+    c.app_counter(stats::RuntimeCounter::exception_from_kernel).add(tx.sent);
     if (tx.dropped) out_tx_full_.add(tx.dropped);
 }
 

@@ -35,13 +35,6 @@ std::optional<ExceptionPathSpec> parse_exception_path(const std::string& text,
 // The EAL argument that creates the TAP port.
 std::string exception_tap_vdev_arg(const ExceptionPathSpec& spec);
 
-// Board names of what the worker side counts (the runtime appends them to the app's).
-inline constexpr stats::Name kExceptionRingFullReason{"exception_ring_full", "exception ring full"};
-inline constexpr stats::Name kExceptionToKernelCounter{"exception_to_kernel",
-                                                       "exception to kernel"};
-inline constexpr stats::Name kExceptionFromKernelCounter{"exception_from_kernel",
-                                                         "exception from kernel"};
-
 class ExceptionPath {
   public:
     // tap_port is started (one queue); out_port/out_queue is where the kernel's frames leave.
@@ -50,14 +43,9 @@ class ExceptionPath {
     ExceptionPath(const ExceptionPath&) = delete;
     ExceptionPath& operator=(const ExceptionPath&) = delete;
 
-    // Board indices the workers count under (set by the runtime).
-    struct BoardIds {
-        unsigned ring_full_reason = 0, to_kernel_counter = 0, from_kernel_counter = 0;
-    };
-    void set_board_ids(const BoardIds& ids) { ids_ = ids; }
-
     // Worker side, any worker: hands `n` frames the app does not serve to the kernel. Frames the
-    // ring does not take are freed and counted under the ring-full drop reason.
+    // ring does not take are freed and counted under the runtime's exception_ring_full slot, the
+    // rest as exception_to_kernel (stats/names.hpp: the same slots on every board).
     void to_kernel(stats::WorkerCounters& c, rte_mbuf* const* pkts, unsigned n);
     // Worker side, the worker that owns (out_port, queue 0): transmits what the kernel sent.
     // Frames the port does not take after `retries` are freed and counted (tx_full()).
@@ -84,7 +72,6 @@ class ExceptionPath {
     uint16_t tap_port_, out_port_;
     Ring<rte_mbuf> to_kernel_;    // workers -> main
     Ring<rte_mbuf> from_kernel_;  // main -> the worker of (out_port, 0)
-    BoardIds ids_;
     // Written by the main lcore only, read after the workers stopped (and for telemetry, a
     // stale value is fine): plain relaxed single-writer counters.
     stats::Counter sent_to_tap_, tap_tx_full_, left_at_stop_, received_from_tap_,

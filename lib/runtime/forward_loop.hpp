@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "pkt/checksum.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/tx.hpp"
 #include "worker/stop.hpp"
@@ -77,6 +78,7 @@ void forward_loop(WorkerContext& ctx, Kernel& kernel, const ForwardOptions& opti
             const worker::QueueRef q = rx_queues[qi];
             const unsigned n = rte_eth_rx_burst(q.port, q.queue, pkts, burst);
             if (n == 0) continue;
+            const bool complete_checksums = ctx.may_carry_unfinished_checksums(q.port);
             for (unsigned i = 0; i < n && i < kPrefetchAhead; ++i)
                 rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
             // What is kept is what came in minus what was dropped or trimmed: the common case
@@ -87,6 +89,9 @@ void forward_loop(WorkerContext& ctx, Kernel& kernel, const ForwardOptions& opti
                 const uint32_t len = rte_pktmbuf_pkt_len(m);
                 rx_bytes += len;
                 if (unsigned reason = kernel(m); reason == kTransmit) [[likely]] {
+                    if (complete_checksums) [[unlikely]]
+                        pkt::complete_offloaded_checksum(rte_pktmbuf_mtod(m, uint8_t*),
+                                                         rte_pktmbuf_data_len(m));
                     pkts[keep++] = m;
                 } else if (reason == to_kernel_reason) {
                     drop_bytes += len;

@@ -84,16 +84,7 @@ Runtime::Runtime(AppInfo info, cli::SplitArgs args, cli::CommonOptions& options)
         }
     }
 
-    if (exception_spec_) {
-        eal_args.push_back(exception_tap_vdev_arg(*exception_spec_));
-        drop_names_.assign(info_.drop_reasons.begin(), info_.drop_reasons.end());
-        drop_names_.push_back(kExceptionRingFullReason);
-        counter_names_.assign(info_.counters.begin(), info_.counters.end());
-        counter_names_.push_back(kExceptionToKernelCounter);
-        counter_names_.push_back(kExceptionFromKernelCounter);
-        info_.drop_reasons = drop_names_;
-        info_.counters = counter_names_;
-    }
+    if (exception_spec_) eal_args.push_back(exception_tap_vdev_arg(*exception_spec_));
     std::vector<eal::AfXdpSpec> af_xdp;
     if (!options_.af_xdp.empty()) {
         try {
@@ -146,6 +137,7 @@ Runtime::Runtime(AppInfo info, cli::SplitArgs args, cli::CommonOptions& options)
             for (const auto& p : af_xdp_ports_) requested_ports.push_back(p.port);
         }
         setup_ports(requested_ports);
+        note_kernel_ports();
         setup_steering();
     } catch (const mem::RegionError& e) {
         cli::usage_error(app, e.what());
@@ -239,12 +231,6 @@ void Runtime::setup_ports(const std::vector<uint16_t>& requested) {
         tap_port_->start(pool_->get());
         exception_ = std::make_unique<ExceptionPath>(info_.name, tap_port_->id(),
                                                      ports_.front()->id(), tap_port_->socket());
-        const unsigned reasons = unsigned(info_.drop_reasons.size()),
-                       counters = unsigned(info_.counters.size());
-        // Drop slot 0 is the board's tx_full: the app's reason i is slot i + 1.
-        exception_->set_board_ids({.ring_full_reason = stats::drop_slot(reasons - 1),
-                                   .to_kernel_counter = counters - 2,
-                                   .from_kernel_counter = counters - 1});
         fmt::print(
             "{}: exception path: frames not served <-> TAP {} (port {}), kernel's frames "
             "out port {}\n",
@@ -255,8 +241,22 @@ void Runtime::setup_ports(const std::vector<uint16_t>& requested) {
     workers_ = std::make_unique<worker::WorkerMap>(lcores, port_queues);
     fmt::print("{}", workers_->describe());
     std::fflush(stdout);  // start-up lines reach a log or pipe now, not at the first stats line
+    std::vector<std::string_view> features_on;
+    if (exception_) features_on.push_back(stats::kExceptionPathFeature);
     stats_ = std::make_unique<stats::StatsBoard>(info_.name, workers_->size(), info_.drop_reasons,
-                                                 info_.counters);
+                                                 info_.counters, features_on);
+}
+
+// Ports a kernel interface backs hand over frames as the host's stack sent them, with TCP/UDP
+// checksums possibly left to a TX offload no NIC will perform.
+void Runtime::note_kernel_ports() {
+    for (const auto& port : ports_) {
+        const std::string& d = port->driver();
+        if (d != "net_af_xdp" && d != "net_af_packet" && d != "net_tap") continue;
+        if (unfinished_checksums_.size() <= port->id())
+            unfinished_checksums_.resize(port->id() + 1);
+        unfinished_checksums_[port->id()] = 1;
+    }
 }
 
 void Runtime::setup_steering() {
@@ -381,8 +381,12 @@ int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
     worker::run_workers(
         *workers_,
         [&](const worker::WorkerSlot& slot) {
-            WorkerContext ctx{slot, stats_->worker(slot.index), options_.burst, options_.tx_retries,
-                              exception_.get()};
+            WorkerContext ctx{slot,
+                              stats_->worker(slot.index),
+                              options_.burst,
+                              options_.tx_retries,
+                              exception_.get(),
+                              unfinished_checksums_};
             if (!slot.queues.empty()) worker(ctx);
         },
         [this] { monitor(); });

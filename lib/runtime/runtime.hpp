@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,10 @@ namespace linerate {
 struct AppInfo {
     std::string name;
     std::string description;
-    stats::Names drop_reasons;  // the app's own (stats/names.hpp); the board adds tx_full
-    stats::Names counters;      // app-specific per-worker figures
+    // The app's drop list and counters (stats/names.hpp: LINERATE_DROPS, LINERATE_COUNTERS,
+    // or stats::kRuntimeDrops / kRuntimeCounters for none of its own).
+    stats::Names drop_reasons = stats::kRuntimeDrops;
+    stats::Names counters = stats::kRuntimeCounters;
     // What the app serves, for the XDP steering program (--xdp-steer app), once the command
     // line is parsed; unset: every IPv4 frame.
     std::function<xdp::SteerFilter()> xdp_filter;
@@ -43,6 +46,14 @@ struct WorkerContext {
     unsigned burst;
     unsigned tx_retries;
     ExceptionPath* exception = nullptr;  // --exception-path, or none
+    // By port id: frames from it may carry a checksum the sender left to TX offload (kernel
+    // ports: AF_XDP, AF_PACKET, TAP), which a loop that sends them on must complete
+    // (pkt::complete_offloaded_checksum). Empty or short: none.
+    std::span<const uint8_t> unfinished_checksums = {};
+
+    bool may_carry_unfinished_checksums(uint16_t port) const {
+        return port < unfinished_checksums.size() && unfinished_checksums[port];
+    }
 };
 
 class Runtime {
@@ -91,6 +102,7 @@ class Runtime {
     void setup_ports(const std::vector<uint16_t>& requested);
     void setup_steering();
     std::optional<uint16_t> exception_tap_port() const;
+    void note_kernel_ports();
 
     AppInfo info_;
     cli::CommonOptions& options_;
@@ -103,7 +115,6 @@ class Runtime {
     std::unique_ptr<mem::PacketPool> pool_;
     std::vector<std::unique_ptr<eal::Port>> ports_;
     std::optional<ExceptionPathSpec> exception_spec_;
-    std::vector<stats::Name> drop_names_, counter_names_;  // the app's plus the exception path's
     std::unique_ptr<eal::Port> tap_port_;
     std::unique_ptr<ExceptionPath> exception_;
     std::unique_ptr<worker::WorkerMap> workers_;
@@ -111,7 +122,8 @@ class Runtime {
     xdp::SteerFilter xdp_filter_;
     xdp::SteerFilter served_;  // what the app serves (--isolate's rule)
     std::unique_ptr<xdp::Steering> steering_;
-    std::atomic<double> start_s_ = 0;  // read by the telemetry thread
+    std::vector<uint8_t> unfinished_checksums_;  // WorkerContext::unfinished_checksums
+    std::atomic<double> start_s_ = 0;            // read by the telemetry thread
     double elapsed_s_ = 0;
     std::vector<std::function<void(nlohmann::json&)>> json_hooks_;
     std::vector<std::function<std::string()>> summary_hooks_;

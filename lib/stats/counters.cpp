@@ -1,5 +1,6 @@
 #include "stats/counters.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace linerate::stats {
@@ -20,14 +21,56 @@ Totals& Totals::operator+=(const Totals& o) {
     return *this;
 }
 
-StatsBoard::StatsBoard(std::string app, unsigned workers, Names drop_reasons, Names app_counters)
+namespace {
+
+// The slots of `names` that are reported: those of no feature, or of a feature that is on.
+std::vector<unsigned> shown(const std::vector<Name>& names,
+                            std::span<const std::string_view> features_on) {
+    std::vector<unsigned> slots;
+    for (unsigned i = 0; i < names.size(); ++i)
+        if (names[i].feature.empty() || std::find(features_on.begin(), features_on.end(),
+                                                  names[i].feature) != features_on.end())
+            slots.push_back(i);
+    return slots;
+}
+
+// Whether `names` starts with the runtime's own (stats/names.hpp).
+bool starts_with(const std::vector<Name>& names, Names runtime) {
+    if (names.size() < runtime.size()) return false;
+    for (size_t i = 0; i < runtime.size(); ++i)
+        if (names[i].key != runtime[i].key) return false;
+    return true;
+}
+
+unsigned slot_of(const std::vector<Name>& names, std::string_view key) {
+    for (unsigned i = 0; i < names.size(); ++i)
+        if (names[i].key == key) return i;
+    throw std::logic_error("no board slot named " + std::string(key));
+}
+
+}  // namespace
+
+StatsBoard::StatsBoard(std::string app, unsigned workers, Names drop_reasons, Names app_counters,
+                       std::span<const std::string_view> features_on)
     : app_(std::move(app)),
       workers_(workers),
-      app_counters_(app_counters.begin(), app_counters.end()) {
-    drop_reasons_.push_back(kTxFull);
-    drop_reasons_.insert(drop_reasons_.end(), drop_reasons.begin(), drop_reasons.end());
+      drop_reasons_(drop_reasons.begin(), drop_reasons.end()),
+      app_counters_(app_counters.begin(), app_counters.end()),
+      shown_drops_(shown(drop_reasons_, features_on)),
+      shown_counters_(shown(app_counters_, features_on)) {
     if (drop_reasons_.size() > kMaxDropReasons || app_counters_.size() > kMaxAppCounters)
         throw std::logic_error("too many drop reasons or app counters");
+    if (!starts_with(drop_reasons_, kRuntimeDrops) || !starts_with(app_counters_, kRuntimeCounters))
+        throw std::logic_error(app_ +
+                               ": drop reasons and counters must be LINERATE_DROPS and "
+                               "LINERATE_COUNTERS lists (the runtime's names first)");
+}
+
+unsigned StatsBoard::drop_slot(std::string_view key) const {
+    return slot_of(drop_reasons_, key);
+}
+unsigned StatsBoard::counter_slot(std::string_view key) const {
+    return slot_of(app_counters_, key);
 }
 
 Totals StatsBoard::worker_totals(unsigned i) const {

@@ -7,7 +7,9 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stats/names.hpp"
@@ -25,13 +27,10 @@ class Counter {
     std::atomic<uint64_t> v_{0};
 };
 
-inline constexpr size_t kMaxDropReasons = 16;
-inline constexpr size_t kMaxAppCounters = 16;
-
 struct alignas(RTE_CACHE_LINE_SIZE) WorkerCounters {
     Counter rx_packets, rx_bytes, tx_packets, tx_bytes;
-    std::array<Counter, kMaxDropReasons> drops;  // by slot: tx_full, then the app's reasons
-    std::array<Counter, kMaxAppCounters> app;    // app-specific figures (e.g. tuples)
+    std::array<Counter, kMaxDropReasons> drops;  // by slot: the app's drop list (LINERATE_DROPS)
+    std::array<Counter, kMaxAppCounters> app;    // by slot: its counters (LINERATE_COUNTERS)
 
     Counter& tx_full() { return drops[kTxFullSlot]; }
     template <class Reason>
@@ -54,17 +53,26 @@ struct Totals {
 };
 
 // The counters of every worker and the names of the app's drop reasons and counters
-// (stats/names.hpp); the board puts tx_full in front of the app's drop reasons.
+// (stats/names.hpp: LINERATE_DROPS, LINERATE_COUNTERS), in slot order. Names of a runtime
+// feature that is not on (Name::feature) are not reported.
 class StatsBoard {
   public:
-    StatsBoard(std::string app, unsigned workers, Names drop_reasons, Names app_counters);
+    // Throws std::logic_error when a list does not start with the runtime's names.
+    StatsBoard(std::string app, unsigned workers, Names drop_reasons, Names app_counters,
+               std::span<const std::string_view> features_on = {});
 
     const std::string& app() const { return app_; }
     unsigned workers() const { return unsigned(workers_.size()); }
     WorkerCounters& worker(unsigned i) { return workers_[i]; }
-    // By slot: tx_full first.
+    // By slot, every name.
     const std::vector<Name>& drop_reasons() const { return drop_reasons_; }
     const std::vector<Name>& app_counters() const { return app_counters_; }
+    // The slots reported (summary, stats line, JSON, telemetry), in order.
+    const std::vector<unsigned>& shown_drops() const { return shown_drops_; }
+    const std::vector<unsigned>& shown_counters() const { return shown_counters_; }
+    // The slot of a drop reason or counter by its key; throws std::logic_error if absent.
+    unsigned drop_slot(std::string_view key) const;
+    unsigned counter_slot(std::string_view key) const;
 
     Totals worker_totals(unsigned i) const;
     Totals totals() const;
@@ -74,6 +82,7 @@ class StatsBoard {
     std::vector<WorkerCounters> workers_;
     std::vector<Name> drop_reasons_;
     std::vector<Name> app_counters_;
+    std::vector<unsigned> shown_drops_, shown_counters_;
 };
 
 }  // namespace linerate::stats

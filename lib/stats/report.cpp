@@ -34,7 +34,7 @@ Totals minus(const Totals& a, const Totals& b) {
 
 std::string drop_details(const StatsBoard& board, const Totals& t) {
     std::string s;
-    for (size_t i = 0; i < t.drops.size(); ++i)
+    for (unsigned i : board.shown_drops())
         if (t.drops[i]) s += fmt::format(", {} {}", board.drop_reasons()[i].text, t.drops[i]);
     return s;
 }
@@ -48,7 +48,7 @@ std::string interval_line(const StatsBoard& board, const Totals& now, const Tota
     std::string line = fmt::format(
         "[{}] rx {:.3f} Mpps {:.3f} Gbps | tx {:.3f} Mpps {:.3f} Gbps | drops {}{}", board.app(),
         r.rx_mpps, r.rx_gbps, r.tx_mpps, r.tx_gbps, d.dropped(), drop_details(board, d));
-    for (size_t i = 0; i < d.app.size(); ++i)
+    for (unsigned i : board.shown_counters())
         line += fmt::format(" | {} {:.3f} M/s", board.app_counters()[i].text,
                             double(d.app[i]) / seconds / 1e6);
     return line;
@@ -64,9 +64,9 @@ std::string final_summary(const StatsBoard& board, double seconds, unsigned in_u
     s += fmt::format("  tx {} packets {} bytes ({:.3f} Mpps, {:.3f} Gbps)\n", t.tx_packets,
                      t.tx_bytes, r.tx_mpps, r.tx_gbps);
     s += fmt::format("  dropped {}\n", t.dropped());
-    for (size_t i = 0; i < t.drops.size(); ++i)
+    for (unsigned i : board.shown_drops())
         s += fmt::format("    {:<24} {}\n", board.drop_reasons()[i].text, t.drops[i]);
-    for (size_t i = 0; i < t.app.size(); ++i)
+    for (unsigned i : board.shown_counters())
         s += fmt::format("  {:<26} {}\n", board.app_counters()[i].text, t.app[i]);
     if (board.workers() > 1)
         for (unsigned w = 0; w < board.workers(); ++w) {
@@ -81,7 +81,7 @@ std::string final_summary(const StatsBoard& board, double seconds, unsigned in_u
 
 nlohmann::json drops_json(const StatsBoard& board, const Totals& t) {
     nlohmann::json drops = nlohmann::json::object();
-    for (size_t i = 0; i < t.drops.size(); ++i)
+    for (unsigned i : board.shown_drops())
         drops[std::string(board.drop_reasons()[i].key)] = t.drops[i];
     return drops;
 }
@@ -99,7 +99,7 @@ nlohmann::json figures_json(const StatsBoard& board, const Totals& t, double sec
     j["tx_gbps"] = r.tx_gbps;
     j["drops"] = drops_json(board, t);
     j["dropped"] = t.dropped();
-    for (size_t i = 0; i < t.app.size(); ++i)
+    for (unsigned i : board.shown_counters())
         j[std::string(board.app_counters()[i].key)] = t.app[i];
     return j;
 }

@@ -136,7 +136,7 @@ TEST(CsSession, RoundsFollowThePeriod) {
     EXPECT_EQ(seqs, (std::vector<uint64_t>{1, 2, 3}));
     EXPECT_FALSE(s.next_probe(1000 + 100'000'000));  // previous round still open
     s.tick(1000 + 10'000'000);                       // all three time out
-    EXPECT_EQ(s.drops()[CsDrop::timeout], 3u);
+    EXPECT_EQ(s.timeouts(), 3u);
     EXPECT_EQ(s.syncs(), 0u);
     EXPECT_FALSE(s.next_probe(1000 + 99'999'999));
     auto p = s.next_probe(1000 + 100'000'000);
@@ -181,7 +181,7 @@ TEST(CsSession, ProbesWaitForThePreviousAnswer) {
     ASSERT_TRUE(p2);
     EXPECT_FALSE(s.next_probe(2400));
     s.tick(1400 + cfg.probe_timeout_ns);  // p2 lost: the round goes on
-    EXPECT_EQ(s.drops()[CsDrop::timeout], 1u);
+    EXPECT_EQ(s.timeouts(), 1u);
     EXPECT_TRUE(s.next_probe(1400 + cfg.probe_timeout_ns));
 }
 
@@ -220,38 +220,38 @@ TEST(CsSession, AcceptsAnswerAndCountsEveryDropReason) {
     Frame ok = make(p1->seq, 1000, 5000, 5100);
     EXPECT_TRUE(s.on_frame(ok.data(), ok.size(), 3100));
     EXPECT_FALSE(s.on_frame(ok.data(), ok.size(), 3200));  // duplicate
-    EXPECT_EQ(s.drops()[CsDrop::unknown_sequence], 1u);
+    EXPECT_EQ(s.drops()[Drop::unknown_sequence], 1u);
 
     Frame other = make(p2->seq, 1000, 5000, 5100);
     linerate::pkt::store_be32(&other[48], 6);
     EXPECT_FALSE(s.on_frame(other.data(), other.size(), 3100));
-    EXPECT_EQ(s.drops()[CsDrop::wrong_client], 1u);
+    EXPECT_EQ(s.drops()[Drop::wrong_client], 1u);
 
     Frame req{};
     build_request(req.data(), req.size(), spec, 5, p2->seq, 1000);  // our own request looped
     EXPECT_FALSE(s.on_frame(req.data(), req.size(), 3100));
-    EXPECT_EQ(s.drops()[CsDrop::bad_type], 1u);
+    EXPECT_EQ(s.drops()[Drop::bad_type], 1u);
 
     Frame junk = ok;
     junk[44] = 3;
     EXPECT_FALSE(s.on_frame(junk.data(), junk.size(), 3100));
-    EXPECT_EQ(s.drops()[CsDrop::bad_version], 1u);
+    EXPECT_EQ(s.drops()[Drop::bad_version], 1u);
     junk = ok;
     junk[42] = 0;
     EXPECT_FALSE(s.on_frame(junk.data(), junk.size(), 3100));
-    EXPECT_EQ(s.drops()[CsDrop::bad_magic], 1u);
+    EXPECT_EQ(s.drops()[Drop::bad_magic], 1u);
     junk = ok;
     linerate::pkt::store_be16(&junk[36], 53);
     EXPECT_FALSE(s.on_frame(junk.data(), junk.size(), 3100));
-    EXPECT_EQ(s.drops()[CsDrop::not_clocksync], 1u);
+    EXPECT_EQ(s.drops()[Drop::not_clocksync], 1u);
     EXPECT_FALSE(s.on_frame(junk.data(), 20, 3100));
-    EXPECT_EQ(s.drops()[CsDrop::not_clocksync], 2u);
+    EXPECT_EQ(s.drops()[Drop::not_clocksync], 2u);
 
     // The master claims a turnaround longer than the client's round trip: δ < 0. The probe is
     // consumed, so the round completes now with the first probe's sync.
     Frame neg = make(p2->seq, 1000, 5000, 9000);
     EXPECT_FALSE(s.on_frame(neg.data(), neg.size(), 3100));
-    EXPECT_EQ(s.drops()[CsDrop::negative_rtt], 1u);
+    EXPECT_EQ(s.drops()[Drop::negative_rtt], 1u);
     EXPECT_EQ(s.syncs(), 1u);
     EXPECT_EQ(s.sync().theta_ns, 3000);  // ((5000 − 1000) + (5100 − 3100)) / 2
     EXPECT_EQ(s.sync().delta_ns, 2000u);
@@ -263,19 +263,20 @@ TEST(CsSession, AcceptsAnswerAndCountsEveryDropReason) {
     ASSERT_TRUE(p3 && p4);
     Frame back = make(p3->seq, 0, 5000, 4999);
     EXPECT_FALSE(s.on_frame(back.data(), back.size(), 100'003'000));
-    EXPECT_EQ(s.drops()[CsDrop::malformed], 1u);
+    EXPECT_EQ(s.drops()[Drop::malformed], 1u);
     // A late answer to a probe of the previous round.
     Frame late = make(p1->seq, 1000, 5000, 5100);
     EXPECT_FALSE(s.on_frame(late.data(), late.size(), 100'003'000));
-    EXPECT_EQ(s.drops()[CsDrop::unknown_sequence], 2u);
+    EXPECT_EQ(s.drops()[Drop::unknown_sequence], 2u);
     s.tick(1000 + 100'000'000 + 10'000'000);  // p4 times out: round done, nothing usable
-    EXPECT_EQ(s.drops()[CsDrop::timeout], 1u);
+    EXPECT_EQ(s.timeouts(), 1u);
     EXPECT_EQ(s.syncs(), 1u);
     auto sum = s.summary();
     EXPECT_EQ(sum.rounds, 2u);
     EXPECT_EQ(sum.probes_sent, 4u);
     EXPECT_EQ(sum.responses, 1u);
-    EXPECT_EQ(sum.drops.total(), 11u);
+    EXPECT_EQ(sum.drops.total(), 10u);  // the timeout is no packet: counted apart
+    EXPECT_EQ(sum.timeouts, 1u);
 }
 
 TEST(CsSession, EpsilonSampledOnGridAndBeforeSync) {
@@ -318,10 +319,10 @@ TEST(CsSession, Offset5msDrift8ppmNoViolations) {
         EXPECT_GE(sum.syncs, 180u);
         EXPECT_GE(sum.probes_sent, 200u * k);  // the clock runs fast: maybe one more round
         EXPECT_LE(sum.probes_sent, 201u * k);
-        EXPECT_EQ(sum.drops[CsDrop::timeout], h.lost);
-        EXPECT_EQ(sum.drops[CsDrop::wrong_client], h.forged_wrong_client);
-        EXPECT_EQ(sum.drops[CsDrop::bad_magic], h.forged_bad_magic);
-        EXPECT_EQ(sum.drops[CsDrop::unknown_sequence], h.forged_duplicates);
+        EXPECT_EQ(sum.timeouts, h.lost);
+        EXPECT_EQ(sum.drops[Drop::wrong_client], h.forged_wrong_client);
+        EXPECT_EQ(sum.drops[Drop::bad_magic], h.forged_bad_magic);
+        EXPECT_EQ(sum.drops[Drop::unknown_sequence], h.forged_duplicates);
         EXPECT_GT(sum.samples, 19'900u);
         EXPECT_LT(sum.epsilon_ns.max, 60'000u);  // δ/2 ≤ 50 µs, + ρ·(2 periods if a round is lost)
         EXPECT_GT(sum.max_abs_error_ns, 0);
@@ -398,7 +399,7 @@ TEST(CsSession, LostRoundsLetEpsilonGrow) {
     h.loss = 1;
     h.run(500'000'000);  // five rounds lost
     EXPECT_EQ(h.session().syncs(), 2u);
-    EXPECT_EQ(h.session().drops()[CsDrop::timeout], 5u);
+    EXPECT_EQ(h.session().timeouts(), 5u);
     EXPECT_EQ(max_before, 1003u + 1001);  // ε just before the 100 ms sync
     // Last sync's t1 at 100 ms, last sample at ~649 ms: ε = 1003 + ρ·549 ms.
     EXPECT_GE(h.session().epsilon_histogram().max(), 1003u + 5490);

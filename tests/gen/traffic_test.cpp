@@ -119,7 +119,7 @@ TEST(GenClocksync, RequestsParseWithOneClientPerFlow) {
         EXPECT_TRUE(info.expects_return);
         t.stamp_tx(f.data(), 0, 1000 + i);
         auto p = clocksync::parse_cs_packet(f.data(), info.len, clocksync::kCsUdpPort);
-        ASSERT_TRUE(p.ok) << clocksync::cs_drop_name(p.drop);
+        ASSERT_TRUE(p.ok) << clocksync::drop_name(p.drop);
         EXPECT_EQ(p.type, clocksync::CsType::request);
         EXPECT_EQ(p.client_id, i % 3);
         EXPECT_EQ(p.seq, i);

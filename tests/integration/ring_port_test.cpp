@@ -44,7 +44,7 @@ TEST(ForwardLoopOnRingPort, FullTxRingIsCountedAndNothingLeaks) {
         ASSERT_TRUE(rx.enqueue_bulk(one));
     }
 
-    stats::StatsBoard board("l2reflect", 1, l2reflect::kDrops, {});
+    stats::StatsBoard board("l2reflect", 1, l2reflect::kDrops, stats::kRuntimeCounters);
     worker::WorkerSlot slot{0, rte_lcore_id(), {{uint16_t(port_id), 0}}};
     WorkerContext ctx{slot, board.worker(0), 32, 4};
     auto kernel = [](rte_mbuf* m) {

@@ -152,20 +152,18 @@ void in_namespace(const NetNs& ns, const std::function<std::string()>& fn) {
     if (!error.empty()) throw std::runtime_error(error);
 }
 
-// Turns off TX checksum offload on a veth end, as `ethtool -K IF tx off` does: the kernel then
-// completes every UDP/TCP checksum before the frame crosses, as it is on a real wire. With the
-// offload on (the default), frames from the peer's sockets reach AF_PACKET/AF_XDP with the
-// checksum field holding only the pseudo-header sum (accepted as udp_checksum_offloaded).
-void full_tx_checksums(const NetNs& ns, const std::string& ifname) {
+// Turns an offload of a veth end off, as `ethtool -K IF <feature> off` does (cmd: ETHTOOL_STXCSUM
+// for `tx`, ETHTOOL_STSO for `tso`).
+void offload_off(const NetNs& ns, const std::string& ifname, uint32_t cmd, const char* what) {
     in_namespace(ns, [&]() -> std::string {
         const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        ethtool_value off{ETHTOOL_STXCSUM, 0};
+        ethtool_value off{cmd, 0};
         ifreq ifr{};
         std::snprintf(ifr.ifr_name, IFNAMSIZ, "%s", ifname.c_str());
         ifr.ifr_data = reinterpret_cast<char*>(&off);
         std::string error;
         if (fd < 0 || ioctl(fd, SIOCETHTOOL, &ifr) != 0)
-            error = "TX checksum offload off on " + ifname + ": " + std::strerror(errno);
+            error = std::string(what) + " off on " + ifname + ": " + std::strerror(errno);
         if (fd >= 0) close(fd);
         return error;
     });
@@ -186,10 +184,13 @@ VethPair::VethPair(const NetNs& app, const NetNs& peer, const VethOptions& optio
     std::string mtu = std::to_string(options.mtu);
     app.run(ip + " link set " + app_if + " mtu " + mtu + " up");
     peer.run(ip + " link set " + peer_if + " mtu " + mtu + " up");
+    // TX checksum offload off: the kernel completes every UDP/TCP checksum before the frame
+    // crosses, as on a real wire (and TCP segmentation offload goes with it).
     if (options.full_tx_checksums) {
-        full_tx_checksums(app, app_if);
-        full_tx_checksums(peer, peer_if);
+        offload_off(app, app_if, ETHTOOL_STXCSUM, "TX checksum offload");
+        offload_off(peer, peer_if, ETHTOOL_STXCSUM, "TX checksum offload");
     }
+    if (options.peer_tso_off) offload_off(peer, peer_if, ETHTOOL_STSO, "TCP segmentation offload");
     app_mac = mac_of(app, app_if);
     peer_mac = mac_of(peer, peer_if);
 }

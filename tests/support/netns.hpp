@@ -59,6 +59,10 @@ struct VethOptions {
     // shows): the kernel completes every checksum, as on a real wire. Off by default: a veth as
     // users get it leaves UDP checksums of local senders to offload (the pseudo-header sum).
     bool full_tx_checksums = false;
+    // TCP segmentation offload off on the peer's end (`ethtool -K IF tso off`): its kernel then
+    // sends segments of the MTU, not 64 KiB ones, which an AF_PACKET reader would see whole
+    // (README, Kernel-backed ports, tells users of net_af_packet to do the same).
+    bool peer_tso_off = false;
 };
 
 // A veth pair with one end in each namespace, both up, otherwise as `ip link add` makes it.

@@ -28,7 +28,8 @@ TEST(ReflectFrame, DropNamesMatchEnum) {
     EXPECT_EQ(kDrops[unsigned(Drop::runt)].key, "runt");
     EXPECT_EQ(kDrops[unsigned(Drop::split_header)].key, "split_header");
     EXPECT_EQ(kDrops[unsigned(Drop::split_header)].text, "split header");
-    EXPECT_EQ(std::size(kDrops), 2u);  // tx_full is the runtime's
+    EXPECT_EQ(std::size(kDrops), 4u);  // after the runtime's tx_full and exception_ring_full
+    EXPECT_EQ(kDrops[linerate::stats::kTxFullSlot].key, "tx_full");
 }
 
 TEST(ReflectFrame, ChainFirstSegmentDecides) {

@@ -155,3 +155,71 @@ TEST(Checksum, APayloadChangedAfterARealChecksumIsStillBad) {
     EXPECT_EQ(udp_verdict(z, {.port = {RxCheck::good, RxCheck::bad}}), ChecksumVerdict::bad_udp);
     EXPECT_EQ(udp_verdict(z), ChecksumVerdict::ok);
 }
+
+namespace {
+
+// The pseudo-header sum of the TCP segment after the IPv4 header at f[14] (RFC 793).
+uint32_t tcp_pseudo_sum(const std::vector<uint8_t>& f) {
+    const size_t tcp_len = f.size() - 34;
+    const uint8_t pseudo[12] = {f[26],
+                                f[27],
+                                f[28],
+                                f[29],
+                                f[30],
+                                f[31],
+                                f[32],
+                                f[33],
+                                0,
+                                kIpProtoTcp,
+                                uint8_t(tcp_len >> 8),
+                                uint8_t(tcp_len)};
+    return linerate::test::plain_sum(pseudo, sizeof pseudo);
+}
+
+// A TCP segment (20-byte header, `payload` bytes) in an IPv4 frame, checksum field left as the
+// sender's TX offload leaves it: the pseudo-header sum.
+std::vector<uint8_t> offloaded_tcp_frame(size_t payload) {
+    auto f = udp_frame_with_payload(kUdpPayloadOffset + 12 + payload);  // 8 more header bytes
+    f[23] = kIpProtoTcp;
+    linerate::test::set_ip_checksum(f);
+    const uint32_t s = tcp_pseudo_sum(f);
+    f[50] = uint8_t(s >> 8);
+    f[51] = uint8_t(s);
+    return f;
+}
+
+// The segment's checksum over pseudo header and segment verifies.
+bool tcp_checksum_verifies(const std::vector<uint8_t>& f) {
+    return linerate::test::plain_sum(&f[34], f.size() - 34, tcp_pseudo_sum(f)) == 0xFFFF;
+}
+
+}  // namespace
+
+// A forwarder between kernel interfaces finishes what the sender left to offload, as a NIC
+// would; frames with a real checksum, none, or another protocol are left alone.
+TEST(Checksum, OffloadedTcpAndUdpChecksumsAreCompletedForTheNextHop) {
+    for (size_t payload : {size_t(0), size_t(1), size_t(1000)}) {
+        auto t = offloaded_tcp_frame(payload);
+        ASSERT_FALSE(tcp_checksum_verifies(t));
+        EXPECT_TRUE(complete_offloaded_checksum(t.data(), t.size())) << payload;
+        EXPECT_TRUE(tcp_checksum_verifies(t)) << payload;
+        EXPECT_FALSE(complete_offloaded_checksum(t.data(), t.size()));  // now complete: untouched
+    }
+    auto u = udp_frame_with_payload(300);
+    auto want = u;
+    linerate::test::set_udp_checksum(want);
+    linerate::test::set_partial_udp_checksum(u);
+    EXPECT_TRUE(complete_offloaded_checksum(u.data(), u.size()));
+    EXPECT_EQ(u, want);
+    auto none = udp_frame_with_payload(300);  // no UDP checksum (0): stays none
+    const auto none_before = none;
+    EXPECT_FALSE(complete_offloaded_checksum(none.data(), none.size()));
+    EXPECT_EQ(none, none_before);
+    auto frag = offloaded_tcp_frame(100);
+    frag[20] = 0x20;  // more fragments: the segment is not all here
+    const auto frag_before = frag;
+    EXPECT_FALSE(complete_offloaded_checksum(frag.data(), frag.size()));
+    EXPECT_EQ(frag, frag_before);
+    auto cut = offloaded_tcp_frame(100);
+    EXPECT_FALSE(complete_offloaded_checksum(cut.data(), cut.size() - 1));  // total > frame
+}
