@@ -127,8 +127,10 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
                    "repeatable. Adds one net_af_xdp vdev per queue "
                    "(iface=IFACE,start_queue=i,queue_count=1), one queue per worker unless "
                    "queues=N, queue i polled by worker i; with no EAL args also --no-huge "
-                   "--no-pci and one lcore per queue. Same as giving those --vdev args by hand, "
-                   "except that queue i is pinned to worker i")
+                   "--no-pci and one lcore per queue. Attaches linerate's XDP steering "
+                   "program (steer.bpf.o): the app gets only what it serves (--xdp-steer), the "
+                   "host keeps ARP, ping and ssh; exit 1 when the program is missing or the "
+                   "interface has another XDP program")
         ->type_name("IFACE[,queues=N]")
         ->excludes("--pcap");
     auto* ports =
@@ -165,9 +167,10 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
         ->capture_default_str();
     app.add_option("--xdp-steer", o.xdp_steer,
                    "AF_XDP ports: what linerate's XDP steering program hands to the app, the "
-                   "rest going to the kernel: app (what the app serves), ipv4, all or udp:PORT. "
-                   "With --af-xdp the program is attached to the interface; a hand-written "
-                   "vdev needs xdp_prog=PATH (default: app when the program is there)");
+                   "rest going to the kernel: app (what the app serves, the default), ipv4, "
+                   "all (every frame) or udp:PORT. --af-xdp attaches the program; a "
+                   "hand-written vdev needs xdp_prog=PATH, without it DPDK's default program "
+                   "hands the app every frame (a warning says so)");
     app.add_flag("--isolate", o.isolate,
                  "Flow isolated mode: only the app's own traffic reaches it (an rte_flow rule), "
                  "the rest stays with the kernel; exit 2 if the port cannot (mlx5 can)");

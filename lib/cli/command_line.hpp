@@ -29,7 +29,7 @@ struct CommonOptions {
     unsigned mtu = 0;        // 0: the port's default
     unsigned mbuf_size = 0;  // mbuf data room; 0: fits one frame of the MTU (2176 by default)
     double link_wait_s = 5.0;
-    std::string xdp_steer;  // app, ipv4, all, udp:PORT; empty: "app" if a steering program is found
+    std::string xdp_steer;  // app, ipv4, all, udp:PORT; empty: "app" (--af-xdp always steers)
     bool isolate = false;   // rte_flow isolated mode + a rule for the app's traffic (--isolate)
     std::string exception_path;  // "tap[:NAME]" or empty (frames the app does not serve: dropped)
 };

@@ -14,7 +14,7 @@ struct AfXdpSpec {
     unsigned queues = 0;  // 0: one per worker
     // Extra `key=value` devargs appended to every vdev of the interface (e.g. an XDP program).
     std::vector<std::string> devargs;
-    // linerate's XDP steering program (--xdp-steer): the vdev of queue 0 attaches it
+    // linerate's XDP steering program (always, with --af-xdp): the vdev of queue 0 attaches it
     // (xdp_prog=), the other queues' vdevs find it on the interface and add their sockets.
     std::string xdp_prog;
 };
@@ -38,7 +38,8 @@ struct AfXdpPort {
 };
 
 // Creates the vdevs of every spec (rte_vdev_init), `workers` queues each unless the spec says how
-// many. Throws std::runtime_error naming the interface and queue that failed.
+// many. Throws std::runtime_error naming the interface and queue that failed, or the XDP program
+// already on an interface that is to get spec.xdp_prog.
 std::vector<AfXdpPort> create_af_xdp_ports(const std::vector<AfXdpSpec>& specs, unsigned workers);
 
 // The AF_XDP sockets this process has open (fds), to tell which ones a queue setup created.

@@ -5,6 +5,8 @@
 
 #include <fmt/core.h>
 #include <rte_cycles.h>
+#include <rte_dev.h>
+#include <rte_devargs.h>
 
 #include <algorithm>
 #include <stdexcept>
@@ -201,6 +203,23 @@ std::string Port::describe() const {
         id_, name(), pkt::format_mac(mac), socket(), config_.queues, config_.rx_desc,
         config_.tx_desc, mtu(), scatter_ ? ", RX scatter" : "", rss_ ? ", RSS" : "",
         fast_free_ ? ", mbuf fast free" : "", link.link_status ? "up" : "down", link.link_speed);
+}
+
+std::vector<std::string> devarg_values(uint16_t port_id, std::string_view key) {
+    std::vector<std::string> values;
+    rte_eth_dev_info info{};
+    if (rte_eth_dev_info_get(port_id, &info) != 0 || !info.device) return values;
+    const rte_devargs* da = rte_dev_devargs(info.device);
+    if (!da || !da->args) return values;
+    std::string_view args = da->args;
+    for (size_t pos = 0; pos <= args.size();) {
+        size_t end = std::min(args.find(',', pos), args.size());
+        std::string_view kv = args.substr(pos, end - pos);
+        if (kv.size() > key.size() && kv.substr(0, key.size()) == key && kv[key.size()] == '=')
+            values.emplace_back(kv.substr(key.size() + 1));
+        pos = end + 1;
+    }
+    return values;
 }
 
 std::vector<uint16_t> select_ports(const std::vector<uint16_t>& requested) {

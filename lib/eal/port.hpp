@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace linerate::eal {
@@ -92,6 +93,10 @@ class Port {
     bool link_up_ = false;
     unsigned link_downs_ = 0;
 };
+
+// Every value of `key` among a port's devargs (a vdev's `--vdev=NAME,key=value,...`), in order;
+// none for a key it was not given or a port without devargs.
+std::vector<std::string> devarg_values(uint16_t port_id, std::string_view key);
 
 // A port list the EAL's ports cannot satisfy (no ports at all, or an id that does not exist):
 // the user's to fix, so a usage error.

@@ -92,15 +92,17 @@ Runtime::Runtime(AppInfo info, cli::SplitArgs args, cli::CommonOptions& options)
         } catch (const std::invalid_argument& e) {
             cli::usage_error(app, e.what());
         }
-        if (!options_.xdp_steer.empty()) {
-            std::string prog = xdp::find_bpf_object(xdp::kSteerObjectName);
-            if (prog.empty())
-                fatal(app,
-                      std::string("--xdp-steer: ") + xdp::kSteerObjectName +
-                          " is neither next to the app nor in the build tree",
-                      options_.json_path);
-            for (auto& spec : af_xdp) spec.xdp_prog = prog;
-        }
+        // Always linerate's steering program: DPDK's default one would hand the app every
+        // frame of the interface, the host's ARP, ping and ssh included.
+        std::string prog = xdp::find_bpf_object(xdp::kSteerObjectName);
+        if (prog.empty())
+            fatal(app,
+                  std::string("--af-xdp: linerate's XDP steering program (") +
+                      xdp::kSteerObjectName +
+                      ") is neither next to the app, in its install tree nor in the build tree: "
+                      "not taking the interface without it",
+                  options_.json_path);
+        for (auto& spec : af_xdp) spec.xdp_prog = prog;
         if (!args.had_separator) {
             auto extra = eal::af_xdp_mode_eal_args(af_xdp);
             eal_args.insert(eal_args.end(), extra.begin(), extra.end());
@@ -263,12 +265,23 @@ void Runtime::setup_steering() {
     std::vector<uint16_t> ids;
     for (const auto& port : ports_) ids.push_back(port->id());
     steering_ = std::make_unique<xdp::Steering>(ids, xdp_filter_);
+    std::string prog = xdp::find_bpf_object(xdp::kSteerObjectName);
+    if (prog.empty()) prog = std::string("PATH/") + xdp::kSteerObjectName;
     if (!options_.xdp_steer.empty() && steering_->empty())
         throw std::runtime_error(
             "--xdp-steer: no net_af_xdp port's interface has linerate's steering program "
             "(use --af-xdp IFACE, or attach it with the vdev's xdp_prog=" +
-            xdp::find_bpf_object(xdp::kSteerObjectName) + ")");
+            prog + ")");
+    // Hand-written vdevs keep DPDK's behaviour (the user's choice), but not silently.
+    for (const std::string& iface : steering_->unsteered())
+        fmt::print(stderr,
+                   "{}: warning: {} has DPDK's default XDP program (no xdp_prog= on its vdev): "
+                   "the app takes every frame of it, the host's ARP, ping and ssh there "
+                   "included (--af-xdp {}, or xdp_prog={} on the vdev, hands it only the app's "
+                   "traffic)\n",
+                   info_.name, iface, iface, prog);
     fmt::print("{}", steering_->describe());
+    std::fflush(stdout);  // a start-up line: to a log or pipe now
 }
 
 Runtime::~Runtime() {

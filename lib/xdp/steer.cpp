@@ -86,12 +86,17 @@ nlohmann::json SteerCounters::json() const {
     return {{"redirected", redirected}, {"passed", passed}, {"unclaimed", unclaimed}};
 }
 
-std::unique_ptr<SteerProgram> SteerProgram::attached_to(const std::string& ifname) {
+uint32_t xdp_program_id(const std::string& ifname) {
     unsigned ifindex = if_nametoindex(ifname.c_str());
     if (ifindex == 0) fail("interface " + ifname, errno);
     uint32_t prog_id = 0;
     if (int err = bpf_xdp_query_id(int(ifindex), 0, &prog_id))
         fail("XDP program of " + ifname, err);
+    return prog_id;
+}
+
+std::unique_ptr<SteerProgram> SteerProgram::attached_to(const std::string& ifname) {
+    uint32_t prog_id = xdp_program_id(ifname);
     if (prog_id == 0) return nullptr;
     return from_id(prog_id);
 }

@@ -18,6 +18,10 @@ inline constexpr const char* kSteerObjectName = "steer.bpf.o";
 // when none has it.
 std::string find_bpf_object(const std::string& name);
 
+// The id of the XDP program attached (any mode) to interface `ifname`, 0 when none. Throws
+// std::runtime_error when the interface does not exist or libbpf fails.
+uint32_t xdp_program_id(const std::string& ifname);
+
 // Values of bpf/steer_abi.h's enum steer_mode.
 enum class SteerMode : uint32_t { none = 0, all = 1, ipv4 = 2, udp_port = 3 };
 

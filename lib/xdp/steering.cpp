@@ -1,12 +1,13 @@
 #include "xdp/steering.hpp"
 
 #include <fmt/core.h>
-#include <rte_dev.h>
-#include <rte_devargs.h>
 #include <rte_ethdev.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+
+#include "eal/port.hpp"
 
 namespace linerate::xdp {
 
@@ -23,30 +24,28 @@ std::string af_xdp_interface(uint16_t port_id) {
     if (rte_eth_dev_info_get(port_id, &info) != 0 || !info.driver_name ||
         std::strcmp(info.driver_name, "net_af_xdp") != 0)
         return {};
-    const rte_devargs* da = rte_dev_devargs(info.device);
-    if (!da || !da->args) return {};
-    std::string_view args = da->args;
-    for (size_t pos = 0; pos < args.size();) {
-        size_t end = args.find(',', pos);
-        if (end == std::string_view::npos) end = args.size();
-        std::string_view kv = args.substr(pos, end - pos);
-        if (kv.rfind("iface=", 0) == 0) return std::string(kv.substr(6));
-        pos = end + 1;
-    }
-    return {};
+    std::vector<std::string> iface = eal::devarg_values(port_id, "iface");
+    return iface.empty() ? std::string() : iface[0];
 }
 
 Steering::Steering(const std::vector<uint16_t>& ports, const SteerFilter& filter)
     : filter_(filter) {
+    std::vector<std::string> seen;
     for (uint16_t port : ports) {
         std::string iface = af_xdp_interface(port);
         if (iface.empty()) continue;
-        bool seen = false;
-        for (const Interface& i : interfaces_) seen |= i.name == iface;
-        if (seen) continue;  // one vdev per queue: the same interface again
+        // A vdev naming a program of its own: the user's choice, not DPDK's default.
+        const bool named_program = !eal::devarg_values(port, "xdp_prog").empty();
+        if (std::ranges::find(seen, iface) != seen.end()) {  // one vdev per queue: again
+            if (named_program) std::erase(unsteered_, iface);
+            continue;
+        }
+        seen.push_back(iface);
         if (auto program = SteerProgram::attached_to(iface)) {
             program->set_filter(filter_);
             interfaces_.push_back({iface, std::move(program)});
+        } else if (!named_program) {
+            unsteered_.push_back(iface);
         }
     }
 }

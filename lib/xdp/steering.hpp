@@ -19,11 +19,15 @@ std::string af_xdp_interface(uint16_t port_id);
 class Steering {
   public:
     // Finds linerate's steering program on the interface of every net_af_xdp port among
-    // `ports` and writes `filter` into it. Interfaces without it are left alone. Throws
+    // `ports` and writes `filter` into it. Interfaces without it are left alone (and listed by
+    // unsteered()). Throws
     // std::runtime_error on a libbpf failure.
     Steering(const std::vector<uint16_t>& ports, const SteerFilter& filter);
 
     bool empty() const { return interfaces_.empty(); }
+    // Interfaces of net_af_xdp ports without linerate's program whose vdevs name no
+    // xdp_prog=: DPDK's default program there hands the app every frame.
+    const std::vector<std::string>& unsteered() const { return unsteered_; }
     const SteerFilter& filter() const { return filter_; }
     std::string describe() const;  // one line per interface: program id and filter
 
@@ -44,6 +48,7 @@ class Steering {
     SteerCounters total() const;
     SteerFilter filter_;
     std::vector<Interface> interfaces_;
+    std::vector<std::string> unsteered_;
     SteerCounters last_;
 };
 

@@ -70,7 +70,8 @@ class KernelPortRun {
             veth_.emplace(app_, peer_, VethOptions{.mtu = mtu});
         }
         if (kind == Kind::af_xdp) {
-            argv.insert(argv.end(), {"--af-xdp", veth_->app_if});
+            // Every frame to the app: these are of an experimental ethertype, not IPv4.
+            argv.insert(argv.end(), {"--af-xdp", veth_->app_if, "--xdp-steer", "all"});
         } else {
             auto eal = no_huge_eal("0");
             argv.insert(argv.end(), eal.begin(), eal.end());
@@ -262,6 +263,49 @@ TEST(AfXdpOption, MissingInterfaceExitsOneNamingIt) {
     ProcessResult r = run_process({kApp, "--af-xdp", "lrnosuchif0"}, {.timeout_s = 30});
     EXPECT_EQ(r.exit_status, 1) << r.out;
     EXPECT_NE(r.out.find("--af-xdp lrnosuchif0: cannot open queue 0"), std::string::npos) << r.out;
+}
+
+// Two apps on one interface: the second does not take it from the first. linerate attaches its
+// steering program only where no XDP program is, and says whose is there; the first runs on.
+TEST(AfXdpOption, InterfaceWithAnotherXdpProgramIsRefusedInOneLine) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    NetNs app("app"), peer("peer");
+    VethPair veth(app, peer);
+    BackgroundProcess first(app.wrap({kApp, "--af-xdp", veth.app_if, "--stats-period", "0"}));
+    ASSERT_TRUE(first.wait_for_output("xdp steering on " + veth.app_if, 30)) << first.output();
+    const std::string json = scratch("second.json");
+    ProcessResult second =
+        run_process(app.wrap({kApp, "--af-xdp", veth.app_if, "--json", json}), {.timeout_s = 30});
+    EXPECT_EQ(second.exit_status, 1) << second.out;
+    const std::string line =
+        "l2reflect: --af-xdp " + veth.app_if + ": the interface has an XDP program already (id ";
+    EXPECT_NE(second.out.find(line), std::string::npos) << second.out;
+    EXPECT_NE(read_json(json)["error"].get<std::string>().find("has an XDP program already"),
+              std::string::npos);
+    EXPECT_FALSE(first.wait_exit(0.5)) << first.output();
+    first.signal(SIGINT);
+    ProcessResult r = first.finish(30);
+    EXPECT_EQ(r.exit_status, 0) << r.out;
+}
+
+// A hand-written net_af_xdp vdev without xdp_prog= keeps DPDK's behaviour (the user's choice):
+// the port takes every frame of the interface, and a warning says so.
+TEST(AfXdpOption, HandWrittenVdevWithoutTheProgramIsWarnedAbout) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    NetNs app("app"), peer("peer");
+    VethPair veth(app, peer);
+    std::vector<std::string> argv = {kApp};
+    auto eal = no_huge_eal("0");
+    argv.insert(argv.end(), eal.begin(), eal.end());
+    argv.insert(argv.end(), {"--vdev=net_af_xdp0,iface=" + veth.app_if, "--", "--duration", "0.5",
+                             "--stats-period", "0"});
+    ProcessResult r = run_process(app.wrap(argv), {.timeout_s = 30});
+    EXPECT_EQ(r.exit_status, 0) << r.out;
+    EXPECT_NE(r.out.find("l2reflect: warning: " + veth.app_if +
+                         " has DPDK's default XDP program (no xdp_prog= on its vdev): the app "
+                         "takes every frame of it"),
+              std::string::npos)
+        << r.out;
 }
 
 namespace {

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include "support/netns.hpp"
@@ -136,4 +137,52 @@ TEST(KvaggAfXdp, AggregatesKernelUdpWhileTheKernelKeepsArpAndPing) {
     uint64_t per_queue = 0;
     for (const auto& q : queues) per_queue += q["redirected"].get<uint64_t>();
     EXPECT_EQ(per_queue, datagrams + duplicates);
+}
+
+// The default (issue 22): `--af-xdp IFACE` and nothing else about XDP. linerate's steering
+// program is attached with kvagg's own filter, so the kernel keeps answering ARP and ping on the
+// app's interface while kvagg aggregates its UDP port; when kvagg ends, the interface has no
+// XDP program left.
+TEST(KvaggAfXdp, PlainAfXdpLeavesArpAndPingToTheKernel) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    NetNs app("kvxdd"), peer("kvxddp");
+    VethPair veth(app, peer);
+    app.run(std::string("ip addr add ") + kAppIp + "/24 dev " + veth.app_if);
+    peer.run(std::string("ip addr add ") + kPeerIp + "/24 dev " + veth.peer_if);
+    const std::string json = scratch("kvagg_plain.json"), dump = scratch("kvagg_plain.csv"),
+                      expect = scratch("kvagg_plain_expect.csv");
+    BackgroundProcess kvagg(app.wrap({binary("apps/kvagg/kvagg"), "--af-xdp", veth.app_if,
+                                      "--stats-period", "0", "--json", json, "--dump", dump}));
+    ASSERT_TRUE(kvagg.wait_for_output("xdp steering on " + veth.app_if, 30)) << kvagg.output();
+    EXPECT_NE(kvagg.output().find("to the app: IPv4/UDP to port 9000"), std::string::npos)
+        << kvagg.output();
+
+    // No static neighbour: the peer resolves the address by ARP, answered by the app's kernel.
+    ShellResult ping = peer.try_run(std::string("ping -c 3 -i 0.2 -W 2 ") + kAppIp);
+    EXPECT_EQ(ping.status, 0) << ping.out;
+    EXPECT_NE(ping.out.find("3 received"), std::string::npos) << ping.out;
+    const std::string client = std::string(LINERATE_SOURCE_DIR) + "/tests/kvagg/kv_udp_client.py";
+    ShellResult sent = peer.try_run("python3 " + client + " " + kAppIp + " " +
+                                    std::to_string(kPort) + " --datagrams 200 --expect " + expect);
+    ASSERT_EQ(sent.status, 0) << sent.out;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(sent.out, m, std::regex("sent ([0-9]+) resent ([0-9]+)")));
+    const uint64_t datagrams = std::stoull(m[1]), duplicates = std::stoull(m[2]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    kvagg.signal(SIGINT);
+    ProcessResult r = kvagg.finish(30);
+
+    ASSERT_EQ(r.exit_status, 0) << r.out;
+    EXPECT_EQ(r.out.find("DPDK's default XDP program"), std::string::npos) << r.out;
+    EXPECT_EQ(read_file(dump), read_file(expect)) << "kvagg's sums differ from what was sent";
+    nlohmann::json j = read_json(json);
+    EXPECT_EQ(j["rx_packets"], datagrams + duplicates) << r.out;
+    EXPECT_EQ(j["dropped"], duplicates) << "ARP/ICMP must not reach kvagg\n" << r.out;
+    ASSERT_TRUE(j.contains("xdp")) << j.dump(2);
+    EXPECT_EQ(j["xdp"]["filter"], "IPv4/UDP to port 9000");
+    EXPECT_EQ(j["xdp"]["redirected"], datagrams + duplicates);
+    EXPECT_EQ(j["xdp"]["unclaimed"], 0u);
+    // At least the ARP request and the 3 echo requests went to the kernel.
+    EXPECT_GE(j["xdp"]["passed"].get<uint64_t>(), 4u) << j["xdp"];
+    EXPECT_EQ(xdp_prog_id(app, veth.app_if), 0u) << "the program outlived the app";
 }

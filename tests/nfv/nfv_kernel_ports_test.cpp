@@ -36,6 +36,8 @@ std::vector<std::string> nfv_argv(const NetNs& ns, Kind kind, const std::vector<
     std::vector<std::string> argv = {kNfv};
     if (kind == Kind::af_xdp) {
         for (const auto& i : ifs) argv.insert(argv.end(), {"--af-xdp", i});
+        // Every frame to nfv: a bump in the wire forwards ARP too, and it counts non-IPv4.
+        argv.insert(argv.end(), {"--xdp-steer", "all"});
     } else {
         auto eal = no_huge_eal("0");
         argv.insert(argv.end(), eal.begin(), eal.end());
