@@ -4,12 +4,16 @@
 #include "pkt/address.hpp"
 
 #include <fmt/core.h>
+#include <linux/if_packet.h>
 #include <rte_cycles.h>
 #include <rte_dev.h>
 #include <rte_devargs.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
+
+#include "pcapio/pcap_file.hpp"
 
 #include "worker/stop.hpp"
 
@@ -129,7 +133,7 @@ void Port::start(rte_mempool* pool) {
         if (int rc =
                 rte_eth_rx_queue_setup(id_, q, config_.rx_desc, unsigned(socket()), &rxconf, pool);
             rc != 0)
-            fail(id_, "rx_queue_setup", rc);
+            throw std::runtime_error(rx_setup_refused(pool, rc));
         rte_eth_txconf txconf = info.default_txconf;
         txconf.offloads = tx_offloads_;
         if (int rc = rte_eth_tx_queue_setup(id_, q, config_.tx_desc, unsigned(socket()), &txconf);
@@ -147,6 +151,20 @@ void Port::start(rte_mempool* pool) {
     if (int rc = rte_eth_dev_start(id_); rc != 0) fail(id_, "start", rc);
     started_ = true;
     if (driver_ == "net_af_xdp") held_after_close_ = rte_mempool_in_use_count(pool) - before;
+}
+
+std::string Port::rx_setup_refused(rte_mempool* pool, int rc) const {
+    // The driver's own log line above says what it wanted; this one names the figures of the
+    // pool and the flags that change them.
+    std::string s = fmt::format(
+        "port {} ({}): rx_queue_setup refused the pool ({} mbufs of {} B data room): {}: the "
+        "driver's log above says what it needs; --mbufs N gives more mbufs, --mbuf-size N "
+        "larger ones",
+        id_, name(), pool->size, rte_pktmbuf_data_room_size(pool), rte_strerror(-rc));
+    if (driver_ == "net_af_xdp")
+        s += " (net_af_xdp also fails here when it cannot open its AF_XDP socket or attach its "
+             "XDP program, e.g. an interface MTU above what XDP takes on it)";
+    return s;
 }
 
 unsigned Port::mtu() const {
@@ -220,6 +238,65 @@ std::vector<std::string> devarg_values(uint16_t port_id, std::string_view key) {
         pos = end + 1;
     }
     return values;
+}
+
+namespace {
+
+// Raises the data room the port needs to `room` (headroom included), for `reason`.
+void require_room(PoolNeeds& needs, unsigned room, std::string reason) {
+    if (room <= needs.data_room) return;
+    needs.data_room = room;
+    needs.data_room_reason = std::move(reason);
+}
+
+// net_af_packet copies each frame of its ring into one mbuf and refuses the queue when a ring
+// frame (framesz=, less the tpacket2 header the kernel writes in front) exceeds the data room.
+void af_packet_needs(uint16_t port_id, PoolNeeds& needs) {
+    constexpr unsigned kDefaultFrameSize = 2048;  // the PMD's DFLT_FRAME_SIZE
+    std::vector<std::string> framesz = devarg_values(port_id, "framesz");
+    unsigned frame = framesz.empty() ? kDefaultFrameSize : unsigned(std::atoi(framesz[0].c_str()));
+    constexpr unsigned kRingHeader = TPACKET2_HDRLEN - sizeof(sockaddr_ll);
+    if (frame <= kRingHeader) return;  // the PMD refuses the vdev itself
+    require_room(needs, frame - kRingHeader + RTE_PKTMBUF_HEADROOM,
+                 fmt::format("its ring's framesz={}", frame));
+}
+
+// net_pcap's infinite_rx reads each rx_pcap= file (one per RX queue) into mbufs at queue setup,
+// one unchained mbuf per frame, and keeps them to replay.
+void pcap_needs(uint16_t port_id, PoolNeeds& needs) {
+    std::vector<std::string> infinite = devarg_values(port_id, "infinite_rx");
+    if (infinite.size() != 1 || std::atoi(infinite[0].c_str()) <= 0) return;
+    size_t longest = 0;
+    for (const std::string& file : devarg_values(port_id, "rx_pcap")) {
+        pcapio::FrameCount c = pcapio::measure_frames(file);
+        needs.kept_mbufs += unsigned(c.frames);
+        needs.kept_reason +=
+            fmt::format("{}{} frames of {}", needs.kept_reason.empty() ? "" : ", ", c.frames, file);
+        longest = std::max(longest, c.longest);
+    }
+    if (needs.kept_mbufs == 0) return;
+    needs.kept_reason = "infinite_rx holds the " + needs.kept_reason;
+    require_room(needs, unsigned(longest) + RTE_PKTMBUF_HEADROOM,
+                 fmt::format("infinite_rx (no mbuf chains) and a {} B frame", longest));
+}
+
+}  // namespace
+
+PoolNeeds pool_needs(uint16_t port_id) {
+    PoolNeeds needs;
+    rte_eth_dev_info info{};
+    if (rte_eth_dev_info_get(port_id, &info) != 0 || !info.driver_name) return needs;
+    char name[RTE_ETH_NAME_MAX_LEN] = {};
+    rte_eth_dev_get_name_by_port(port_id, name);
+    needs.port = fmt::format("port {} ({})", port_id, name);
+    // rte_eth_rx_queue_setup refuses mbufs below the driver's minimum, headroom apart.
+    if (info.min_rx_bufsize)
+        require_room(needs, info.min_rx_bufsize + RTE_PKTMBUF_HEADROOM,
+                     fmt::format("its least RX buffer (min_rx_bufsize {})", info.min_rx_bufsize));
+    const std::string_view driver = info.driver_name;
+    if (driver == "net_af_packet") af_packet_needs(port_id, needs);
+    if (driver == "net_pcap") pcap_needs(port_id, needs);
+    return needs;
 }
 
 std::vector<uint16_t> select_ports(const std::vector<uint16_t>& requested) {

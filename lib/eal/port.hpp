@@ -78,6 +78,8 @@ class Port {
     std::string describe() const;
 
   private:
+    std::string rx_setup_refused(rte_mempool* pool, int rc) const;  // the one-line error
+
     uint16_t id_;
     PortConfig config_;
     rte_device* device_ = nullptr;
@@ -97,6 +99,21 @@ class Port {
 // Every value of `key` among a port's devargs (a vdev's `--vdev=NAME,key=value,...`), in order;
 // none for a key it was not given or a port without devargs.
 std::vector<std::string> devarg_values(uint16_t port_id, std::string_view key);
+
+// What a port's RX queues take from the pool, known from its driver and devargs before the pool
+// exists: the pool is sized to it, or the app stops naming the figure and the flag.
+struct PoolNeeds {
+    std::string port;              // "port 0 (net_af_packet0)"
+    unsigned data_room = 0;        // least mbuf data room, headroom included; 0: no need
+    std::string data_room_reason;  // why, e.g. "its ring's framesz=16384"
+    unsigned kept_mbufs = 0;       // mbufs the queues hold for the whole run
+    std::string kept_reason;       // why, e.g. "infinite_rx holds the 4096 frames of F"
+};
+// Any driver: its min_rx_bufsize; net_af_packet: its ring's framesz= (default 2048) must fit
+// one mbuf, less the frame header it keeps; net_pcap with infinite_rx: every frame of each
+// rx_pcap= file in an mbuf of its own (no chains), for the whole run. Throws
+// std::runtime_error when a file cannot be read.
+PoolNeeds pool_needs(uint16_t port_id);
 
 // A port list the EAL's ports cannot satisfy (no ports at all, or an id that does not exist):
 // the user's to fix, so a usage error.

@@ -139,10 +139,17 @@ TestInput test_mode_input(const std::string& path, std::string& warning) {
 }
 
 uint64_t count_frames(const std::string& path) {
+    return measure_frames(path).frames;
+}
+
+FrameCount measure_frames(const std::string& path) {
     PcapReader reader(path);
-    uint64_t n = 0;
-    while (reader.next()) ++n;
-    return n;
+    FrameCount c;
+    while (auto f = reader.next()) {
+        ++c.frames;
+        c.longest = std::max(c.longest, f->size());
+    }
+    return c;
 }
 
 }  // namespace linerate::pcapio

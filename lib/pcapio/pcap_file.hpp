@@ -74,5 +74,11 @@ std::vector<Frame> read_frames(const std::string& path);
 void write_frames(const std::string& path, const std::vector<Frame>& frames);
 // Records a reader gets from the file: what net_pcap will deliver.
 uint64_t count_frames(const std::string& path);
+// The same, and the longest of them (captured bytes): what net_pcap's infinite_rx must hold.
+struct FrameCount {
+    uint64_t frames = 0;
+    size_t longest = 0;
+};
+FrameCount measure_frames(const std::string& path);
 
 }  // namespace linerate::pcapio

@@ -173,14 +173,9 @@ void Runtime::setup_ports(const std::vector<uint16_t>& requested) {
     demand.lcores = unsigned(lcores.size()) + 1;  // the main lcore frees mbufs too (drain)
     demand.burst = options_.burst;
     demand.cache = options_.mbuf_cache;
-    // Mbufs hold a whole frame of the MTU (rounded up to KiB) unless --mbuf-size asks for chains.
-    unsigned data_room = RTE_MBUF_DEFAULT_BUF_SIZE;
-    if (options_.mbuf_size)
-        data_room = options_.mbuf_size;
-    else if (options_.mtu)
-        data_room =
-            std::max(data_room, RTE_PKTMBUF_HEADROOM +
-                                    (eal::max_frame_len(options_.mtu) + 1023) / 1024 * 1024);
+    std::vector<eal::PoolNeeds> needs;
+    for (uint16_t id : ids) needs.push_back(eal::pool_needs(id));
+    const unsigned data_room = mbuf_data_room(needs);
     for (uint16_t id : ids) {
         rte_eth_dev_info dev{};
         rte_eth_dev_info_get(id, &dev);
@@ -212,7 +207,8 @@ void Runtime::setup_ports(const std::vector<uint16_t>& requested) {
         demand.tx_descriptors += tap_port_->tx_desc();
     }
 
-    unsigned mbufs = options_.mbufs ? options_.mbufs : mem::pool_size(demand);
+    for (const eal::PoolNeeds& n : needs) demand.rx_descriptors += n.kept_mbufs;
+    const unsigned mbufs = pool_mbufs(needs, demand);
     pool_ =
         std::make_unique<mem::PacketPool>(info_.name + "_netbuf", mbufs, options_.mbuf_cache,
                                           netbuf_, ports_.front()->socket(), uint16_t(data_room));
@@ -259,6 +255,52 @@ void Runtime::note_kernel_ports() {
             unfinished_checksums_.resize(port->id() + 1);
         unfinished_checksums_[port->id()] = 1;
     }
+}
+
+unsigned Runtime::mbuf_data_room(const std::vector<eal::PoolNeeds>& needs) const {
+    // Mbufs hold a whole frame of the MTU (rounded up to KiB) unless --mbuf-size asks for chains.
+    unsigned data_room = RTE_MBUF_DEFAULT_BUF_SIZE;
+    if (options_.mbuf_size)
+        data_room = options_.mbuf_size;
+    else if (options_.mtu)
+        data_room =
+            std::max(data_room, RTE_PKTMBUF_HEADROOM +
+                                    (eal::max_frame_len(options_.mtu) + 1023) / 1024 * 1024);
+    // ... and at least what a port's RX queues refuse to do without.
+    for (const eal::PoolNeeds& n : needs) {
+        if (n.data_room <= data_room) continue;
+        if (n.data_room > UINT16_MAX)
+            throw std::runtime_error(
+                fmt::format("{}: {} needs mbufs of {} B data room, above the {} an mbuf holds",
+                            n.port, n.data_room_reason, n.data_room, UINT16_MAX));
+        if (options_.mbuf_size)
+            throw std::runtime_error(fmt::format(
+                "{}: {} needs mbufs of {} B data room (headroom included): give --mbuf-size {} "
+                "or more, or leave it out",
+                n.port, n.data_room_reason, n.data_room, n.data_room));
+        data_room = n.data_room;
+        fmt::print("{}: {}: mbufs of {} B data room for {}\n", info_.name, n.port, data_room,
+                   n.data_room_reason);
+    }
+    return data_room;
+}
+
+unsigned Runtime::pool_mbufs(const std::vector<eal::PoolNeeds>& needs,
+                             const mem::PoolDemand& demand) const {
+    if (!options_.mbufs) return mem::pool_size(demand);
+    unsigned kept = 0;
+    const eal::PoolNeeds* keeper = nullptr;
+    for (const eal::PoolNeeds& n : needs)
+        if (n.kept_mbufs) {
+            kept += n.kept_mbufs;
+            if (!keeper) keeper = &n;
+        }
+    // What the ports keep, and a burst in flight at least, or nothing moves.
+    if (!keeper || options_.mbufs >= kept + demand.burst) return options_.mbufs;
+    throw std::runtime_error(fmt::format(
+        "{}: {} for the whole run, so --mbufs {} is too few: give --mbufs {} (the size the app "
+        "chooses without the flag)",
+        keeper->port, keeper->kept_reason, options_.mbufs, mem::pool_size(demand)));
 }
 
 void Runtime::setup_steering() {

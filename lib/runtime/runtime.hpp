@@ -100,6 +100,11 @@ class Runtime {
     void report_link_changes();
     bool pcap_input_drained(uint64_t rx_packets) const;
     void setup_ports(const std::vector<uint16_t>& requested);
+    // The pool's mbuf data room and mbuf count for what the ports need. Throw when --mbuf-size
+    // or --mbufs is below a port's need, naming the figure.
+    unsigned mbuf_data_room(const std::vector<eal::PoolNeeds>& needs) const;
+    unsigned pool_mbufs(const std::vector<eal::PoolNeeds>& needs,
+                        const mem::PoolDemand& demand) const;
     void setup_steering();
     std::optional<uint16_t> exception_tap_port() const;
     void note_kernel_ports();

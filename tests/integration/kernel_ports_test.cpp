@@ -188,14 +188,13 @@ INSTANTIATE_TEST_SUITE_P(All, L2reflectKernelPort,
 TEST_P(L2reflectKernelPort, BigFramesWithMtu) {
     if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
     // What each port takes with DPDK 22.11: af_packet 9000 (its ring frames must hold a frame and
-    // divide the block: framesz = blocksz = 12288, so mbufs of 12288 + headroom), AF_XDP 1500 (a
+    // divide the block: framesz = blocksz = 12288; the app sizes its mbufs to them), AF_XDP 1500 (a
     // frame per page-sized umem chunk, no multi-buffer; 2014 B frames did not come back even
     // with --mtu 2000, they were counted as port drops), tap 1500 (its TX drops anything above
     // the ethdev MTU, capped at 1500).
     const Kind kind = GetParam();
     const unsigned mtu = kind == Kind::af_packet ? 9000 : 1500;
     std::vector<std::string> args = {"--mtu", std::to_string(mtu)};
-    if (kind == Kind::af_packet) args.insert(args.end(), {"--mbuf-size", "12416"});
     KernelPortRun run(kind, args, mtu, {}, ",blocksz=12288,framesz=12288,framecnt=256");
     ASSERT_TRUE(run.ready()) << run.output();
     std::mt19937 rng(11);

@@ -251,6 +251,43 @@ TEST(L2reflectPcap, JumboFramesOnChainsComeBackWhole) {
     EXPECT_EQ(r.json["mempool_in_use_at_exit"], 0);
 }
 
+// net_pcap's infinite_rx (issue 22) reads its whole file into mbufs at queue setup, one
+// unchained mbuf per frame, and replays them: the pool is sized to the file (4096 frames, one of
+// 9014 B) by the app, or an explicit --mbufs too small for it stops the app in one line that
+// names the figure and the flag.
+TEST(L2reflectPcap, InfiniteRxGetsAnMbufForEveryFrameOfItsFile) {
+    std::vector<Frame> in = random_frames(4095, 60, 1514, 31);
+    in.push_back(random_frames(1, 9014, 9014, 32)[0]);
+    const std::string file = scratch("infinite.pcap"), json = scratch("infinite.json");
+    pcapio::write_frames(file, in);
+    auto argv = [&](const std::vector<std::string>& args) {
+        std::vector<std::string> a = {kApp};
+        for (const std::string& e : no_huge_eal()) a.push_back(e);
+        a.insert(a.end(), {"--vdev=net_pcap0,rx_pcap=" + file + ",infinite_rx=1", "--",
+                           "--stats-period", "0", "--json", json});
+        a.insert(a.end(), args.begin(), args.end());
+        return a;
+    };
+    ProcessResult r = run_process(argv({"--duration", "1"}));
+    ASSERT_EQ(r.exit_status, 0) << r.out;
+    EXPECT_NE(r.out.find("l2reflect: port 0 (net_pcap0): mbufs of 9142 B data room for "
+                         "infinite_rx (no mbuf chains) and a 9014 B frame\n"),
+              std::string::npos)
+        << r.out;
+    nlohmann::json j = read_json(json);
+    EXPECT_GT(j["rx_packets"].get<uint64_t>(), in.size()) << "the file was not replayed";
+    EXPECT_EQ(j["rx_packets"], j["tx_packets"].get<uint64_t>() + j["dropped"].get<uint64_t>());
+    EXPECT_EQ(j["mempool_in_use_at_exit"], 0) << r.out;
+
+    r = run_process(argv({"--duration", "1", "--mbufs", "4095"}));
+    EXPECT_EQ(r.exit_status, 1) << r.out;
+    EXPECT_NE(r.out.find("l2reflect: port 0 (net_pcap0): infinite_rx holds the 4096 frames of " +
+                         file + " for the whole run, so --mbufs 4095 is too few: give --mbufs "),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("rx_queue_setup"), std::string::npos) << r.out;
+}
+
 TEST(L2reflectPair, EachPortsFramesLeaveByTheOtherUnchanged) {
     const std::vector<Frame> a = random_frames(300, 60, 1514, 21), b = jumbo_frames(22);
     PcapPortsRun r = run_pcap_ports(kApp, {a, b}, {"--forward", "pair"});

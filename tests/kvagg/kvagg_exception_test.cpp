@@ -17,10 +17,12 @@
 #include <sstream>
 #include <thread>
 
+#include "kvagg_trace.hpp"
 #include "support/netns.hpp"
 #include "support/process.hpp"
 
 using namespace linerate::test;
+using linerate::kvagg::test::read_dump;
 
 namespace {
 
@@ -37,19 +39,6 @@ for seq in range(20):
 send(3)
 send(11)
 )";
-
-std::map<uint64_t, uint64_t> read_dump(const std::string& path) {
-    std::map<uint64_t, uint64_t> sums;
-    std::ifstream in(path);
-    std::string line;
-    while (std::getline(in, line)) {
-        std::istringstream row(line);
-        uint64_t key = 0, sum = 0;
-        char comma = 0;
-        if (row >> key >> comma >> sum && comma == ',') sums[key] = sum;
-    }
-    return sums;
-}
 
 // What the client's 20 datagrams add up to.
 std::map<uint64_t, uint64_t> client_sums() {

@@ -22,29 +22,6 @@ namespace {
 const std::string kApp = binary("apps/kvagg/kvagg");
 const std::string kGen = binary("bench/gen/linerate-gen");
 
-using Dump = std::map<uint64_t, uint64_t>;
-
-// Reads a dump, checking the format on the way: `key,value` decimal, strictly sorted by key.
-Dump read_dump(const std::string& path) {
-    Dump d;
-    std::ifstream in(path);
-    std::string line;
-    bool first = true;
-    uint64_t last = 0;
-    while (std::getline(in, line)) {
-        const size_t comma = line.find(',');
-        EXPECT_NE(comma, std::string::npos) << line;
-        const uint64_t key = std::stoull(line.substr(0, comma));
-        const uint64_t value = std::stoull(line.substr(comma + 1));
-        EXPECT_EQ(std::to_string(key) + "," + std::to_string(value), line);
-        EXPECT_TRUE(first || key > last) << "not sorted at " << line;
-        first = false;
-        last = key;
-        d[key] = value;
-    }
-    return d;
-}
-
 std::string file_text(const std::string& path) {
     std::ifstream in(path);
     std::stringstream ss;

@@ -2,10 +2,14 @@
 // A kvagg trace for the app's integration tests: frames of every verdict made with the kernel's
 // encoder, and the expected per-key sums and counters computed independently (a std::map and
 // the rules of docs/wire-formats.md), not with the app's own table or duplicate filter.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
 #include <map>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kvagg/kv_wire.hpp"
@@ -42,6 +46,30 @@ struct Trace {
     std::vector<pcapio::Frame> frames;
     Expected expected;
 };
+
+using Dump = std::map<uint64_t, uint64_t>;
+
+// Reads kvagg's --dump, checking the format on the way: `key,value` decimal, strictly sorted
+// by key.
+inline Dump read_dump(const std::string& path) {
+    Dump d;
+    std::ifstream in(path);
+    std::string line;
+    bool first = true;
+    uint64_t last = 0;
+    while (std::getline(in, line)) {
+        const size_t comma = line.find(',');
+        EXPECT_NE(comma, std::string::npos) << line;
+        const uint64_t key = std::stoull(line.substr(0, comma));
+        const uint64_t value = std::stoull(line.substr(comma + 1));
+        EXPECT_EQ(std::to_string(key) + "," + std::to_string(value), line);
+        EXPECT_TRUE(first || key > last) << "not sorted at " << line;
+        first = false;
+        last = key;
+        d[key] = value;
+    }
+    return d;
+}
 
 inline pkt::UdpFrameSpec kv_spec(uint32_t stream) {
     pkt::UdpFrameSpec s;
