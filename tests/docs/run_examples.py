@@ -257,6 +257,18 @@ def check_json(path, app):
         return f"error: {d['error']}"
     if d.get("mempool_in_use_at_exit", 0) != 0:
         return f"mempool_in_use_at_exit {d['mempool_in_use_at_exit']}"
+    return conservation(d, app)
+
+
+def conservation(d, app):
+    """The identities the docs state for every run (README, docs/nfv.md, docs/kvagg.md)."""
+    if app in ("l2reflect", "nfv", "kvagg", "clocksync") and \
+            sum(d["drops"].values()) != d["dropped"]:
+        return f"dropped {d['dropped']} != the sum of drops by reason"
+    if app in ("l2reflect", "nfv") and d["rx_packets"] != d["tx_packets"] + d["dropped"]:
+        return f"rx_packets {d['rx_packets']} != tx_packets + dropped"
+    if app == "kvagg" and d["rx_packets"] != d["aggregated_packets"] + d["requests"] + d["dropped"]:
+        return f"rx_packets {d['rx_packets']} != aggregated_packets + requests + dropped"
     return ""
 
 
@@ -293,7 +305,7 @@ def check_outputs(cmd, cwd, started, out_text):
         checker = {"json": lambda p: check_json(p, app), "csv": check_csv, "pcap": check_pcap}
         try:
             why = checker[kind](path)
-        except (ValueError, OSError, UnicodeDecodeError) as e:
+        except (ValueError, OSError, KeyError, TypeError) as e:
             why = f"unreadable: {e}"
         if why:
             problems.append(f"{name}: {why}")
