@@ -45,7 +45,8 @@ Environments (namespaces and veth pairs are created here and removed afterwards)
   kvagg --dump on eth1 must hold sums.
 - kvagg-service: kvagg on `eth1` (net_af_packet, 10.0.0.1/24; a UDP socket bound on its port in
   its namespace, as docs/kvagg.md says) and the block in the peer namespace (10.0.0.2/24).
-- kvagg-telemetry: kvagg on net_null with --file-prefix=PREFIX while the block runs.
+- kvagg-telemetry: kvagg on net_null with --file-prefix=PREFIX while the block runs (from its
+  first answer to /linerate/kvagg/key on: before its table exists, the command answers null).
 - clocksync-telemetry: a clocksync master and client over memif, the client with
   --file-prefix=csc, while the block runs.
 - l2reflect-memif: l2reflect as memif server on /tmp/lr.sock while the block runs.
@@ -465,6 +466,21 @@ class Service:
                                      f"{tail(self.proc.output())}")
 
 
+def telemetry_answers(prefix, command, timeout_s):
+    """True once dpdk-telemetry.py gets an answer (not null) to `command` from the app."""
+    end = time.time() + timeout_s
+    while time.time() < end:
+        r = subprocess.run(["dpdk-telemetry.py", "-f", prefix], input=command + "\n",
+                           capture_output=True, text=True)
+        try:
+            if json.loads(r.stdout.strip().splitlines()[-1]).get(command.split(",")[0]):
+                return True
+        except (ValueError, IndexError, AttributeError):
+            pass
+        time.sleep(0.2)
+    return False
+
+
 def no_huge(lcores="0"):
     return ["-l", lcores, "--no-huge", "-m", "512", "--no-pci"]
 
@@ -521,6 +537,8 @@ def env_kvagg_telemetry(ctx):
                      "--vdev=net_null0", "--", "--stats-period", "0"], None, "worker 0 ->",
                     ["/var/run/dpdk/PREFIX/dpdk_telemetry.v2"])
     try:
+        if not telemetry_answers("PREFIX", "/linerate/kvagg/key,0", 20):
+            raise RuntimeError("kvagg --file-prefix=PREFIX: /linerate/kvagg/key unanswered")
         yield
     finally:
         kvagg.stop()
@@ -540,6 +558,8 @@ def env_clocksync_telemetry(ctx):
                          "--file-prefix", "csc", f"--vdev=net_memif0,role=client,socket={sock}",
                          "--", "--role", "client", "--stats-period", "0"], None, "worker 0 ->",
                          ["/var/run/dpdk/csc/dpdk_telemetry.v2"])
+        if not telemetry_answers("csc", "/linerate/clocksync", 20):
+            raise RuntimeError("clocksync client --file-prefix=csc: /linerate/clocksync unanswered")
         yield
     finally:
         if client:
@@ -732,7 +752,8 @@ def run_file(src, build, rel, only):
 
 def report(results):
     ran = [r for r in results if r.status != "SKIP"]
-    print(f"\ndocs_examples: {len(ran)} commands ran, {len(results) - len(ran)} tagged skip")
+    print("\ndocs_examples: what ran (file:line of the command; of the block's fence for its "
+          "environment and pending tag), then what the docs' tags skip, with the reason")
     for r in ran:
         print(f"  {r.status:7} {r.where}  {short(r.text)}")
         print(f"      {r.detail}")
