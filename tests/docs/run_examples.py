@@ -31,6 +31,8 @@ Tags: HTML comments on the lines right before a block's fence, readable in the s
     <!-- docs-run: skip (REASON) -->              the whole block does not run here
     <!-- docs-run: skip "TEXT" (REASON) -->       its commands containing TEXT do not
     <!-- docs-run: env NAME -->                   it runs in the environment NAME (ENVIRONMENTS)
+    <!-- docs-run: needs hugepages (REASON) -->   it runs when 64 2 MiB hugepages are free (the
+                                                   setup reserves 512), is skipped otherwise
     <!-- docs-run: pending FIX (REASON) -->       expected to fail until FIX (e.g. "issue 22 item
                                                    1") lands: failures are PENDING, not failures
                                                    of this test; a pass is XPASS, a reminder to
@@ -84,7 +86,8 @@ STOP_S = 20.0  # after SIGINT, the exit must come within this
 TAG = re.compile(r"<!--\s*docs-run:\s*(.*?)\s*-->$")
 TAG_FORMS = {"skip": re.compile(r'skip(?:\s+"([^"]+)")?\s*\((.+)\)$'),
              "env": re.compile(r"env\s+([A-Za-z0-9_-]+)(?:\s*\((.*)\))?$"),
-             "pending": re.compile(r"(pending\s+[^()\"]+?)\s*\((.+)\)$")}
+             "pending": re.compile(r"(pending\s+[^()\"]+?)\s*\((.+)\)$"),
+             "needs": re.compile(r"needs\s+([A-Za-z0-9_-]+)\s*\((.+)\)$")}
 ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(\S*)$")
 U64_LINE = re.compile(r"^(\d{1,20}),(\d{1,20})$")
 
@@ -142,6 +145,8 @@ def parse_tag(text, where):
     kind = body.split(" ", 1)[0]
     if kind == "env" and parts.group(1) not in ENVIRONMENTS:
         raise ValueError(f"{where}: unknown environment {parts.group(1)!r}")
+    if kind == "needs" and parts.group(1) not in NEEDS:
+        raise ValueError(f"{where}: unknown need {parts.group(1)!r} ({', '.join(NEEDS)})")
     if kind == "pending":
         return Tag(parts.group(1), "", parts.group(2), where)
     return Tag(kind, parts.group(1) or "", parts.group(2) or "", where)
@@ -584,6 +589,14 @@ def env_l2reflect_memif(ctx):
             os.unlink("/tmp/lr.sock")
 
 
+def free_hugepages():
+    """Why a block that needs hugepages cannot run here ("" when it can)."""
+    with open("/proc/meminfo") as f:
+        free = [int(line.split()[1]) for line in f if line.startswith("HugePages_Free:")]
+    return "" if free and free[0] >= 64 else "fewer than 64 free 2 MiB hugepages here"
+
+
+NEEDS = {"hugepages": free_hugepages}
 ENVIRONMENTS = {"netns": env_netns, "kvagg-service": env_kvagg_service,
                 "kvagg-telemetry": env_kvagg_telemetry,
                 "clocksync-telemetry": env_clocksync_telemetry,
@@ -658,6 +671,10 @@ def run_block(ctx, block):
     pending = [t for t in block.tags if t.kind.startswith("pending")]
     ctx.env_name, ctx.ns, ctx.problems = (envs[0] if envs else None), None, []
     where = f"{block.path}:{block.line}"
+    for t in block.tags:
+        unmet = NEEDS[t.text]() if t.kind == "needs" else ""
+        for c in commands if unmet else []:
+            c.skip = c.skip or f"needs {t.text} ({t.reason}): {unmet}"
     if all(c.skip for c in commands):
         results = [Result(c.where, "SKIP", c.text, c.skip) for c in commands]
         return results or [Result(where, "FAIL", "", "a shell block without a command")]
