@@ -348,6 +348,7 @@ def netns_traffic_checks(cmd, cwd):
 
 class Proc:
     """A child in its own process group, output to a log file."""
+    started_groups = []  # every one, killed at exit if still there (SIGTERM from a ctest timeout)
 
     def __init__(self, argv, log, cwd, env):
         self.log = log
@@ -355,6 +356,14 @@ class Proc:
             self.p = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
                                       stdin=subprocess.DEVNULL, start_new_session=True)
         self.started = time.time()
+        Proc.started_groups.append(self.p)
+
+    @staticmethod
+    def kill_leftovers():
+        for p in Proc.started_groups:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
 
     def output(self):
         with open(self.log, errors="replace") as f:
@@ -831,9 +840,14 @@ def main():
         print(f"docs_examples: skipped: {why}")
         return 77
     make_fixtures(build, os.path.join(build, "docs-run", "fixtures"))
+    # A ctest timeout sends SIGTERM: unwind, so that namespaces go and no app is left polling.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     results = []
-    for rel in doc_files(src):
-        results += run_file(src, build, rel, a.only)
+    try:
+        for rel in doc_files(src):
+            results += run_file(src, build, rel, a.only)
+    finally:
+        Proc.kill_leftovers()
     return report(results)
 
 
