@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """docs_examples: every shell example of the documentation runs, as written.
 
-    run_examples.py --source SRC --build BUILD [--only PATH[:LINE]] [--list]
+    run_examples.py --source SRC --build BUILD [--only PATH[:LINE]]
 
 Scope: README.md, docs/**/*.md, bench/*/README.md, examples/*/README.md. Every fenced block
 there must name its language; ```sh (bash, shell) blocks are the shell examples. Each is split
@@ -22,9 +22,11 @@ text):
   `linerate-tt --watch` without --count) gets SIGINT after RUN_S seconds: how users stop it
   (Ctrl-C). Every command must then exit 0; one that ends by itself must do so within END_S.
 - Outputs are checked: a --json file is a JSON object of the app (`app`), without `error`, no mbuf
-  in use at exit; a --dump/--expect file has `key,value` lines sorted by key; pcaps written
+  in use at exit, with the identities the docs state (dropped = the sum of drops by reason;
+  l2reflect, nfv: rx = tx + dropped; kvagg: rx = aggregated + requests + dropped); a --dump/--expect file has `key,value` lines sorted by key; pcaps written
   (--pcap IN:OUT, tx_pcap=, --write-pcap) are whole pcap files; dpdk-telemetry.py prints a JSON
   answer to its command. Each written by the command itself (modified after it started).
+- Afterwards the EAL runtime directories of the block's --file-prefix names are removed.
 
 Tags: HTML comments on the lines right before a block's fence, readable in the source:
 
@@ -94,8 +96,8 @@ U64_LINE = re.compile(r"^(\d{1,20}),(\d{1,20})$")
 
 @dataclasses.dataclass
 class Tag:
-    kind: str        # "skip", "env" or "pending issue N item M"
-    text: str        # skip: the commands containing it ("" = all); env: its name
+    kind: str        # "skip", "env", "needs" or "pending FIX"
+    text: str        # skip: the commands containing it ("" = all); env, needs: the name
     reason: str
     where: str
 
@@ -120,7 +122,7 @@ class Command:
 @dataclasses.dataclass
 class Result:
     where: str
-    status: str               # PASS, FAIL, PENDING (failed as expected), SKIP
+    status: str               # PASS, FAIL, PENDING (failed as expected), XPASS, SKIP
     text: str
     detail: str = ""
 
@@ -647,13 +649,14 @@ def run_commands(ctx, commands):
         if cmd.skip:
             results.append(Result(cmd.where, "SKIP", cmd.text, cmd.skip))
             continue
-        m = ASSIGNMENT.match(cmd.text)
+        ws = words(cmd.text)  # without its comment
+        m = ASSIGNMENT.match(ws[0]) if len(ws) == 1 else None
         if m:
             ctx.env[m.group(1)] = subprocess.run(
-                ["bash", "-c", f"{cmd.text}; printf %s \"${m.group(1)}\""], env=ctx.env,
+                ["bash", "-c", f"{ws[0]}; printf %s \"${m.group(1)}\""], env=ctx.env,
                 capture_output=True, text=True).stdout
             continue
-        if cmd.text == "wait":
+        if ws == ["wait"]:
             results += finish_background(ctx, background)
             continue
         name = re.sub(r"[^A-Za-z0-9]+", "_", cmd.where)
