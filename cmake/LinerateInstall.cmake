@@ -12,7 +12,8 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/ DESTINATION ${CMAKE_INSTALL_INCLUDE
         FILES_MATCHING PATTERN "*.hpp")
 install(FILES ${PROJECT_SOURCE_DIR}/bpf/steer_abi.h ${PROJECT_SOURCE_DIR}/bpf/reflect_abi.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/linerate)
-# The C/C++ headers of the services (truetime.h, kvagg_client.hpp): #include <linerate/...>.
+# The C/C++ headers of the services (truetime.h, kvagg_client.hpp, kvagg_wire.h):
+# #include <linerate/...>.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/linerate DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT linerateTargets NAMESPACE linerate::
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/linerate)

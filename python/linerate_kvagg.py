@@ -17,6 +17,9 @@ import socket
 import struct
 import time
 
+# The wire numbers of include/linerate/kvagg_wire.h (there LINERATE_KV_<name>), held to it by
+# the test kv_wire_test.
+DEFAULT_PORT = 9000
 MAGIC = 0x4B56
 VERSION = 1
 OP_SUM, OP_READ, OP_STATUS, OP_FLUSH = 0, 1, 2, 3
@@ -25,6 +28,9 @@ FLUSH_RESET = 1
 LAST_FRAME = 0x80000000
 STATUS_KNOWN, STATUS_SPLIT, STATUS_NO_WINDOW = 1, 2, 4
 HEADER = struct.Struct("!HBBHIQI")  # magic, version, op, count, stream, seq, reserved: 22 bytes
+TUPLE_LEN = 16  # key u64, value u64
+KEY_LEN = 8  # a key of a read request
+STATUS_BODY_LEN = 48  # the six u64 fields of a status response before the missing numbers
 IP_UDP = 28
 IP_MTU = 14  # Linux getsockopt: the path MTU of a connected socket
 
@@ -40,7 +46,7 @@ class KvaggTimeout(KvaggError):
 class Client:
     """One stream: `add` sends tuples, `status` makes sure kvagg has all of them."""
 
-    def __init__(self, host, port=9000, stream=None, timeout=0.5, retries=6, mtu=None,
+    def __init__(self, host, port=DEFAULT_PORT, stream=None, timeout=0.5, retries=6, mtu=None,
                  drop_share=0.0, seed=None, status_every=8192):
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
@@ -53,8 +59,8 @@ class Client:
             except OSError:
                 mtu = 1500
         self.mtu = mtu
-        self.max_tuples = (mtu - IP_UDP - HEADER.size) // 16
-        self.max_keys = min((mtu - IP_UDP - HEADER.size) // 8, 0xFFFF)
+        self.max_tuples = (mtu - IP_UDP - HEADER.size) // TUPLE_LEN
+        self.max_keys = min((mtu - IP_UDP - HEADER.size) // KEY_LEN, 0xFFFF)
         if self.max_tuples < 1:
             raise KvaggError(f"MTU {mtu} cannot carry one tuple")
         rng = random.Random(seed)
@@ -139,10 +145,10 @@ class Client:
     def _tuples(frames):
         out = {}
         for n, body in frames:
-            if len(body) < 16 * n:
+            if len(body) < TUPLE_LEN * n:
                 raise KvaggError("response shorter than its tuple count")
             for i in range(n):
-                k, v = struct.unpack_from("!QQ", body, 16 * i)
+                k, v = struct.unpack_from("!QQ", body, TUPLE_LEN * i)
                 out[k] = v  # a key is listed once per response (read: once per time asked)
         return out
 
@@ -190,7 +196,7 @@ class Client:
         """One status request: kvagg's view of a stream (default: ours), no retransmission."""
         (n, body), = self._request(OP_STATUS, 0, stream=stream)
         flags, top, gaps, dups, stale, low = struct.unpack_from("!6Q", body)
-        missing = list(struct.unpack_from(f"!{n}Q", body, 48))
+        missing = list(struct.unpack_from(f"!{n}Q", body, STATUS_BODY_LEN))
         return dict(flags=flags, top=top, gaps=gaps, duplicates=dups, stale=stale,
                     window_low=low, missing=missing)
 

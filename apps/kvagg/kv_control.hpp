@@ -35,11 +35,11 @@
 namespace linerate::kvagg {
 
 // The status response body after the app header (8-byte big-endian fields), then `count`
-// missing sequence numbers (8 bytes each).
-inline constexpr size_t kKvStatusBodyLen = 48;
-inline constexpr uint64_t kKvStatusKnown = 1;     // some worker has seen the stream
-inline constexpr uint64_t kKvStatusSplit = 2;     // more than one has (not pinned by RSS)
-inline constexpr uint64_t kKvStatusNoWindow = 4;  // --dup-window 0: nothing is tracked
+// missing sequence numbers (8 bytes each); the flags' bits (include/linerate/kvagg_wire.h).
+inline constexpr size_t kKvStatusBodyLen = LINERATE_KV_STATUS_BODY_LEN;
+inline constexpr uint64_t kKvStatusKnown = LINERATE_KV_STATUS_KNOWN;  // some worker saw it
+inline constexpr uint64_t kKvStatusSplit = LINERATE_KV_STATUS_SPLIT;  // more than one (no RSS)
+inline constexpr uint64_t kKvStatusNoWindow = LINERATE_KV_STATUS_NO_WINDOW;  // --dup-window 0
 
 // One worker's part of a request, filled by that worker (or by the control thread once the
 // worker stopped).

@@ -22,32 +22,36 @@
 #include "pkt/headers.hpp"
 #include "stats/names.hpp"
 
+#include "linerate/kvagg_wire.h"
+
 namespace linerate::kvagg {
 
-inline constexpr uint16_t kKvDefaultPort = 9000;
-inline constexpr uint16_t kKvMagic = 0x4B56;  // "KV"
-inline constexpr uint8_t kKvVersion = 1;
-inline constexpr uint8_t kKvOpSum = 0;
+// The numbers are include/linerate/kvagg_wire.h's (shared with the clients); these are their
+// C++ names.
+inline constexpr uint16_t kKvDefaultPort = LINERATE_KV_DEFAULT_PORT;
+inline constexpr uint16_t kKvMagic = LINERATE_KV_MAGIC;  // "KV"
+inline constexpr uint8_t kKvVersion = LINERATE_KV_VERSION;
+inline constexpr uint8_t kKvOpSum = LINERATE_KV_OP_SUM;
 // Service requests (docs/kvagg.md "Service ops"); a response carries the request's op | 0x80.
-inline constexpr uint8_t kKvOpRead = 1;    // N keys (8 bytes each) -> their current sums
-inline constexpr uint8_t kKvOpStatus = 2;  // the stream id's duplicate-window state
-inline constexpr uint8_t kKvOpFlush = 3;   // every sum (or N = 1: a key range), optional reset
-inline constexpr uint8_t kKvOpResponse = 0x80;
+inline constexpr uint8_t kKvOpRead = LINERATE_KV_OP_READ;      // N keys -> their current sums
+inline constexpr uint8_t kKvOpStatus = LINERATE_KV_OP_STATUS;  // the stream's duplicate window
+inline constexpr uint8_t kKvOpFlush = LINERATE_KV_OP_FLUSH;    // every sum or a range, reset?
+inline constexpr uint8_t kKvOpResponse = LINERATE_KV_OP_RESPONSE;
 // Request flags (in the reserved field).
-inline constexpr uint32_t kKvFlushReset = 1;
+inline constexpr uint32_t kKvFlushReset = LINERATE_KV_FLUSH_RESET;
 // Response frames: the reserved field holds the frame's index in the response, bit 31 = last.
-inline constexpr uint32_t kKvLastFrame = 0x80000000u;
+inline constexpr uint32_t kKvLastFrame = LINERATE_KV_LAST_FRAME;
 
 // Offsets inside the app header (which starts at the UDP payload).
-inline constexpr size_t kKvMagicOff = 0;
-inline constexpr size_t kKvVersionOff = 2;
-inline constexpr size_t kKvOpOff = 3;
-inline constexpr size_t kKvCountOff = 4;
-inline constexpr size_t kKvStreamOff = 6;
-inline constexpr size_t kKvSeqOff = 10;
-inline constexpr size_t kKvReservedOff = 18;
-inline constexpr size_t kKvHeaderLen = 22;
-inline constexpr size_t kKvTupleLen = 16;  // key u64, value u64
+inline constexpr size_t kKvMagicOff = LINERATE_KV_MAGIC_OFF;
+inline constexpr size_t kKvVersionOff = LINERATE_KV_VERSION_OFF;
+inline constexpr size_t kKvOpOff = LINERATE_KV_OP_OFF;
+inline constexpr size_t kKvCountOff = LINERATE_KV_COUNT_OFF;
+inline constexpr size_t kKvStreamOff = LINERATE_KV_STREAM_OFF;
+inline constexpr size_t kKvSeqOff = LINERATE_KV_SEQ_OFF;
+inline constexpr size_t kKvReservedOff = LINERATE_KV_RESERVED_OFF;
+inline constexpr size_t kKvHeaderLen = LINERATE_KV_HEADER_LEN;
+inline constexpr size_t kKvTupleLen = LINERATE_KV_TUPLE_LEN;  // key u64, value u64
 // In a canonical frame the header starts at 42 and the first tuple at 64 (docs/wire-formats.md).
 inline constexpr size_t kKvHeaderOffset = pkt::kUdpPayloadOffset;
 inline constexpr size_t kKvTuplesOffset = kKvHeaderOffset + kKvHeaderLen;

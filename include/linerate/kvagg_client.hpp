@@ -32,16 +32,24 @@
 #include <utility>
 #include <vector>
 
+#include "kvagg_wire.h"  // beside this header, whatever the include path
+
 namespace linerate::kvclient {
 
-inline constexpr uint16_t kMagic = 0x4B56;
-inline constexpr uint8_t kVersion = 1;
-inline constexpr uint8_t kOpSum = 0, kOpRead = 1, kOpStatus = 2, kOpFlush = 3;
-inline constexpr uint8_t kOpResponse = 0x80;
-inline constexpr uint32_t kFlushReset = 1;
-inline constexpr uint32_t kLastFrame = 0x80000000u;
-inline constexpr uint64_t kStatusKnown = 1, kStatusSplit = 2, kStatusNoWindow = 4;
-inline constexpr size_t kHeaderLen = 22;
+// The wire numbers of linerate/kvagg_wire.h under C++ names.
+inline constexpr uint16_t kMagic = LINERATE_KV_MAGIC;
+inline constexpr uint8_t kVersion = LINERATE_KV_VERSION;
+inline constexpr uint8_t kOpSum = LINERATE_KV_OP_SUM, kOpRead = LINERATE_KV_OP_READ,
+                         kOpStatus = LINERATE_KV_OP_STATUS, kOpFlush = LINERATE_KV_OP_FLUSH;
+inline constexpr uint8_t kOpResponse = LINERATE_KV_OP_RESPONSE;
+inline constexpr uint32_t kFlushReset = LINERATE_KV_FLUSH_RESET;
+inline constexpr uint32_t kLastFrame = LINERATE_KV_LAST_FRAME;
+inline constexpr uint64_t kStatusKnown = LINERATE_KV_STATUS_KNOWN,
+                          kStatusSplit = LINERATE_KV_STATUS_SPLIT,
+                          kStatusNoWindow = LINERATE_KV_STATUS_NO_WINDOW;
+inline constexpr size_t kHeaderLen = LINERATE_KV_HEADER_LEN;
+inline constexpr size_t kTupleLen = LINERATE_KV_TUPLE_LEN, kKeyLen = LINERATE_KV_KEY_LEN;
+inline constexpr size_t kStatusBodyLen = LINERATE_KV_STATUS_BODY_LEN;
 inline constexpr size_t kIpUdpLen = 28;
 
 struct Error : std::runtime_error {
@@ -53,7 +61,7 @@ struct Timeout : Error {
 
 struct Options {
     std::string host;
-    uint16_t port = 9000;
+    uint16_t port = LINERATE_KV_DEFAULT_PORT;
     std::optional<uint32_t> stream;  // default: random
     std::chrono::milliseconds timeout{500};
     unsigned retries = 6;
@@ -97,13 +105,13 @@ inline uint64_t get64(const uint8_t* p) {
 }
 inline void header(uint8_t* p, uint8_t op, uint16_t count, uint32_t stream, uint64_t seq,
                    uint32_t reserved) {
-    put16(p, kMagic);
-    p[2] = kVersion;
-    p[3] = op;
-    put16(p + 4, count);
-    put32(p + 6, stream);
-    put64(p + 10, seq);
-    put32(p + 18, reserved);
+    put16(p + LINERATE_KV_MAGIC_OFF, kMagic);
+    p[LINERATE_KV_VERSION_OFF] = kVersion;
+    p[LINERATE_KV_OP_OFF] = op;
+    put16(p + LINERATE_KV_COUNT_OFF, count);
+    put32(p + LINERATE_KV_STREAM_OFF, stream);
+    put64(p + LINERATE_KV_SEQ_OFF, seq);
+    put32(p + LINERATE_KV_RESERVED_OFF, reserved);
 }
 }  // namespace detail
 
@@ -134,13 +142,13 @@ class Client {
             mtu = ::getsockopt(fd_, IPPROTO_IP, IP_MTU, &m, &len) == 0 ? size_t(m) : 1500;
         }
         const size_t room = mtu > kIpUdpLen + kHeaderLen ? mtu - kIpUdpLen - kHeaderLen : 0;
-        max_tuples_ = std::min<size_t>(room / 16, 0xFFFF);
+        max_tuples_ = std::min<size_t>(room / kTupleLen, 0xFFFF);
         if (o.max_tuples) max_tuples_ = std::min(max_tuples_, o.max_tuples);
-        max_keys_ = std::min<size_t>(room / 8, 0xFFFF);
+        max_keys_ = std::min<size_t>(room / kKeyLen, 0xFFFF);
         if (max_tuples_ == 0)
             throw Error("kvagg client: MTU " + std::to_string(mtu) + " cannot carry one tuple");
         stream_ = o.stream ? *o.stream : uint32_t(rng_());
-        batch_.reserve(kHeaderLen + 16 * max_tuples_);
+        batch_.reserve(kHeaderLen + kTupleLen * max_tuples_);
         batch_.resize(kHeaderLen);
     }
     ~Client() {
@@ -158,7 +166,7 @@ class Client {
 
     void add(uint64_t key, uint64_t value) {
         const size_t at = batch_.size();
-        batch_.resize(at + 16);
+        batch_.resize(at + kTupleLen);
         detail::put64(&batch_[at], key);
         detail::put64(&batch_[at + 8], value);
         if (++batch_n_ == max_tuples_) send_batch();
@@ -217,11 +225,13 @@ class Client {
     StreamStatus stream_status(std::optional<uint32_t> stream = {}) {
         const auto frames = request(kOpStatus, 0, {}, 0, stream.value_or(stream_), false);
         const auto& [n, body] = frames.front();
-        if (body.size() < 48 + 8 * size_t(n)) throw Error("kvagg client: short status response");
+        if (body.size() < kStatusBodyLen + 8 * size_t(n))
+            throw Error("kvagg client: short status response");
         StreamStatus st;
         uint64_t* f[] = {&st.flags, &st.top, &st.gaps, &st.duplicates, &st.stale, &st.window_low};
         for (size_t i = 0; i < 6; ++i) *f[i] = detail::get64(&body[8 * i]);
-        for (size_t i = 0; i < n; ++i) st.missing.push_back(detail::get64(&body[48 + 8 * i]));
+        for (size_t i = 0; i < n; ++i)
+            st.missing.push_back(detail::get64(&body[kStatusBodyLen + 8 * i]));
         return st;
     }
 
@@ -269,7 +279,7 @@ class Client {
         detail::header(batch_.data(), kOpSum, uint16_t(batch_n_), stream_, seq_, 0);
         std::vector<uint8_t>& d = unacked_[seq_];
         d.swap(batch_);
-        batch_.reserve(kHeaderLen + 16 * max_tuples_);
+        batch_.reserve(kHeaderLen + kTupleLen * max_tuples_);
         batch_.resize(kHeaderLen);
         batch_n_ = 0;
         send_data(d);
@@ -321,11 +331,13 @@ class Client {
                     if (errno == EINTR) continue;
                     throw Error(std::string("kvagg client: recv: ") + std::strerror(errno));
                 }
-                if (size_t(n) < kHeaderLen || detail::get16(&buf[0]) != kMagic ||
-                    buf[3] != (op | kOpResponse) || detail::get64(&buf[10]) != rid)
+                if (size_t(n) < kHeaderLen ||
+                    detail::get16(&buf[LINERATE_KV_MAGIC_OFF]) != kMagic ||
+                    buf[LINERATE_KV_OP_OFF] != (op | kOpResponse) ||
+                    detail::get64(&buf[LINERATE_KV_SEQ_OFF]) != rid)
                     continue;  // a late answer to an earlier attempt
-                const uint32_t idx = detail::get32(&buf[18]);
-                frames[idx & ~kLastFrame] = {detail::get16(&buf[4]),
+                const uint32_t idx = detail::get32(&buf[LINERATE_KV_RESERVED_OFF]);
+                frames[idx & ~kLastFrame] = {detail::get16(&buf[LINERATE_KV_COUNT_OFF]),
                                              {buf.begin() + kHeaderLen, buf.begin() + n}};
                 if (idx & kLastFrame) last = idx & ~kLastFrame;
             }
@@ -342,9 +354,9 @@ class Client {
 
     static void tuples(const Frames& frames, Sums& out) {
         for (const auto& [n, body] : frames) {
-            if (body.size() < 16 * size_t(n)) throw Error("kvagg client: short response");
+            if (body.size() < kTupleLen * size_t(n)) throw Error("kvagg client: short response");
             for (size_t i = 0; i < n; ++i)
-                out[detail::get64(&body[16 * i])] = detail::get64(&body[16 * i + 8]);
+                out[detail::get64(&body[kTupleLen * i])] = detail::get64(&body[kTupleLen * i + 8]);
         }
     }
 

@@ -33,6 +33,20 @@ PY
   --flows 8 >/dev/null
 "$BUILD/apps/l2reflect/l2reflect" --pcap "$T/in.pcap:$T/want.pcap" >/dev/null
 
+# kvagg's wire header as a C client uses it (strict C11), the C++ client beside it.
+check_kvagg_headers() {
+  local inc=$1
+  printf '%s\n' '#include <linerate/kvagg_wire.h>' \
+    'int main(void) { return LINERATE_KV_HEADER_LEN == 22 && LINERATE_KV_MAGIC == 0x4B56 ? 0 : 1; }' \
+    >"$T/kv_wire.c"
+  cc -std=c11 -Wall -Wextra -Werror -pedantic -I"$inc" "$T/kv_wire.c" -o "$T/kv_wire" ||
+    fail "$inc/linerate/kvagg_wire.h does not compile as C11"
+  "$T/kv_wire" || fail "$inc/linerate/kvagg_wire.h: wrong numbers"
+  echo '#include <linerate/kvagg_client.hpp>' |
+    c++ -std=c++20 -Wall -Werror -fsyntax-only -I"$inc" -x c++ - ||
+    fail "$inc/linerate/kvagg_client.hpp does not compile"
+}
+
 # An installed tree: every program runs from it, l2reflect gives the same output, the XDP
 # objects are where the apps look (bin/../lib.../linerate/bpf).
 check_tree() {
@@ -51,6 +65,7 @@ check_tree() {
   fi
   [[ -f $root/include/linerate/runtime/runtime.hpp && -f $root/include/linerate/truetime.h ]] ||
     fail "headers missing under $root/include"
+  check_kvagg_headers "$root/include"
   echo "ok: $root"
 }
 

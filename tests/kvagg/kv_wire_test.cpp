@@ -1,11 +1,18 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <random>
+#include <regex>
+#include <set>
+#include <string>
 #include <vector>
 
+#include "kv_wire_c.h"
 #include "kvagg/kv_wire.hpp"
+#include "linerate/kvagg_wire.h"
 #include "pkt/checksum.hpp"
 #include "support/checksum.hpp"
 #include "support/doc_table.hpp"
@@ -63,20 +70,61 @@ TEST(KvWire, EncoderWritesTheDesignLayout) {
     EXPECT_EQ(f[111], 0x08);
 }
 
-// docs/wire-formats.md is the contract users read: its kvagg table must be the code's layout.
+// docs/wire-formats.md is the contract users read: its kvagg table must be the layout of
+// include/linerate/kvagg_wire.h, the numbers kvagg and the C++ client are built with.
 TEST(KvWire, DocumentedTableMatchesTheConstants) {
     using linerate::test::DocField;
+    constexpr size_t at = kUdpPayloadOffset;  // the app header in a canonical frame
     const std::map<std::string, DocField> code = {
-        {"magic", {kKvHeaderOffset + kKvMagicOff, kKvVersionOff - kKvMagicOff}},
-        {"version", {kKvHeaderOffset + kKvVersionOff, kKvOpOff - kKvVersionOff}},
-        {"op", {kKvHeaderOffset + kKvOpOff, kKvCountOff - kKvOpOff}},
-        {"count", {kKvHeaderOffset + kKvCountOff, kKvStreamOff - kKvCountOff}},
-        {"stream", {kKvHeaderOffset + kKvStreamOff, kKvSeqOff - kKvStreamOff}},
-        {"seq", {kKvHeaderOffset + kKvSeqOff, kKvReservedOff - kKvSeqOff}},
-        {"reserved", {kKvHeaderOffset + kKvReservedOff, kKvHeaderLen - kKvReservedOff}},
-        {"tuple", {kKvTuplesOffset, kKvTupleLen}},
+        {"magic", {at + LINERATE_KV_MAGIC_OFF, LINERATE_KV_VERSION_OFF - LINERATE_KV_MAGIC_OFF}},
+        {"version", {at + LINERATE_KV_VERSION_OFF, LINERATE_KV_OP_OFF - LINERATE_KV_VERSION_OFF}},
+        {"op", {at + LINERATE_KV_OP_OFF, LINERATE_KV_COUNT_OFF - LINERATE_KV_OP_OFF}},
+        {"count", {at + LINERATE_KV_COUNT_OFF, LINERATE_KV_STREAM_OFF - LINERATE_KV_COUNT_OFF}},
+        {"stream", {at + LINERATE_KV_STREAM_OFF, LINERATE_KV_SEQ_OFF - LINERATE_KV_STREAM_OFF}},
+        {"seq", {at + LINERATE_KV_SEQ_OFF, LINERATE_KV_RESERVED_OFF - LINERATE_KV_SEQ_OFF}},
+        {"reserved",
+         {at + LINERATE_KV_RESERVED_OFF, LINERATE_KV_HEADER_LEN - LINERATE_KV_RESERVED_OFF}},
+        {"tuple", {at + LINERATE_KV_HEADER_LEN, LINERATE_KV_TUPLE_LEN}},
     };
     linerate::test::expect_wire_table("## kvagg", code);
+    static_assert(kKvTuplesOffset == at + LINERATE_KV_HEADER_LEN);
+}
+
+// kv_wire_c.c (the header compiled as C11) lists every LINERATE_KV_ constant the header defines.
+TEST(KvWire, CListHasEveryConstantOfTheHeader) {
+    std::ifstream in(linerate::test::source_file("include/linerate/kvagg_wire.h"));
+    const std::regex define(R"(^#define LINERATE_KV_(\w+) )");
+    std::set<std::string> in_header, in_list;
+    std::smatch m;
+    for (std::string line; std::getline(in, line);)
+        if (std::regex_search(line, m, define)) in_header.insert(m[1]);
+    size_t n = 0;
+    const kv_wire_constant* c = kv_wire_c_constants(&n);
+    for (size_t i = 0; i < n; ++i) in_list.insert(c[i].name);
+    EXPECT_GT(in_header.size(), 20u);
+    EXPECT_EQ(in_list, in_header);
+}
+
+// python/linerate_kvagg.py keeps its own copy of the numbers (one file users copy): it must be
+// the header's, name by name, its header struct's layout and its Client's default port included.
+TEST(KvWire, PythonClientHasTheNumbersOfTheHeader) {
+    const std::string cmd = "python3 " +
+                            linerate::test::source_file("tests/kvagg/py_wire_constants.py") + " " +
+                            linerate::test::source_file("python") + " 2>&1";
+    std::string out;
+    FILE* p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr) << cmd;
+    char buf[4096];
+    for (size_t got; (got = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, got);
+    ASSERT_EQ(pclose(p), 0) << cmd << ": " << out;
+    const nlohmann::json py = nlohmann::json::parse(out);
+    size_t n = 0;
+    const kv_wire_constant* c = kv_wire_c_constants(&n);
+    for (size_t i = 0; i < n; ++i) {
+        ASSERT_TRUE(py.contains(c[i].name)) << "python/linerate_kvagg.py lacks " << c[i].name;
+        EXPECT_EQ(py[c[i].name].get<uint64_t>(), c[i].value) << c[i].name;
+    }
+    EXPECT_EQ(py["CLIENT_DEFAULT_PORT"].get<uint64_t>(), uint64_t(LINERATE_KV_DEFAULT_PORT));
 }
 
 TEST(KvWire, ParsesAGoodFrame) {
