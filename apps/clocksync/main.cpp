@@ -4,8 +4,6 @@
 #include <fmt/core.h>
 #include <rte_ethdev.h>
 
-#include <algorithm>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -23,24 +21,10 @@ namespace {
 
 constexpr const char* kApp = "clocksync";
 
-std::vector<uint16_t> port_ids(const Runtime& runtime) {
-    std::vector<uint16_t> ids;
-    for (const auto& p : runtime.ports()) ids.push_back(p->id());
-    return ids;
-}
-
-pkt::MacAddr port_mac(uint16_t port) {
-    rte_ether_addr a{};
-    rte_eth_macaddr_get(port, &a);
-    pkt::MacAddr mac;
-    std::copy(std::begin(a.addr_bytes), std::end(a.addr_bytes), mac.begin());
-    return mac;
-}
-
 int run_master(Runtime& runtime, const Options& cs) {
     std::optional<MasterClock> clock;
     try {
-        clock = MasterClock::setup(port_ids(runtime), cs.timestamps,
+        clock = MasterClock::setup(runtime.port_ids(), cs.timestamps,
                                    cs.sw_realtime ? CLOCK_REALTIME : CLOCK_MONOTONIC_RAW);
     } catch (const std::exception& e) {
         fmt::print(stderr, "{}: {}\n", kApp, e.what());
@@ -48,7 +32,7 @@ int run_master(Runtime& runtime, const Options& cs) {
     }
     fmt::print("{}: master, timestamps {}\n", kApp, clock->describe());
     std::vector<pkt::MacAddr> macs(RTE_MAX_ETHPORTS);
-    for (uint16_t id : port_ids(runtime)) macs[id] = port_mac(id);
+    for (const auto& port : runtime.ports()) macs[port->id()] = port->mac();
 
     nlohmann::json config = config_json(cs);
     config["timestamps"] = clock->nic() ? "hw" : "sw";
@@ -76,7 +60,7 @@ int run_client(Runtime& runtime, const Options& cs, ClientSession& session, Loca
         fmt::print("{}: note: probes go out on port {} only\n", kApp, runtime.ports()[0]->id());
 
     ClientIo io;
-    io.spec.src_mac = port_mac(runtime.ports()[0]->id());
+    io.spec.src_mac = runtime.ports()[0]->mac();
     io.spec.dst_mac = cs.master_mac.value_or(pkt::MacAddr{0xff, 0xff, 0xff, 0xff, 0xff, 0xff});
     io.spec.src_ip = cs.client_ip;
     io.spec.dst_ip = cs.master_ip;

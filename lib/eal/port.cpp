@@ -210,15 +210,11 @@ void Port::stop() {
 }
 
 std::string Port::describe() const {
-    rte_ether_addr ether{};
-    rte_eth_macaddr_get(id_, &ether);
-    pkt::MacAddr mac;
-    std::copy(std::begin(ether.addr_bytes), std::end(ether.addr_bytes), mac.begin());
     rte_eth_link link{};
     rte_eth_link_get_nowait(id_, &link);
     return fmt::format(
         "port {} ({}): {}, socket {}, {} queue(s), {}/{} rx/tx desc, MTU {}{}{}{}, link {} {} Mb/s",
-        id_, name(), pkt::format_mac(mac), socket(), config_.queues, config_.rx_desc,
+        id_, name(), pkt::format_mac(mac()), socket(), config_.queues, config_.rx_desc,
         config_.tx_desc, mtu(), scatter_ ? ", RX scatter" : "", rss_ ? ", RSS" : "",
         fast_free_ ? ", mbuf fast free" : "", link.link_status ? "up" : "down", link.link_speed);
 }
@@ -317,6 +313,14 @@ std::vector<uint16_t> select_ports(const std::vector<uint16_t>& requested) {
         ports.push_back(p);
     }
     return ports;
+}
+
+pkt::MacAddr Port::mac() const {
+    rte_ether_addr ether{};
+    rte_eth_macaddr_get(id_, &ether);
+    pkt::MacAddr mac;
+    std::copy(std::begin(ether.addr_bytes), std::end(ether.addr_bytes), mac.begin());
+    return mac;
 }
 
 }  // namespace linerate::eal

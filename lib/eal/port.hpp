@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "pkt/build.hpp"  // MacAddr
+
 namespace linerate::eal {
 
 struct PortConfig {
@@ -76,6 +78,8 @@ class Port {
     // Stops the port (net_pcap flushes its output here). Idempotent.
     void stop();
     std::string describe() const;
+    // The port's MAC address (the source of the frames the app sends).
+    pkt::MacAddr mac() const;
 
   private:
     std::string rx_setup_refused(rte_mempool* pool, int rc) const;  // the one-line error

@@ -487,6 +487,8 @@ int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
         j["port_drops"] = stats::port_drops_json(port_drops);
         j["links"] = links;
         if (!steering_->empty()) j["xdp"] = steering_->json();
+        for (unsigned w = 0; w < j["workers"].size(); ++w)
+            for (auto& f : worker_json_hooks_) f(w, j["workers"][w]);
         for (auto& f : json_hooks_) f(j);
         std::ofstream out(options_.json_path);
         out << j.dump(2) << "\n";

@@ -81,9 +81,16 @@ class Runtime {
     const mem::RegionCatalog& regions() const { return regions_; }
     const cli::CommonOptions& options() const { return options_; }
     bool pcap_mode() const { return !options_.pcap.empty(); }
+    // Seconds the workers ran: the JSON's duration_s, set once run() stopped them (for the
+    // on_stopped, summary and JSON hooks).
+    double elapsed_s() const { return elapsed_s_; }
 
     // Extra keys for the final JSON (called once, after the workers stopped).
     void add_json(std::function<void(nlohmann::json&)> fn) { json_hooks_.push_back(std::move(fn)); }
+    // Extra keys for each worker's object of the final JSON ("workers"[worker]).
+    void add_worker_json(std::function<void(unsigned worker, nlohmann::json&)> fn) {
+        worker_json_hooks_.push_back(std::move(fn));
+    }
     // Extra lines for the final summary.
     void add_summary(std::function<std::string()> fn) { summary_hooks_.push_back(std::move(fn)); }
     // Called after the workers stopped and before ports close (e.g. to merge worker state).
@@ -131,6 +138,7 @@ class Runtime {
     std::atomic<double> start_s_ = 0;            // read by the telemetry thread
     double elapsed_s_ = 0;
     std::vector<std::function<void(nlohmann::json&)>> json_hooks_;
+    std::vector<std::function<void(unsigned, nlohmann::json&)>> worker_json_hooks_;
     std::vector<std::function<std::string()>> summary_hooks_;
     std::vector<std::function<void()>> stopped_hooks_;
 };
