@@ -1,7 +1,9 @@
 // Master and client across a veth pair, each end in its own network namespace, both on AF_XDP
 // (--af-xdp): the exchange crosses the kernel's veth and XDP path instead of a memif ring. The
 // client is in verification mode (both ends read CLOCK_MONOTONIC_RAW), so every ε sample is
-// checked against the true offset: 0 violations, and clean exits.
+// checked against the true offset: 0 violations, and clean exits. Veths as `ip link add` makes
+// them, --af-xdp and nothing else about XDP: the kernels on both ends keep answering ARP and ping
+// on the same interfaces meanwhile (the steering program hands the apps their UDP port only).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -20,6 +22,8 @@ TEST(ClocksyncAfXdp, MasterAndClientAcrossAVethPairHaveNoViolations) {
     if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
     NetNs master_ns("csm"), client_ns("csc");
     VethPair veth(master_ns, client_ns);
+    master_ns.run("ip addr add 10.78.0.1/24 dev " + veth.app_if);
+    client_ns.run("ip addr add 10.78.0.2/24 dev " + veth.peer_if);
     const std::string id = std::to_string(getpid());
     const std::string master_prefix = "csxm" + id, client_prefix = "csxc" + id;
     const std::string master_json = scratch("master.json"), client_json = scratch("client.json");
@@ -41,13 +45,18 @@ TEST(ClocksyncAfXdp, MasterAndClientAcrossAVethPairHaveNoViolations) {
     ProcessResult m, c;
     std::thread master_thread([&] { m = run_process(master_ns.wrap(master), {.timeout_s = 40}); });
     std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-    c = run_process(client_ns.wrap(client), {.timeout_s = 40});
+    std::thread client_thread([&] { c = run_process(client_ns.wrap(client), {.timeout_s = 40}); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(2000));  // both apps are up
+    const ShellResult ping = client_ns.try_run("ping -c 3 -i 0.2 -W 2 10.78.0.1");
+    client_thread.join();
     master_thread.join();
     const nlohmann::json mj = read_json(master_json), cj = read_json(client_json);
     std::error_code ec;
     for (const std::string& prefix : {master_prefix, client_prefix})
         std::filesystem::remove_all("/var/run/dpdk/" + prefix, ec);
 
+    EXPECT_EQ(ping.status, 0) << ping.out;
+    EXPECT_NE(ping.out.find("3 received"), std::string::npos) << ping.out;
     ASSERT_EQ(c.exit_status, 0) << c.out;
     ASSERT_EQ(m.exit_status, 0) << m.out;
     ASSERT_TRUE(cj.is_object()) << c.out;
