@@ -45,100 +45,121 @@ double now_s() {
 
 }  // namespace
 
+// The l2fwd order, a stage each: the plan (everything judged without the EAL, so a typo exits 2
+// at once), the EAL, then ports, pool and the runtime's features.
 Runtime::Runtime(AppInfo info, cli::SplitArgs args, cli::CommonOptions& options)
     : info_(std::move(info)), options_(options) {
-    const std::string& app = info_.name;
+    const std::vector<uint16_t> requested = check_options();
+    const std::vector<eal::AfXdpSpec> af_xdp = af_xdp_specs();
+    start_eal(eal_arguments(args, af_xdp));
+    start_ports(requested, af_xdp);
+}
 
-    // Everything that can be judged without the EAL is judged first: a typo exits 2 at once.
-    std::vector<uint16_t> requested_ports;
+std::vector<uint16_t> Runtime::check_options() {
     try {
         if (!options_.regions_file.empty()) regions_.load_file(options_.regions_file);
         for (const auto& def : options_.region_defs) regions_.define(def);
         netbuf_ = regions_.resolve(options_.netbuf);
         mem::check_region_file(netbuf_);
-        requested_ports = cli::parse_port_list(options_);
-        xdp::SteerFilter app_filter =
-            info_.xdp_filter ? info_.xdp_filter() : xdp::SteerFilter{xdp::SteerMode::ipv4, 0};
-        served_ = app_filter;
+        std::vector<uint16_t> requested = cli::parse_port_list(options_);
+        served_ = info_.xdp_filter ? info_.xdp_filter() : xdp::SteerFilter{xdp::SteerMode::ipv4, 0};
         xdp_filter_ = xdp::parse_steer_filter(
-            options_.xdp_steer.empty() ? "app" : options_.xdp_steer, app_filter);
+            options_.xdp_steer.empty() ? "app" : options_.xdp_steer, served_);
         cli::check_common_options(options_);
-        exception_spec_ = parse_exception_path(options_.exception_path, app);
+        exception_spec_ = parse_exception_path(options_.exception_path, info_.name);
+        return requested;
     } catch (const std::invalid_argument& e) {
-        cli::usage_error(app, e.what());
+        cli::usage_error(info_.name, e.what());
     }
+}
+
+// --pcap: the input checked and counted up front (so the run knows when it is done), and the
+// net_pcap vdev with the test-mode EAL defaults.
+std::vector<std::string> Runtime::pcap_eal_args(bool had_separator) {
+    try {
+        eal::PcapSpec spec = eal::parse_pcap_spec(options_.pcap);
+        std::string warning;
+        pcapio::TestInput input = pcapio::test_mode_input(spec.in, warning);
+        if (!warning.empty()) fmt::print(stderr, "{}: warning: {}\n", info_.name, warning);
+        pcap_frames_ = input.frames;
+        spec.in = input.path;
+        return eal::pcap_mode_eal_args(spec, had_separator);
+    } catch (const std::exception& e) {
+        cli::usage_error(info_.name, e.what());
+    }
+}
+
+std::vector<eal::AfXdpSpec> Runtime::af_xdp_specs() const {
+    std::vector<eal::AfXdpSpec> af_xdp;
+    if (options_.af_xdp.empty()) return af_xdp;
+    try {
+        for (const auto& spec : options_.af_xdp) af_xdp.push_back(eal::parse_af_xdp_spec(spec));
+    } catch (const std::invalid_argument& e) {
+        cli::usage_error(info_.name, e.what());
+    }
+    // Always linerate's steering program: DPDK's default one would hand the app every frame of
+    // the interface, the host's ARP, ping and ssh included.
+    std::string prog = xdp::find_bpf_object(xdp::kSteerObjectName);
+    if (prog.empty())
+        fatal(info_.name,
+              std::string("--af-xdp: linerate's XDP steering program (") + xdp::kSteerObjectName +
+                  ") is neither next to the app, in its install tree nor in the build tree: "
+                  "not taking the interface without it",
+              options_.json_path);
+    for (auto& spec : af_xdp) spec.xdp_prog = prog;
+    return af_xdp;
+}
+
+// The user's EAL args, then what --pcap, --exception-path and --af-xdp add.
+std::vector<std::string> Runtime::eal_arguments(const cli::SplitArgs& args,
+                                                const std::vector<eal::AfXdpSpec>& af_xdp) {
     std::vector<std::string> eal_args = {args.program};
     eal_args.insert(eal_args.end(), args.eal.begin(), args.eal.end());
-    if (pcap_mode()) {
-        try {
-            eal::PcapSpec spec = eal::parse_pcap_spec(options_.pcap);
-            std::string warning;
-            pcapio::TestInput input = pcapio::test_mode_input(spec.in, warning);
-            if (!warning.empty()) fmt::print(stderr, "{}: warning: {}\n", app, warning);
-            pcap_frames_ = input.frames;
-            spec.in = input.path;
-            auto extra = eal::pcap_mode_eal_args(spec, args.had_separator);
-            eal_args.insert(eal_args.end(), extra.begin(), extra.end());
-        } catch (const std::exception& e) {
-            cli::usage_error(app, e.what());
-        }
-    }
-
+    auto append = [&](const std::vector<std::string>& more) {
+        eal_args.insert(eal_args.end(), more.begin(), more.end());
+    };
+    if (pcap_mode()) append(pcap_eal_args(args.had_separator));
     if (exception_spec_) eal_args.push_back(exception_tap_vdev_arg(*exception_spec_));
-    std::vector<eal::AfXdpSpec> af_xdp;
-    if (!options_.af_xdp.empty()) {
-        try {
-            for (const auto& spec : options_.af_xdp) af_xdp.push_back(eal::parse_af_xdp_spec(spec));
-        } catch (const std::invalid_argument& e) {
-            cli::usage_error(app, e.what());
-        }
-        // Always linerate's steering program: DPDK's default one would hand the app every
-        // frame of the interface, the host's ARP, ping and ssh included.
-        std::string prog = xdp::find_bpf_object(xdp::kSteerObjectName);
-        if (prog.empty())
-            fatal(app,
-                  std::string("--af-xdp: linerate's XDP steering program (") +
-                      xdp::kSteerObjectName +
-                      ") is neither next to the app, in its install tree nor in the build tree: "
-                      "not taking the interface without it",
-                  options_.json_path);
-        for (auto& spec : af_xdp) spec.xdp_prog = prog;
-        if (!args.had_separator) {
-            auto extra = eal::af_xdp_mode_eal_args(af_xdp);
-            eal_args.insert(eal_args.end(), extra.begin(), extra.end());
-        }
-    }
-
+    if (!af_xdp.empty() && !args.had_separator) append(eal::af_xdp_mode_eal_args(af_xdp));
     try {
         eal::check_file_prefix_free(eal_args);
     } catch (const std::invalid_argument& e) {
-        cli::usage_error(app, e.what());
+        cli::usage_error(info_.name, e.what());
     }
+    return eal_args;
+}
+
+void Runtime::start_eal(const std::vector<std::string>& eal_args) {
     try {
         eal_ = std::make_unique<eal::Eal>(eal_args);
     } catch (const std::exception& e) {
-        fatal(app,
+        fatal(info_.name,
               std::string(e.what()) +
                   " (no hugepages? add --no-huge before `--`, or use --pcap for test mode)",
               options_.json_path);
     }
     // dpdk-dumpcap attaches as a secondary process; without shared config there is none.
     pdump_ = rte_eal_process_type() == RTE_PROC_PRIMARY && rte_pdump_init() == 0;
+}
 
+// The ports the run uses: --pcap's, --af-xdp's (created now, one per queue), or the requested.
+void Runtime::start_ports(std::vector<uint16_t> requested,
+                          const std::vector<eal::AfXdpSpec>& af_xdp) {
+    const std::string& app = info_.name;
     try {
         if (pcap_mode()) {
             uint16_t pcap_port;
             if (rte_eth_dev_get_port_by_name(eal::kPcapVdevName, &pcap_port) != 0)
                 throw std::runtime_error("the net_pcap port of --pcap was not created");
-            requested_ports = {pcap_port};
+            requested = {pcap_port};
         }
         if (!af_xdp.empty()) {
             af_xdp_ports_ =
                 eal::create_af_xdp_ports(af_xdp, unsigned(worker::worker_lcores().size()));
-            requested_ports.clear();
-            for (const auto& p : af_xdp_ports_) requested_ports.push_back(p.port);
+            requested.clear();
+            for (const auto& p : af_xdp_ports_) requested.push_back(p.port);
         }
-        setup_ports(requested_ports);
+        setup_ports(requested);
         note_kernel_ports();
         setup_steering();
     } catch (const mem::RegionError& e) {
@@ -166,39 +187,26 @@ void Runtime::setup_ports(const std::vector<uint16_t>& requested) {
         throw std::runtime_error("--exception-path: the TAP port was not created (net_tap)");
     std::erase_if(ids, [&](uint16_t id) { return id == tap; });
     if (ids.empty()) throw std::runtime_error("no port left besides the exception path's TAP");
-    std::vector<unsigned> lcores = worker::worker_lcores();
+    const std::vector<unsigned> lcores = worker::worker_lcores();
 
-    std::vector<worker::PortQueues> port_queues;
+    std::vector<eal::PoolNeeds> needs;
+    for (uint16_t id : ids) needs.push_back(eal::pool_needs(id));
+    const unsigned data_room = mbuf_data_room(needs);
     mem::PoolDemand demand;
     demand.lcores = unsigned(lcores.size()) + 1;  // the main lcore frees mbufs too (drain)
     demand.burst = options_.burst;
     demand.cache = options_.mbuf_cache;
-    std::vector<eal::PoolNeeds> needs;
-    for (uint16_t id : ids) needs.push_back(eal::pool_needs(id));
-    const unsigned data_room = mbuf_data_room(needs);
+    std::vector<worker::PortQueues> port_queues;
     for (uint16_t id : ids) {
-        rte_eth_dev_info dev{};
-        rte_eth_dev_info_get(id, &dev);
-        eal::PortConfig pc;
-        pc.queues =
-            uint16_t(std::min<size_t>({lcores.size(), dev.max_rx_queues, dev.max_tx_queues}));
-        pc.rx_desc = uint16_t(options_.rx_desc);
-        pc.tx_desc = uint16_t(options_.tx_desc);
-        pc.promiscuous = options_.promiscuous;
-        if (options_.isolate) eal::isolate_port(id);  // before the port is configured
-        pc.mtu = options_.mtu;
-        pc.mbuf_data_room = data_room;
-        auto port = std::make_unique<eal::Port>(id, pc);
+        const eal::Port& port = configure_port(id, unsigned(lcores.size()), data_room);
         demand.rx_descriptors +=
-            unsigned(port->rx_desc()) * port->queues() + port->mbufs_beyond_rings();
-        demand.tx_descriptors += unsigned(port->tx_desc()) * port->queues();
+            unsigned(port.rx_desc()) * port.queues() + port.mbufs_beyond_rings();
+        demand.tx_descriptors += unsigned(port.tx_desc()) * port.queues();
         unsigned first_worker = 0;
         for (const auto& p : af_xdp_ports_)
             if (p.port == id) first_worker = p.queue;
-        port_queues.push_back({id, port->queues(), first_worker});
-        ports_.push_back(std::move(port));
+        port_queues.push_back({id, port.queues(), first_worker});
     }
-
     if (tap) {
         tap_port_ =
             std::make_unique<eal::Port>(*tap, eal::PortConfig{.rx_desc = 256, .tx_desc = 256});
@@ -206,9 +214,30 @@ void Runtime::setup_ports(const std::vector<uint16_t>& requested) {
         demand.rx_descriptors += tap_port_->rx_desc() + 2 * kExceptionRingSize;
         demand.tx_descriptors += tap_port_->tx_desc();
     }
-
     for (const eal::PoolNeeds& n : needs) demand.rx_descriptors += n.kept_mbufs;
-    const unsigned mbufs = pool_mbufs(needs, demand);
+    start_pool_and_ports(pool_mbufs(needs, demand), data_room);
+    if (tap_port_) start_exception_path();
+    start_board(lcores, port_queues);
+}
+
+// Configures port `id` (one queue pair per worker, as far as the device has them) and keeps it.
+const eal::Port& Runtime::configure_port(uint16_t id, unsigned workers, unsigned data_room) {
+    rte_eth_dev_info dev{};
+    rte_eth_dev_info_get(id, &dev);
+    eal::PortConfig pc;
+    pc.queues = uint16_t(std::min<size_t>({workers, dev.max_rx_queues, dev.max_tx_queues}));
+    pc.rx_desc = uint16_t(options_.rx_desc);
+    pc.tx_desc = uint16_t(options_.tx_desc);
+    pc.promiscuous = options_.promiscuous;
+    if (options_.isolate) eal::isolate_port(id);  // before the port is configured
+    pc.mtu = options_.mtu;
+    pc.mbuf_data_room = data_room;
+    ports_.push_back(std::make_unique<eal::Port>(id, pc));
+    return *ports_.back();
+}
+
+// The pool in its region, then every port started on it (link waited for, described).
+void Runtime::start_pool_and_ports(unsigned mbufs, unsigned data_room) {
     pool_ =
         std::make_unique<mem::PacketPool>(info_.name + "_netbuf", mbufs, options_.mbuf_cache,
                                           netbuf_, ports_.front()->socket(), uint16_t(data_room));
@@ -225,17 +254,23 @@ void Runtime::setup_ports(const std::vector<uint16_t>& requested) {
             fmt::print("{}: port {} {}\n", info_.name, port->id(),
                        eal::install_served_rule(port->id(), served_, port->queues()));
     }
-    if (tap_port_) {
-        tap_port_->start(pool_->get());
-        exception_ = std::make_unique<ExceptionPath>(info_.name, tap_port_->id(),
-                                                     ports_.front()->id(), tap_port_->socket());
-        fmt::print(
-            "{}: exception path: frames not served <-> TAP {} (port {}), kernel's frames "
-            "out port {}\n",
-            info_.name, exception_spec_->iface, tap_port_->id(), ports_.front()->id());
-        add_json([this](nlohmann::json& j) { j["exception_path"] = exception_->json(); });
-        add_summary([this] { return exception_->summary(); });
-    }
+}
+
+void Runtime::start_exception_path() {
+    tap_port_->start(pool_->get());
+    exception_ = std::make_unique<ExceptionPath>(info_.name, tap_port_->id(), ports_.front()->id(),
+                                                 tap_port_->socket());
+    fmt::print(
+        "{}: exception path: frames not served <-> TAP {} (port {}), kernel's frames out port "
+        "{}\n",
+        info_.name, exception_spec_->iface, tap_port_->id(), ports_.front()->id());
+    add_json([this](nlohmann::json& j) { j["exception_path"] = exception_->json(); });
+    add_summary([this] { return exception_->summary(); });
+}
+
+// The worker map and the stats board (with the names of the features that are on).
+void Runtime::start_board(const std::vector<unsigned>& lcores,
+                          const std::vector<worker::PortQueues>& port_queues) {
     workers_ = std::make_unique<worker::WorkerMap>(lcores, port_queues);
     fmt::print("{}", workers_->describe());
     std::fflush(stdout);  // start-up lines reach a log or pipe now, not at the first stats line
@@ -417,9 +452,7 @@ void Runtime::monitor() {
     }
 }
 
-int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
-    worker::install_signal_handlers();
-    start_s_ = now_s();
+void Runtime::register_telemetry() {
     stats::register_telemetry(
         "/linerate/stats", "Totals, rates since start, per-worker figures",
         [this](const std::string&) { return stats::live_json(*stats_, now_s() - start_s_); });
@@ -432,7 +465,12 @@ int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
     if (!steering_->empty())
         stats::register_telemetry("/linerate/xdp", "XDP steering program counters",
                                   [this](const std::string&) { return steering_->telemetry(); });
+}
 
+int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
+    worker::install_signal_handlers();
+    start_s_ = now_s();
+    register_telemetry();
     worker::run_workers(
         *workers_,
         [&](const worker::WorkerSlot& slot) {
@@ -446,12 +484,24 @@ int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
         },
         [this] { monitor(); });
     elapsed_s_ = now_s() - start_s_;
-
     for (auto& f : stopped_hooks_) f();
     leak_for_test();
-    // Stopping and closing the ports hands back the mbufs the PMDs hold (and flushes net_pcap
-    // output), except what a PMD keeps for good (net_af_xdp's fill ring): what is still in use
-    // beyond that is a leak.
+    const Closed closed = close_ports();
+    print_summary(closed);
+    int status = 0;
+    if (closed.in_use != 0) {
+        fmt::print(stderr, "{}: error: {} mbufs still in use at exit (leak)\n", info_.name,
+                   closed.in_use);
+        status = 1;
+    }
+    if (!options_.json_path.empty() && !write_json(closed)) status = 1;
+    return status;
+}
+
+// Stopping and closing the ports hands back the mbufs the PMDs hold (and flushes net_pcap
+// output), except what a PMD keeps for good (net_af_xdp's fill ring): what is still in use
+// beyond that is a leak.
+Runtime::Closed Runtime::close_ports() {
     unsigned held_bound = 0;
     for (auto& port : ports_) {
         port->reclaim_tx();
@@ -460,44 +510,40 @@ int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
     stats::clear_telemetry();
     if (exception_) exception_->drain();
     tap_port_.reset();
-    std::vector<stats::PortDrops> port_drops = port_drops_now();
-    nlohmann::json links = nlohmann::json::object();
+    Closed c;
+    c.port_drops = port_drops_now();
+    c.links = nlohmann::json::object();
     for (const auto& port : ports_)
-        links[std::to_string(port->id())] = {{"up", port->link_up()},
-                                             {"downs", port->link_downs()}};
+        c.links[std::to_string(port->id())] = {{"up", port->link_up()},
+                                               {"downs", port->link_downs()}};
     ports_.clear();
-    unsigned pmd_held = std::min(pool_->in_use(), held_bound);
-    unsigned in_use = pool_->in_use() - pmd_held;
+    c.pmd_held = std::min(pool_->in_use(), held_bound);
+    c.in_use = pool_->in_use() - c.pmd_held;
+    return c;
+}
 
+void Runtime::print_summary(const Closed& closed) const {
     if (int sig = worker::stop_signal()) fmt::print("{}: stopped by signal {}\n", info_.name, sig);
-    fmt::print("{}\n", stats::final_summary(*stats_, elapsed_s_, in_use, pmd_held));
-    fmt::print("{}\n", stats::port_drops_summary(port_drops));
+    fmt::print("{}\n", stats::final_summary(*stats_, elapsed_s_, closed.in_use, closed.pmd_held));
+    fmt::print("{}\n", stats::port_drops_summary(closed.port_drops));
     if (!steering_->empty()) fmt::print("{}\n", steering_->summary());
     for (auto& f : summary_hooks_) fmt::print("{}\n", f());
     std::fflush(stdout);
+}
 
-    int status = 0;
-    if (in_use != 0) {
-        fmt::print(stderr, "{}: error: {} mbufs still in use at exit (leak)\n", info_.name, in_use);
-        status = 1;
-    }
-    if (!options_.json_path.empty()) {
-        nlohmann::json j = stats::final_json(*stats_, elapsed_s_, in_use, pmd_held);
-        j["netbuf"] = pool_->describe();
-        j["port_drops"] = stats::port_drops_json(port_drops);
-        j["links"] = links;
-        if (!steering_->empty()) j["xdp"] = steering_->json();
-        for (unsigned w = 0; w < j["workers"].size(); ++w)
-            for (auto& f : worker_json_hooks_) f(w, j["workers"][w]);
-        for (auto& f : json_hooks_) f(j);
-        std::ofstream out(options_.json_path);
-        out << j.dump(2) << "\n";
-        if (!out) {
-            fmt::print(stderr, "{}: error: cannot write {}\n", info_.name, options_.json_path);
-            status = 1;
-        }
-    }
-    return status;
+bool Runtime::write_json(const Closed& closed) const {
+    nlohmann::json j = stats::final_json(*stats_, elapsed_s_, closed.in_use, closed.pmd_held);
+    j["netbuf"] = pool_->describe();
+    j["port_drops"] = stats::port_drops_json(closed.port_drops);
+    j["links"] = closed.links;
+    if (!steering_->empty()) j["xdp"] = steering_->json();
+    for (unsigned w = 0; w < j["workers"].size(); ++w)
+        for (auto& f : worker_json_hooks_) f(w, j["workers"][w]);
+    for (auto& f : json_hooks_) f(j);
+    std::ofstream out(options_.json_path);
+    out << j.dump(2) << "\n";
+    if (!out) fmt::print(stderr, "{}: error: cannot write {}\n", info_.name, options_.json_path);
+    return bool(out);
 }
 
 }  // namespace linerate

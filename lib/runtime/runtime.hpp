@@ -100,13 +100,36 @@ class Runtime {
     int run(const std::function<void(WorkerContext&)>& worker);
 
   private:
+    // The start-up stages, in order (the constructor calls them).
+    std::vector<uint16_t> check_options();
+    std::vector<eal::AfXdpSpec> af_xdp_specs() const;
+    std::vector<std::string> pcap_eal_args(bool had_separator);
+    std::vector<std::string> eal_arguments(const cli::SplitArgs& args,
+                                           const std::vector<eal::AfXdpSpec>& af_xdp);
+    void start_eal(const std::vector<std::string>& eal_args);
+    void start_ports(std::vector<uint16_t> requested, const std::vector<eal::AfXdpSpec>& af_xdp);
     void monitor();
+    void register_telemetry();
+    // What is left to report once the ports are closed.
+    struct Closed {
+        std::vector<stats::PortDrops> port_drops;
+        nlohmann::json links;
+        unsigned in_use = 0, pmd_held = 0;  // mbufs: leaked, and kept by a PMD for good
+    };
+    Closed close_ports();
+    void print_summary(const Closed& closed) const;
+    bool write_json(const Closed& closed) const;  // false: not written (said why)
     void leak_for_test();
     std::vector<stats::PortDrops> port_drops_now() const;
     // One line per port whose link went up or down since the last look.
     void report_link_changes();
     bool pcap_input_drained(uint64_t rx_packets) const;
     void setup_ports(const std::vector<uint16_t>& requested);
+    const eal::Port& configure_port(uint16_t id, unsigned workers, unsigned data_room);
+    void start_pool_and_ports(unsigned mbufs, unsigned data_room);
+    void start_exception_path();
+    void start_board(const std::vector<unsigned>& lcores,
+                     const std::vector<worker::PortQueues>& port_queues);
     // The pool's mbuf data room and mbuf count for what the ports need. Throw when --mbuf-size
     // or --mbufs is below a port's need, naming the figure.
     unsigned mbuf_data_room(const std::vector<eal::PoolNeeds>& needs) const;
