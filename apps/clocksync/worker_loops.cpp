@@ -9,7 +9,7 @@
 #include "clocksync/master.hpp"
 #include "runtime/mbuf_frame.hpp"
 #include "runtime/tx.hpp"
-#include "worker/stop.hpp"
+#include "worker/quiescence.hpp"
 
 namespace linerate::clocksync {
 
@@ -48,7 +48,7 @@ void master_loop(WorkerContext& ctx, const MasterClock& clock, uint16_t udp_port
     CsPacket answers[kMaxBurst];
     const uint16_t burst = uint16_t(ctx.burst);
     stats::WorkerCounters& c = ctx.counters;
-    while (!worker::stop_requested()) {
+    while (worker::keep_polling()) {
         for (const worker::QueueRef& q : ctx.slot.queues) {
             const uint16_t n = rte_eth_rx_burst(q.port, q.queue, pkts, burst);
             if (n == 0) continue;
@@ -96,7 +96,7 @@ void master_loop(WorkerContext& ctx, const MasterClock& clock, uint16_t udp_port
 void drain_loop(WorkerContext& ctx) {
     rte_mbuf* pkts[kMaxBurst];
     stats::WorkerCounters& c = ctx.counters;
-    while (!worker::stop_requested()) {
+    while (worker::keep_polling()) {
         for (const worker::QueueRef& q : ctx.slot.queues) {
             const uint16_t n = rte_eth_rx_burst(q.port, q.queue, pkts, uint16_t(ctx.burst));
             if (n == 0) continue;
@@ -127,7 +127,7 @@ void ClientWorker::run(WorkerContext& ctx) {
     spare_ = rte_pktmbuf_alloc(io_.pool);
     const worker::QueueRef out = ctx.slot.queues.front();
     unsigned spins = 0;
-    while (!worker::stop_requested()) {
+    while (worker::keep_polling()) {
         receive(ctx);
         // While an answer is due, poll RX alone: the rest of the loop would delay t4 by up to
         // its own length. Every kAwaitSpins polls the loop runs whole, for timeouts (ε samples

@@ -19,7 +19,7 @@
 #include "runtime/mbuf_frame.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/tx.hpp"
-#include "worker/stop.hpp"
+#include "worker/quiescence.hpp"
 
 namespace linerate::kvagg {
 
@@ -49,7 +49,7 @@ class SinkLoop {
         ExceptionPath* const exception = ctx.exception;
         // The worker of queue 0 of the exception path's port sends what the kernel sent.
         const bool sends_for_kernel = exception && exception->transmits_for(ctx.slot);
-        while (!worker::stop_requested()) {
+        while (worker::keep_polling()) {
             serve_query(link_, kernel_.table());
             if (link_.job.load(std::memory_order_relaxed) != nullptr ||
                 link_.outbox_size.load(std::memory_order_relaxed) != 0) [[unlikely]]

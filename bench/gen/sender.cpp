@@ -13,7 +13,7 @@
 #include "runtime/forward_loop.hpp"
 #include "stats/report.hpp"
 #include "worker/pacer.hpp"
-#include "worker/stop.hpp"
+#include "worker/quiescence.hpp"
 
 namespace linerate::gen {
 
@@ -265,7 +265,7 @@ void Sender::work(WorkerContext& ctx) {
         p.n = p.off = 0;
     };
 
-    while (me.quota > 0 && !worker::stop_requested()) {
+    while (me.quota > 0 && worker::keep_polling()) {
         for (size_t i = 0; i < ctx.slot.queues.size(); ++i) {
             if (me.quota > 0) send(ctx.slot.queues[i], pending[i]);
             receive(ctx.slot.queues[i]);
@@ -276,8 +276,10 @@ void Sender::work(WorkerContext& ctx) {
     // Returns still in flight: keep receiving for the drain time (kvagg returns nothing).
     if (!kv) {
         const uint64_t until = me.send_end + uint64_t(opt_.drain_s * double(hz));
-        while (rte_rdtsc() < until)
+        while (rte_rdtsc() < until) {
+            worker::report_quiescent();
             for (const worker::QueueRef& q : ctx.slot.queues) receive(q);
+        }
     }
     if (finished_.fetch_add(1) + 1 == active_) worker::request_stop();
 }

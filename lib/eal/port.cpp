@@ -15,7 +15,7 @@
 
 #include "pcapio/pcap_file.hpp"
 
-#include "worker/stop.hpp"
+#include "worker/quiescence.hpp"
 
 namespace linerate::eal {
 
@@ -175,9 +175,12 @@ unsigned Port::mtu() const {
 
 void Port::reclaim_tx() const {
     // net_af_xdp frees what its completion ring returned at the start of every TX burst; the
-    // kernel may still be completing the last frames.
+    // kernel may still be completing the last frames. These bursts, too, read port memory a
+    // departing peer's unmap must wait for (worker/quiescence.hpp).
+    worker::PollingThread poller(worker::kMainPoller);
     for (int round = 0; round < 3; ++round) {
         for (uint16_t q = 0; q < config_.queues; ++q) rte_eth_tx_burst(id_, q, nullptr, 0);
+        worker::report_quiescent();
         rte_delay_ms(1);
     }
 }

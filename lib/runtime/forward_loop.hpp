@@ -15,7 +15,7 @@
 #include "pkt/checksum.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/tx.hpp"
-#include "worker/stop.hpp"
+#include "worker/quiescence.hpp"
 
 namespace linerate {
 
@@ -72,7 +72,7 @@ void forward_loop(WorkerContext& ctx, Kernel& kernel, const ForwardOptions& opti
     const unsigned to_kernel_reason =
         exception ? options.to_kernel_reason.value_or(kTransmit) : kTransmit;
     rte_mbuf* to_kernel[kMaxBurst];
-    while (!worker::stop_requested()) {
+    while (worker::keep_polling()) {
         if (sends_for_kernel) exception->transmit_from_kernel(c, ctx.tx_retries);
         for (size_t qi = 0; qi < queues; ++qi) {
             const worker::QueueRef q = rx_queues[qi];

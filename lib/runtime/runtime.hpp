@@ -96,7 +96,10 @@ class Runtime {
     // Called after the workers stopped and before ports close (e.g. to merge worker state).
     void on_stopped(std::function<void()> fn) { stopped_hooks_.push_back(std::move(fn)); }
 
-    // Runs `worker` on every worker until a stop; returns the process exit status.
+    // Runs `worker` on every worker until a stop; returns the process exit status. A worker
+    // that polls in a loop of its own makes `worker::keep_polling()` its condition (or calls
+    // worker::report_quiescent() once per round): a PMD's unmap waits for it
+    // (worker/quiescence.hpp).
     int run(const std::function<void(WorkerContext&)>& worker);
 
   private:

@@ -7,6 +7,8 @@
 #include <atomic>
 #include <thread>
 
+#include "worker/quiescence.hpp"
+
 namespace linerate::worker {
 
 std::vector<unsigned> worker_lcores() {
@@ -51,6 +53,12 @@ struct Handoff {
     std::atomic<bool> launched{false};  // release: the setup before it is visible to workers
     std::atomic<unsigned> finished{0};  // release by each worker, acquire after the join
 };
+// A worker polls its slot's queues: an unmap on the EAL interrupt thread waits for it
+// (quiescence.hpp).
+void run_slot(const std::function<void(const WorkerSlot&)>& fn, const WorkerSlot& slot) {
+    PollingThread poller(slot.index);
+    fn(slot);
+}
 struct LaunchArg {
     const std::function<void(const WorkerSlot&)>* fn;
     const WorkerSlot* slot;
@@ -60,7 +68,7 @@ int launch_trampoline(void* arg) {
     auto* a = static_cast<LaunchArg*>(arg);
     while (!a->handoff->launched.load(std::memory_order_acquire)) {
     }
-    (*a->fn)(*a->slot);
+    run_slot(*a->fn, *a->slot);
     a->handoff->finished.fetch_add(1, std::memory_order_release);
     return 0;
 }
@@ -70,7 +78,7 @@ void run_workers(const WorkerMap& map, const std::function<void(const WorkerSlot
                  const std::function<void()>& monitor) {
     if (map.main_is_worker()) {
         std::thread control(monitor);
-        fn(map.slots()[0]);
+        run_slot(fn, map.slots()[0]);
         control.join();
         return;
     }
