@@ -78,12 +78,18 @@ std::string BackgroundProcess::output() const {
     return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-bool BackgroundProcess::wait_for_output(const std::string& text, double timeout_s) {
+bool BackgroundProcess::wait_for_output(const std::string& text, double timeout_s, size_t times) {
+    auto seen = [&] {
+        const std::string out = output();
+        size_t n = 0;
+        for (size_t at = out.find(text); at != std::string::npos; at = out.find(text, at + 1)) ++n;
+        return n >= times;
+    };
     auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
     while (std::chrono::steady_clock::now() < deadline) {
-        if (output().find(text) != std::string::npos) return true;
+        if (seen()) return true;
         if (!done_ && waitpid(pid_, &status_, WNOHANG) == pid_) done_ = true;
-        if (done_) return output().find(text) != std::string::npos;
+        if (done_) return seen();
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     return false;

@@ -35,8 +35,9 @@ class BackgroundProcess {
     BackgroundProcess& operator=(const BackgroundProcess&) = delete;
 
     int pid() const { return pid_; }
-    // True once `text` appeared in the output; false if the process ended or the time ran out.
-    bool wait_for_output(const std::string& text, double timeout_s);
+    // True once `text` appeared in the output (`times` times); false if the process ended or
+    // the time ran out.
+    bool wait_for_output(const std::string& text, double timeout_s, size_t times = 1);
     std::string output() const;
     void signal(int sig);
     // True once the process ended (within timeout_s).
