@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "clocksync/options.hpp"
@@ -49,7 +50,8 @@ int run_master(Runtime& runtime, const Options& cs) {
     });
 }
 
-int run_client(Runtime& runtime, const Options& cs, ClientSession& session, LocalClock local) {
+// Where worker 0 sends probes from and to (and the background load, if asked for).
+ClientIo client_io(const Runtime& runtime, const Options& cs) {
     const unsigned workers = runtime.workers().size();
     if (workers > 1)
         fmt::print(
@@ -58,7 +60,6 @@ int run_client(Runtime& runtime, const Options& cs, ClientSession& session, Loca
             kApp, workers - 1);
     if (runtime.ports().size() > 1)
         fmt::print("{}: note: probes go out on port {} only\n", kApp, runtime.ports()[0]->id());
-
     ClientIo io;
     io.spec.src_mac = runtime.ports()[0]->mac();
     io.spec.dst_mac = cs.master_mac.value_or(pkt::MacAddr{0xff, 0xff, 0xff, 0xff, 0xff, 0xff});
@@ -76,30 +77,36 @@ int run_client(Runtime& runtime, const Options& cs, ClientSession& session, Loca
         fmt::print("{}: background load: {} frames/s of {} bytes on port {} (UDP port 9)\n", kApp,
                    cs.background_pps, cs.background_size, runtime.ports()[0]->id());
     }
-    SyncedClock synced(local);
+    return io;
+}
+
+// The client's clock for other programs: --export's page, --chrony-shm's segment.
+struct ClientSinks {
     std::unique_ptr<TimeExport> page;
     std::unique_ptr<ChronyShm> chrony;
-    try {
-        if (cs.export_name) {
-            page = std::make_unique<TimeExport>(*cs.export_name,
-                                                uint64_t(cs.export_max_age() * 1e6), local.sim);
-            fmt::print(
-                "{}: exporting the synchronized clock to {} (invalid after {} ms without "
-                "a good sync)\n",
-                kApp, page->path(), cs.export_max_age());
-        }
-        if (cs.chrony_shm) {
-            chrony = std::make_unique<ChronyShm>(*cs.chrony_shm);
-            fmt::print("{}: feeding chronyd's SHM refclock unit {}\n", kApp, *cs.chrony_shm);
-        }
-    } catch (const std::runtime_error& e) {
-        fmt::print(stderr, "{}: {}\n", kApp, e.what());
-        return 1;
-    }
-    ClientWorker client(session, synced, io, {page.get(), chrony.get()});
-    fmt::print("{}: client {}, timestamps sw: clock_gettime(CLOCK_MONOTONIC_RAW){}\n", kApp,
-               cs.client_id, local.sim ? " through the simulated clock (verification mode)" : "");
+};
 
+ClientSinks open_sinks(const Options& cs, const LocalClock& local) {
+    ClientSinks sinks;
+    if (cs.export_name) {
+        sinks.page = std::make_unique<TimeExport>(*cs.export_name,
+                                                  uint64_t(cs.export_max_age() * 1e6), local.sim);
+        fmt::print(
+            "{}: exporting the synchronized clock to {} (invalid after {} ms without a good "
+            "sync)\n",
+            kApp, sinks.page->path(), cs.export_max_age());
+    }
+    if (cs.chrony_shm) {
+        sinks.chrony = std::make_unique<ChronyShm>(*cs.chrony_shm);
+        fmt::print("{}: feeding chronyd's SHM refclock unit {}\n", kApp, *cs.chrony_shm);
+    }
+    return sinks;
+}
+
+// Telemetry, JSON and summary of the client, read from the session after the run.
+void report_client(Runtime& runtime, const Options& cs, const ClientSession& session,
+                   const SyncedClock& synced, const ClientWorker& client,
+                   const ClientSinks& sinks) {
     stats::register_telemetry(
         "/linerate/clocksync", "Synchronized clock: theta, epsilon now, syncs, violations",
         [&synced](const std::string&) {
@@ -110,15 +117,30 @@ int run_client(Runtime& runtime, const Options& cs, ClientSession& session, Loca
         return ClientReport{session.summary(), session.sync(), client.master_mac(),
                             cs.verification()};
     };
-    const nlohmann::json config = config_json(cs);
-    runtime.add_json([&, config](nlohmann::json& j) {
+    runtime.add_json([&, report, config = config_json(cs)](nlohmann::json& j) {
         add_client_json(j, report());
-        if (page) j["export"] = page->path();
-        if (chrony) j["chrony_samples"] = chrony->samples();
+        if (sinks.page) j["export"] = sinks.page->path();
+        if (sinks.chrony) j["chrony_samples"] = sinks.chrony->samples();
         j["role"] = "client";
         j["clocksync"] = config;
     });
-    runtime.add_summary([&] { return client_summary_text(report()); });
+    runtime.add_summary([report] { return client_summary_text(report()); });
+}
+
+int run_client(Runtime& runtime, const Options& cs, ClientSession& session, LocalClock local) {
+    ClientIo io = client_io(runtime, cs);
+    SyncedClock synced(local);
+    ClientSinks sinks;
+    try {
+        sinks = open_sinks(cs, local);
+    } catch (const std::runtime_error& e) {
+        fmt::print(stderr, "{}: {}\n", kApp, e.what());
+        return 1;
+    }
+    ClientWorker client(session, synced, std::move(io), {sinks.page.get(), sinks.chrony.get()});
+    fmt::print("{}: client {}, timestamps sw: clock_gettime(CLOCK_MONOTONIC_RAW){}\n", kApp,
+               cs.client_id, local.sim ? " through the simulated clock (verification mode)" : "");
+    report_client(runtime, cs, session, synced, client, sinks);
     return runtime.run([&](WorkerContext& ctx) {
         if (ctx.slot.index == 0)
             client.run(ctx);

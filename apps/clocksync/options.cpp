@@ -30,9 +30,8 @@ uint64_t to_ns(double value, double ns_per_unit) {
     return uint64_t(std::llround(value * ns_per_unit));
 }
 
-}  // namespace
-
-void add_options(CLI::App& app, Options& o) {
+// Role, port, timestamps, addresses.
+void add_role_options(CLI::App& app, Options& o) {
     app.add_option_function<std::string>(
            "--role",
            [&o](const std::string& s) { o.role = s == "client" ? Role::client : Role::master; },
@@ -43,8 +42,6 @@ void add_options(CLI::App& app, Options& o) {
     app.add_option("--udp-port", o.udp_port, "UDP port of clocksync requests and responses")
         ->check(CLI::Range(1, 65535))
         ->capture_default_str();
-    cli::add_checksum_flags(app, o.verify_checksums, o.strict_checksums,
-                            "Take requests (master) and responses (client)");
     app.add_option_function<std::string>(
            "--timestamps",
            [&o](const std::string& s) {
@@ -82,6 +79,10 @@ void add_options(CLI::App& app, Options& o) {
            "Client: source IPv4 of requests")
         ->check(ip_check)
         ->default_str("192.168.0.1");
+}
+
+// The client's probing: ids, periods, probes per round, timeouts, background load.
+void add_probe_options(CLI::App& app, Options& o) {
     app.add_option("--client-id", o.client_id, "Client: id carried in requests")
         ->capture_default_str();
     app.add_option("--sync-period-ms", o.sync_period_ms, "Client: time between sync rounds")
@@ -119,6 +120,10 @@ void add_options(CLI::App& app, Options& o) {
                    "Client: grid on which epsilon is sampled (plus just before each sync)")
         ->check(linerate::cli::finite_range(1e-3, 3.6e9))
         ->capture_default_str();
+}
+
+// The client's verification mode and where it exports its clock.
+void add_verification_and_export_options(CLI::App& app, Options& o) {
     app.add_option_function<int64_t>(
            "--sim-offset-ns", [&o](int64_t v) { o.sim_offset_ns = v; },
            "Client, verification mode: run the local clock this many ns off the master's (same "
@@ -149,6 +154,16 @@ void add_options(CLI::App& app, Options& o) {
                    "(chrony.conf: refclock SHM N); the master's clock must count from the Unix "
                    "epoch")
         ->check(CLI::Range(0, 999));
+}
+
+}  // namespace
+
+void add_options(CLI::App& app, Options& o) {
+    add_role_options(app, o);
+    add_probe_options(app, o);
+    add_verification_and_export_options(app, o);
+    cli::add_checksum_flags(app, o.verify_checksums, o.strict_checksums,
+                            "Take requests (master) and responses (client)");
 }
 
 void check_role(const CLI::App& app, const Options& o) {

@@ -98,7 +98,10 @@ std::string find_eal_option(const std::vector<std::string>& app_args) {
     return {};
 }
 
-void add_common_options(CLI::App& app, CommonOptions& o) {
+namespace {
+
+// Bursts, reports and run length, memory regions.
+void add_run_options(CLI::App& app, CommonOptions& o) {
     app.footer(
         "Signals: SIGINT/SIGTERM (also during start-up) stop the app, which prints its summary, "
         "writes the JSON and exits 0; a second one only hurries it, a third exits at once "
@@ -119,6 +122,10 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
     app.add_option("--region", o.region_defs, "Define a region alias NAME=SPEC (repeatable)");
     app.add_option("--regions", o.regions_file, "File of region aliases, lines `NAME = SPEC`")
         ->check(CLI::ExistingFile);
+}
+
+// Which ports: pcap test mode, AF_XDP queues, port lists.
+void add_port_choice_options(CLI::App& app, CommonOptions& o) {
     app.add_option("--pcap", o.pcap,
                    "Test mode: read frames from IN, write what is sent to OUT, stop at end of IN "
                    "(adds a net_pcap vdev, and --no-huge --no-pci when no EAL args are given)");
@@ -137,6 +144,10 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
         app.add_option("--ports", o.ports, "Comma-separated port ids to use (default all)");
     app.add_option("-p,--portmask", o.port_mask, "Hex mask of ports to use")->excludes(ports);
     app.add_flag("--promisc", o.promiscuous, "Put ports in promiscuous mode");
+}
+
+// Queues, pool and frames.
+void add_queue_and_pool_options(CLI::App& app, CommonOptions& o) {
     app.add_option("--rx-desc", o.rx_desc, "RX descriptors per queue")
         ->check(CLI::Range(16, 32768))
         ->capture_default_str();
@@ -162,6 +173,10 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
                    "--mtu). Smaller than a frame: frames arrive as mbuf chains (RX scatter), "
                    "which the port must offer")
         ->check(CLI::Range(1024, 65535));
+}
+
+// Links, and sharing a port with the host's kernel.
+void add_sharing_options(CLI::App& app, CommonOptions& o) {
     app.add_option("--link-wait", o.link_wait_s, "Seconds to wait for link up at start")
         ->check(finite_range(0.0, 60.0))
         ->capture_default_str();
@@ -178,6 +193,15 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
                    "tap[:NAME]: frames the app does not serve go to the kernel through a TAP "
                    "interface (default name lr-APP), and what the kernel sends there goes out the "
                    "first port; default: they are dropped and counted");
+}
+
+}  // namespace
+
+void add_common_options(CLI::App& app, CommonOptions& o) {
+    add_run_options(app, o);
+    add_port_choice_options(app, o);
+    add_queue_and_pool_options(app, o);
+    add_sharing_options(app, o);
 }
 
 void add_checksum_flags(CLI::App& app, bool& verify, bool& strict, const std::string& what) {

@@ -48,48 +48,51 @@ Port::Port(uint16_t port_id, const PortConfig& config) : id_(port_id), config_(c
         tx_offloads_ |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
         fast_free_ = true;
     }
-    // DPDK 22.11's net_af_packet caps its ethdev MTU at 1500 although the kernel interface behind
-    // it takes jumbo frames: its MTU is the interface's (ip link) and its ring's framesz=, and
-    // only the mbufs are sized here. (net_tap caps it too and also drops larger frames on TX: its
-    // cap is real.)
-    bool kernel_mtu = driver_ == "net_af_packet";
-    bool ethdev_mtu =
-        config_.mtu && !(kernel_mtu && (config_.mtu > info.max_mtu ||
-                                        max_frame_len(config_.mtu) > info.max_rx_pktlen));
-    if (config_.mtu && !ethdev_mtu)
-        fmt::print(stderr,
-                   "port {} ({}): the driver takes no frame above {} B itself: frames up to MTU "
-                   "{} are received as the kernel interface's MTU allows{}\n",
-                   port_id, driver_, info.max_rx_pktlen, config_.mtu,
-                   driver_ == "net_af_packet" ? " and the vdev's framesz= holds (larger ones are "
-                                                "truncated by the kernel)"
-                                              : "");
-    if (config_.mtu) {
-        if (ethdev_mtu && (config_.mtu < info.min_mtu || config_.mtu > info.max_mtu))
-            throw std::runtime_error(fmt::format("port {} ({}): MTU {} is out of its range {}..{}",
-                                                 port_id, driver_, config_.mtu, info.min_mtu,
-                                                 info.max_mtu));
-        if (ethdev_mtu) conf.rxmode.mtu = config_.mtu;
-        unsigned room = config_.mbuf_data_room - RTE_PKTMBUF_HEADROOM;
-        if (max_frame_len(config_.mtu) > room) {
-            // A frame of the MTU spans several mbufs: the port must chain them on RX and
-            // accept chains on TX, or it would truncate or drop what the MTU allows.
-            if (!(info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER))
-                throw std::runtime_error(fmt::format(
-                    "port {} ({}): a frame of MTU {} ({} B) does not fit one mbuf ({} B) and the "
-                    "port offers no RX scatter: raise --mbuf-size",
-                    port_id, driver_, config_.mtu, max_frame_len(config_.mtu), room));
-            conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
-            scatter_ = true;
-            if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
-                tx_offloads_ |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
-        }
-    }
+    const MtuPlan mtu = plan_mtu(info);
+    if (mtu.ethdev) conf.rxmode.mtu = config_.mtu;
     conf.txmode.offloads = tx_offloads_;
     // The port's IPv4/UDP checksum verdicts land in each mbuf's flags (rx_checksums()): the
     // apps that verify checksums skip the software sums for what the port checked.
     conf.rxmode.offloads =
-        info.rx_offload_capa & (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM);
+        mtu.rx_offloads |
+        (info.rx_offload_capa & (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM));
+    configure(conf, mtu.ethdev);
+}
+
+// DPDK 22.11's net_af_packet caps its ethdev MTU at 1500 although the kernel interface behind it
+// takes jumbo frames: its MTU is the interface's (ip link) and its ring's framesz=, and only the
+// mbufs are sized here. (net_tap caps it too and also drops larger frames on TX: its cap is
+// real.) A frame of the MTU that spans several mbufs needs RX scatter and multi-segment TX.
+Port::MtuPlan Port::plan_mtu(const rte_eth_dev_info& info) {
+    MtuPlan plan;
+    if (!config_.mtu) return plan;
+    const bool kernel_mtu = driver_ == "net_af_packet";
+    plan.ethdev = !(kernel_mtu && (config_.mtu > info.max_mtu ||
+                                   max_frame_len(config_.mtu) > info.max_rx_pktlen));
+    if (!plan.ethdev)
+        fmt::print(stderr,
+                   "port {} ({}): the driver takes no frame above {} B itself: frames up to MTU "
+                   "{} are received as the kernel interface's MTU allows and the vdev's framesz= "
+                   "holds (larger ones are truncated by the kernel)\n",
+                   id_, driver_, info.max_rx_pktlen, config_.mtu);
+    if (plan.ethdev && (config_.mtu < info.min_mtu || config_.mtu > info.max_mtu))
+        throw std::runtime_error(fmt::format("port {} ({}): MTU {} is out of its range {}..{}", id_,
+                                             driver_, config_.mtu, info.min_mtu, info.max_mtu));
+    const unsigned room = config_.mbuf_data_room - RTE_PKTMBUF_HEADROOM;
+    if (max_frame_len(config_.mtu) <= room) return plan;
+    if (!(info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER))
+        throw std::runtime_error(fmt::format(
+            "port {} ({}): a frame of MTU {} ({} B) does not fit one mbuf ({} B) and the port "
+            "offers no RX scatter: raise --mbuf-size",
+            id_, driver_, config_.mtu, max_frame_len(config_.mtu), room));
+    plan.rx_offloads = RTE_ETH_RX_OFFLOAD_SCATTER;
+    scatter_ = true;
+    if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+        tx_offloads_ |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+    return plan;
+}
+
+void Port::configure(const rte_eth_conf& conf, bool ethdev_mtu) {
     if (int rc = rte_eth_dev_configure(id_, config_.queues, config_.queues, &conf); rc != 0)
         fail(id_, "configure", rc);
     // configure records the MTU; set_mtu makes drivers that program a kernel interface

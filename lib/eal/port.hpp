@@ -83,6 +83,14 @@ class Port {
 
   private:
     std::string rx_setup_refused(rte_mempool* pool, int rc) const;  // the one-line error
+    // What the MTU asks of the port: whether the ethdev takes it (not net_af_packet above its
+    // cap), and the RX offloads (scatter) it needs. Throws when the port cannot.
+    struct MtuPlan {
+        bool ethdev = false;
+        uint64_t rx_offloads = 0;
+    };
+    MtuPlan plan_mtu(const rte_eth_dev_info& info);
+    void configure(const rte_eth_conf& conf, bool ethdev_mtu);
 
     uint16_t id_;
     PortConfig config_;

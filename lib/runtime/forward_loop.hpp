@@ -57,83 +57,114 @@ concept TrimmingKernel = requires(Kernel& k) {
 // Kernel: `unsigned operator()(rte_mbuf*)` returning kTransmit to send the (possibly modified)
 // frame back out, or the board slot of a drop reason, stats::drop_slot(reason).
 template <class Kernel>
-void forward_loop(WorkerContext& ctx, Kernel& kernel, const ForwardOptions& options = {}) {
-    rte_mbuf* pkts[kMaxBurst];
-    rte_mbuf* drop[kMaxBurst];
-    const uint16_t burst = uint16_t(ctx.burst);
-    const bool divert = options.divert.has_value();
-    const Divert to = options.divert.value_or(Divert{});
-    stats::WorkerCounters& c = ctx.counters;
-    const std::vector<worker::QueueRef>& rx_queues = ctx.slot.queues;
-    const std::vector<worker::QueueRef>& tx_queues = options.tx.empty() ? rx_queues : options.tx;
-    const size_t queues = rx_queues.size();
-    ExceptionPath* const exception = ctx.exception;
-    const bool sends_for_kernel = exception && exception->transmits_for(ctx.slot);
-    const unsigned to_kernel_reason =
-        exception ? options.to_kernel_reason.value_or(kTransmit) : kTransmit;
-    rte_mbuf* to_kernel[kMaxBurst];
-    while (worker::keep_polling()) {
-        if (sends_for_kernel) exception->transmit_from_kernel(c, ctx.tx_retries);
-        for (size_t qi = 0; qi < queues; ++qi) {
-            const worker::QueueRef q = rx_queues[qi];
-            const unsigned n = rte_eth_rx_burst(q.port, q.queue, pkts, burst);
-            if (n == 0) continue;
-            const bool complete_checksums = ctx.may_carry_unfinished_checksums(q.port);
-            for (unsigned i = 0; i < n && i < kPrefetchAhead; ++i)
-                rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
-            // What is kept is what came in minus what was dropped or trimmed: the common case
-            // adds one length per frame.
-            uint64_t rx_bytes = 0, drop_bytes = 0;
-            unsigned keep = 0, dropped = 0, handed = 0;
-            auto step = [&](rte_mbuf* m) {
-                const uint32_t len = rte_pktmbuf_pkt_len(m);
-                rx_bytes += len;
-                if (unsigned reason = kernel(m); reason == kTransmit) [[likely]] {
-                    if (complete_checksums) [[unlikely]]
-                        pkt::complete_offloaded_checksum(rte_pktmbuf_mtod(m, uint8_t*),
-                                                         rte_pktmbuf_data_len(m));
-                    pkts[keep++] = m;
-                } else if (reason == to_kernel_reason) {
-                    drop_bytes += len;
-                    to_kernel[handed++] = m;
-                } else {
-                    c.drops[reason].add(1);
-                    drop_bytes += len;
-                    drop[dropped++] = m;
-                }
-            };
-            // Two loops rather than a bounds test per packet: the tail has nothing to prefetch.
-            unsigned i = 0;
-            for (; i + kPrefetchAhead < n; ++i) {
-                rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kPrefetchAhead], void*));
-                step(pkts[i]);
-            }
-            for (; i < n; ++i) step(pkts[i]);
-            uint64_t keep_bytes = rx_bytes - drop_bytes;
-            if constexpr (TrimmingKernel<Kernel>) keep_bytes -= kernel.take_trimmed_bytes();
-            const worker::QueueRef out = tx_queues[qi];
-            TxResult tx =
-                tx_burst_all(out.port, out.queue, pkts, uint16_t(keep), ctx.tx_retries, keep_bytes);
-            if (tx.dropped) c.tx_full().add(tx.dropped);
-            c.tx_packets.add(tx.sent);
-            c.tx_bytes.add(tx.sent_bytes);
-            if (dropped) {
-                if (divert) {
-                    // After the kept frames: the forwarded traffic's latency comes first.
-                    TxResult d =
-                        tx_burst_all(to.port, to.queue, drop, uint16_t(dropped), ctx.tx_retries);
-                    c.app[to.sent_counter].add(d.sent);
-                    if (d.dropped) c.app[to.full_counter].add(d.dropped);
-                } else {
-                    rte_pktmbuf_free_bulk(drop, dropped);
-                }
-            }
-            if (handed) exception->to_kernel(c, to_kernel, handed);
-            // RX last: when a reader sees a packet received, its fate is already counted.
-            c.rx_bytes.add(rx_bytes);
-            c.rx_packets.add(n);
+class ForwardLoop {
+  public:
+    ForwardLoop(WorkerContext& ctx, Kernel& kernel, const ForwardOptions& options)
+        : ctx_(ctx),
+          kernel_(kernel),
+          c_(ctx.counters),
+          rx_(ctx.slot.queues),
+          tx_(options.tx.empty() ? ctx.slot.queues : options.tx),
+          divert_(options.divert),
+          sends_for_kernel_(ctx.exception && ctx.exception->transmits_for(ctx.slot)),
+          to_kernel_reason_(ctx.exception ? options.to_kernel_reason.value_or(kTransmit)
+                                          : kTransmit) {}
+
+    void run() {
+        while (worker::keep_polling()) {
+            if (sends_for_kernel_) ctx_.exception->transmit_from_kernel(c_, ctx_.tx_retries);
+            for (size_t qi = 0; qi < rx_.size(); ++qi) forward_burst(rx_[qi], tx_[qi]);
         }
     }
+
+  private:
+    // A burst's frames by the kernel's verdict: kept at the front of pkts_, dropped in drop_,
+    // for the host's kernel in to_kernel_.
+    struct Sorted {
+        unsigned keep = 0, dropped = 0, handed = 0;
+        uint64_t rx_bytes = 0, drop_bytes = 0;
+    };
+
+    void forward_burst(worker::QueueRef q, worker::QueueRef out) {
+        const unsigned n = rte_eth_rx_burst(q.port, q.queue, pkts_, uint16_t(ctx_.burst));
+        if (n == 0) return;
+        const Sorted s = sort(n, ctx_.may_carry_unfinished_checksums(q.port));
+        // What is kept is what came in minus what was dropped or trimmed: the common case adds
+        // one length per frame.
+        uint64_t keep_bytes = s.rx_bytes - s.drop_bytes;
+        if constexpr (TrimmingKernel<Kernel>) keep_bytes -= kernel_.take_trimmed_bytes();
+        const TxResult tx =
+            tx_burst_all(out.port, out.queue, pkts_, uint16_t(s.keep), ctx_.tx_retries, keep_bytes);
+        if (tx.dropped) c_.tx_full().add(tx.dropped);
+        c_.tx_packets.add(tx.sent);
+        c_.tx_bytes.add(tx.sent_bytes);
+        if (s.dropped) dispose(s.dropped);
+        if (s.handed) ctx_.exception->to_kernel(c_, to_kernel_, s.handed);
+        // RX last: when a reader sees a packet received, its fate is already counted.
+        c_.rx_bytes.add(s.rx_bytes);
+        c_.rx_packets.add(n);
+    }
+
+    Sorted sort(unsigned n, bool complete_checksums) {
+        for (unsigned i = 0; i < n && i < kPrefetchAhead; ++i)
+            rte_prefetch0(rte_pktmbuf_mtod(pkts_[i], void*));
+        Sorted s;
+        auto step = [&](rte_mbuf* m) {
+            const uint32_t len = rte_pktmbuf_pkt_len(m);
+            s.rx_bytes += len;
+            if (unsigned reason = kernel_(m); reason == kTransmit) [[likely]] {
+                if (complete_checksums) [[unlikely]]
+                    pkt::complete_offloaded_checksum(rte_pktmbuf_mtod(m, uint8_t*),
+                                                     rte_pktmbuf_data_len(m));
+                pkts_[s.keep++] = m;
+            } else if (reason == to_kernel_reason_) {
+                s.drop_bytes += len;
+                to_kernel_[s.handed++] = m;
+            } else {
+                c_.drops[reason].add(1);
+                s.drop_bytes += len;
+                drop_[s.dropped++] = m;
+            }
+        };
+        // Two loops rather than a bounds test per packet: the tail has nothing to prefetch.
+        unsigned i = 0;
+        for (; i + kPrefetchAhead < n; ++i) {
+            rte_prefetch0(rte_pktmbuf_mtod(pkts_[i + kPrefetchAhead], void*));
+            step(pkts_[i]);
+        }
+        for (; i < n; ++i) step(pkts_[i]);
+        return s;
+    }
+
+    // The rejected frames: freed, or transmitted on the divert port after the kept ones (the
+    // forwarded traffic's latency comes first).
+    void dispose(unsigned dropped) {
+        if (!divert_) {
+            rte_pktmbuf_free_bulk(drop_, dropped);
+            return;
+        }
+        const TxResult d =
+            tx_burst_all(divert_->port, divert_->queue, drop_, uint16_t(dropped), ctx_.tx_retries);
+        c_.app[divert_->sent_counter].add(d.sent);
+        if (d.dropped) c_.app[divert_->full_counter].add(d.dropped);
+    }
+
+    WorkerContext& ctx_;
+    Kernel& kernel_;
+    stats::WorkerCounters& c_;
+    const std::vector<worker::QueueRef>& rx_;
+    const std::vector<worker::QueueRef>& tx_;
+    const std::optional<Divert> divert_;
+    const bool sends_for_kernel_;
+    const unsigned to_kernel_reason_;
+    rte_mbuf* pkts_[kMaxBurst];
+    rte_mbuf* drop_[kMaxBurst];
+    rte_mbuf* to_kernel_[kMaxBurst];
+};
+
+template <class Kernel>
+void forward_loop(WorkerContext& ctx, Kernel& kernel, const ForwardOptions& options = {}) {
+    ForwardLoop<Kernel>(ctx, kernel, options).run();
 }
 
 }  // namespace linerate
