@@ -65,14 +65,17 @@ constexpr unsigned drop_slot(Reason reason) {
 #define LINERATE_RUNTIME_DROP_IDS tx_full, exception_ring_full,
 #define LINERATE_RUNTIME_DROP_NAMES \
     ::linerate::stats::kTxFull, ::linerate::stats::kExceptionRingFull,
-// An app's drop list: `enum class Enum : unsigned { tx_full, exception_ring_full, <LIST> }`,
-// each value the reason's board slot, and `table`, the names of all of them in slot order.
-#define LINERATE_DROPS(Enum, table, LIST)                                              \
-    enum class Enum : unsigned { LINERATE_RUNTIME_DROP_IDS LINERATE_NAMES_IDS(LIST) }; \
-    inline constexpr ::linerate::stats::Name table[] = {                               \
-        LINERATE_RUNTIME_DROP_NAMES LIST(LINERATE_NAMES_ENTRY_)};                      \
-    static_assert(std::size(table) <= ::linerate::stats::kMaxDropReasons,              \
-                  #table ": more drop reasons than a board has slots")
+// A board list: `enum class Enum : unsigned { <the runtime's ids>, <LIST> }`, each value its
+// board slot, and `table`, the names of all of them in slot order, at most `max`.
+#define LINERATE_BOARD_LIST_(Enum, table, RUNTIME_IDS, RUNTIME_NAMES, LIST, max) \
+    enum class Enum : unsigned { RUNTIME_IDS LINERATE_NAMES_IDS(LIST) };         \
+    inline constexpr ::linerate::stats::Name table[] = {                         \
+        RUNTIME_NAMES LIST(LINERATE_NAMES_ENTRY_)};                              \
+    static_assert(std::size(table) <= (max), #table ": more names than a board has slots")
+// An app's drop list: `enum class Enum : unsigned { tx_full, exception_ring_full, <LIST> }`.
+#define LINERATE_DROPS(Enum, table, LIST)                                                     \
+    LINERATE_BOARD_LIST_(Enum, table, LINERATE_RUNTIME_DROP_IDS, LINERATE_RUNTIME_DROP_NAMES, \
+                         LIST, ::linerate::stats::kMaxDropReasons)
 // A kernel's verdicts over the reasons of LIST (a part of its drop list, in the same order
 // right after the runtime's): `enum class Enum : uint8_t { tx_full, exception_ring_full,
 // <LIST>, ok }`, so a drop verdict's value is its board slot. Check the alignment with
@@ -93,13 +96,10 @@ constexpr unsigned drop_slot(Reason reason) {
 #define LINERATE_RUNTIME_COUNTER_NAMES \
     ::linerate::stats::kExceptionToKernel, ::linerate::stats::kExceptionFromKernel,
 // An app's counters: `enum class Enum : unsigned { exception_to_kernel, exception_from_kernel,
-// <LIST> }`, each value the counter's board slot, and `table` of all of them.
-#define LINERATE_COUNTERS(Enum, table, LIST)                                              \
-    enum class Enum : unsigned { LINERATE_RUNTIME_COUNTER_IDS LINERATE_NAMES_IDS(LIST) }; \
-    inline constexpr ::linerate::stats::Name table[] = {                                  \
-        LINERATE_RUNTIME_COUNTER_NAMES LIST(LINERATE_NAMES_ENTRY_)};                      \
-    static_assert(std::size(table) <= ::linerate::stats::kMaxAppCounters,                 \
-                  #table ": more counters than a board has slots")
+// <LIST> }`.
+#define LINERATE_COUNTERS(Enum, table, LIST)                        \
+    LINERATE_BOARD_LIST_(Enum, table, LINERATE_RUNTIME_COUNTER_IDS, \
+                         LINERATE_RUNTIME_COUNTER_NAMES, LIST, ::linerate::stats::kMaxAppCounters)
 
 namespace linerate::stats {
 // The runtime's slots, the same on every board.
