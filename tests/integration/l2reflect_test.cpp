@@ -2,6 +2,8 @@
 // command-line errors.
 #include <gtest/gtest.h>
 
+#include <csignal>
+
 #include <unistd.h>
 #include <sstream>
 
@@ -535,13 +537,13 @@ TEST(L2reflectTelemetry, StatsCommandAnswersWhileRunning) {
     if (!telemetry_client_installed()) GTEST_SKIP() << "dpdk-telemetry.py not installed";
     const std::string prefix = "lrtest" + std::to_string(getpid());
     std::vector<std::string> argv = eal_command(kApp, "0", prefix);
-    argv.insert(argv.end(), {"--vdev=net_null0", "--", "--duration", "3", "--stats-period", "0"});
-    ProcessResult app;
-    std::thread runner([&] { app = run_process(argv, {.timeout_s = 30}); });
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    argv.insert(argv.end(), {"--vdev=net_null0", "--", "--stats-period", "0"});
+    BackgroundProcess running(argv);
     std::string raw;
-    auto answers = telemetry_query(prefix, {"/linerate/stats", "/linerate/drops"}, &raw);
-    runner.join();
+    auto answers =
+        telemetry_query_when_ready(prefix, {"/linerate/stats", "/linerate/drops"}, 20, &raw);
+    running.signal(SIGINT);
+    const ProcessResult app = running.finish(30);
     EXPECT_EQ(app.exit_status, 0) << app.out;
     EXPECT_EQ(answers[0]["app"], "l2reflect") << raw;
     EXPECT_TRUE(answers[0]["workers_rx_packets"].is_array()) << raw;

@@ -1,7 +1,9 @@
 // kvagg on virtual ports: two-worker conservation on net_null, SIGINT still writes the dump,
 // the key telemetry command, command-line errors.
 #include <gtest/gtest.h>
+
 #include <unistd.h>
+#include <csignal>
 
 #include <fstream>
 #include <thread>
@@ -114,16 +116,15 @@ TEST(KvaggTelemetry, KeyCommandAnswersWhileRunning) {
     for (const char* agg : {"per-worker", "shared"}) {
         const std::string prefix = "lrkv" + std::to_string(getpid()) + agg;
         std::vector<std::string> argv = eal_command(kApp, "0,1", prefix);
-        argv.insert(argv.end(), {replay_vdev(pcap), "--", "--duration", "2.5", "--stats-period",
-                                 "0", "--dup-window", "0", "--keys", "1000", "--agg", agg});
-        ProcessResult app;
-        std::thread runner([&] { app = run_process(argv, {.timeout_s = 30}); });
-        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        argv.insert(argv.end(), {replay_vdev(pcap), "--", "--stats-period", "0", "--dup-window",
+                                 "0", "--keys", "1000", "--agg", agg});
+        BackgroundProcess running(argv);
         std::string answer;
-        const auto replies = telemetry_query(
+        const auto replies = telemetry_query_when_ready(
             prefix, {"/linerate/kvagg/key,5", "/linerate/kvagg/key,0x3e8", "/linerate/kvagg/key,x"},
-            &answer);
-        runner.join();
+            20, &answer);
+        running.signal(SIGINT);
+        const ProcessResult app = running.finish(30);
         EXPECT_EQ(app.exit_status, 0) << app.out;
         ASSERT_FALSE(replies[2].is_null()) << answer;
         EXPECT_EQ(replies[0]["key"], 5);

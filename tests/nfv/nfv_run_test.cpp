@@ -1,7 +1,9 @@
 // nfv end to end beyond one pcap port: conservation with two workers, --bad-port diversion to a
 // second port, command-line errors, telemetry.
 #include <gtest/gtest.h>
+
 #include <unistd.h>
+#include <csignal>
 
 #include <thread>
 
@@ -167,14 +169,14 @@ TEST(NfvTelemetry, ConfigCommandAnswersWhileRunning) {
     if (!telemetry_client_installed()) GTEST_SKIP() << "dpdk-telemetry.py not installed";
     const std::string prefix = "lrnfv" + std::to_string(getpid());
     std::vector<std::string> argv = eal_command(kApp, "0", prefix);
-    argv.insert(argv.end(), {"--vdev=net_null0", "--", "--duration", "3", "--stats-period", "0",
-                             "--bad-src", "10.0.0.9"});
-    ProcessResult app;
-    std::thread runner([&] { app = run_process(argv, {.timeout_s = 30}); });
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    argv.insert(argv.end(),
+                {"--vdev=net_null0", "--", "--stats-period", "0", "--bad-src", "10.0.0.9"});
+    BackgroundProcess running(argv);
     std::string raw;
-    auto answers = telemetry_query(prefix, {"/linerate/nfv/config", "/linerate/drops"}, &raw);
-    runner.join();
+    auto answers =
+        telemetry_query_when_ready(prefix, {"/linerate/nfv/config", "/linerate/drops"}, 20, &raw);
+    running.signal(SIGINT);
+    const ProcessResult app = running.finish(30);
     EXPECT_EQ(app.exit_status, 0) << app.out;
     EXPECT_EQ(answers[0]["bad_port"], "null") << raw;
     EXPECT_EQ(answers[0]["bad_src"], nlohmann::json::array({"10.0.0.9"})) << raw;

@@ -167,6 +167,20 @@ std::vector<nlohmann::json> telemetry_query(const std::string& file_prefix,
     return answers;
 }
 
+std::vector<nlohmann::json> telemetry_query_when_ready(const std::string& file_prefix,
+                                                       const std::vector<std::string>& commands,
+                                                       double timeout_s, std::string* out) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    for (;;) {
+        std::vector<nlohmann::json> answers = telemetry_query(file_prefix, commands, out);
+        const bool all = std::none_of(answers.begin(), answers.end(),
+                                      [](const nlohmann::json& a) { return a.is_null(); });
+        if (all || std::chrono::steady_clock::now() >= deadline) return answers;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+}
+
 nlohmann::json read_json(const std::string& path) {
     std::ifstream in(path);
     if (!in) return nlohmann::json();

@@ -63,6 +63,14 @@ std::vector<nlohmann::json> telemetry_query(const std::string& file_prefix,
                                             const std::vector<std::string>& commands,
                                             std::string* out = nullptr);
 
+// telemetry_query repeated until every command has an answer (an app answers once its EAL and
+// its commands are up, and some answer only once the app has its state, e.g. kvagg's table),
+// or timeout_s has passed; what it has then.
+std::vector<nlohmann::json> telemetry_query_when_ready(const std::string& file_prefix,
+                                                       const std::vector<std::string>& commands,
+                                                       double timeout_s,
+                                                       std::string* out = nullptr);
+
 // Path of a built binary, e.g. binary("apps/l2reflect/l2reflect").
 std::string binary(const std::string& relative);
 nlohmann::json read_json(const std::string& path);
