@@ -98,9 +98,6 @@ inline constexpr size_t kKvVerdictCount = size_t(KvVerdict::request) + 1;
 constexpr Drop kv_drop(KvVerdict v) {
     return Drop(stats::drop_slot(v));
 }
-constexpr bool kv_packet_drop(KvVerdict v) {
-    return v >= KvVerdict::not_kvagg && v < KvVerdict::table_full;
-}
 
 // The snake_case name ("ok", "request", "table_full", "not_kvagg", ...).
 constexpr std::string_view kv_verdict_name(KvVerdict v) {

@@ -53,6 +53,11 @@ class Port {
     // net_af_xdp fills the kernel's fill ring, 2048 per queue.
     unsigned mbufs_beyond_rings() const { return mbufs_beyond_rings_; }
     const std::string& driver() const { return driver_; }
+    // A kernel interface backs the port (AF_XDP, AF_PACKET, TAP): its frames come as the host's
+    // stack sent them, TCP/UDP checksums possibly left to a TX offload no NIC will perform.
+    bool kernel_backed() const {
+        return driver_ == "net_af_xdp" || driver_ == "net_af_packet" || driver_ == "net_tap";
+    }
     // The AF_XDP sockets the driver opened for this port's queues (net_af_xdp; else empty): the
     // kernel's drop counters of those sockets belong to this port.
     const std::vector<int>& af_xdp_sockets() const { return af_xdp_sockets_; }

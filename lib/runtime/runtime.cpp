@@ -280,12 +280,10 @@ void Runtime::start_board(const std::vector<unsigned>& lcores,
                                                  info_.counters, features_on);
 }
 
-// Ports a kernel interface backs hand over frames as the host's stack sent them, with TCP/UDP
-// checksums possibly left to a TX offload no NIC will perform.
+// The ports whose frames may carry checksums a host left to offload (WorkerContext).
 void Runtime::note_kernel_ports() {
     for (const auto& port : ports_) {
-        const std::string& d = port->driver();
-        if (d != "net_af_xdp" && d != "net_af_packet" && d != "net_tap") continue;
+        if (!port->kernel_backed()) continue;
         if (unfinished_checksums_.size() <= port->id())
             unfinished_checksums_.resize(port->id() + 1);
         unfinished_checksums_[port->id()] = 1;
