@@ -8,8 +8,41 @@ install(TARGETS l2reflect nfv kvagg clocksync linerate-tt gen kvagg_load
 # The runtime as a library: static archives, public headers, the exported targets.
 install(TARGETS linerate_core linerate EXPORT linerateTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/linerate
-        FILES_MATCHING PATTERN "*.hpp")
+# The headers find_package(linerate) users get: what an app on the runtime writes against (the
+# runtime and its loops, the packet helpers a kernel uses, names and counters, options, pcap
+# files) and what those include. The rest of lib/ is the runtime's inside and is not installed:
+# how the EAL is started (eal/eal.hpp), AF_XDP vdevs (eal/af_xdp.hpp), flow isolation, the
+# feature objects (pcap mode, AF_XDP and steering, the exception path's side on the main lcore),
+# XDP steering through libbpf, the summary texts, CPU affinity and pacing. A public header that
+# includes a private one fails the configure step here.
+set(LINERATE_PUBLIC_HEADERS
+    cli/command_line.hpp
+    eal/port.hpp
+    mem/mempool.hpp mem/region.hpp mem/region_spec.hpp
+    pcapio/pcap_file.hpp
+    pkt/address.hpp pkt/build.hpp pkt/bytes.hpp pkt/checksum.hpp pkt/headers.hpp
+    pkt/udp_payload.hpp
+    ring/ring.hpp
+    runtime/exception_path.hpp runtime/feature.hpp runtime/forward_loop.hpp
+    runtime/forward_mode.hpp runtime/mbuf_frame.hpp runtime/runtime.hpp runtime/rx_step.hpp
+    runtime/tx.hpp
+    stats/counters.hpp stats/histogram.hpp stats/names.hpp stats/port_drops.hpp
+    stats/telemetry.hpp
+    worker/quiescence.hpp worker/stop.hpp worker/worker_map.hpp
+    xdp/steer.hpp)
+foreach(header IN LISTS LINERATE_PUBLIC_HEADERS)
+  file(STRINGS ${PROJECT_SOURCE_DIR}/lib/${header} includes REGEX "^#include \"")
+  foreach(line IN LISTS includes)
+    string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" included "${line}")
+    if(EXISTS ${PROJECT_SOURCE_DIR}/lib/${included} AND NOT included IN_LIST LINERATE_PUBLIC_HEADERS)
+      message(FATAL_ERROR "public header lib/${header} includes lib/${included}, which is not "
+                          "public (LINERATE_PUBLIC_HEADERS)")
+    endif()
+  endforeach()
+  get_filename_component(header_dir ${header} DIRECTORY)
+  install(FILES ${PROJECT_SOURCE_DIR}/lib/${header}
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/linerate/${header_dir})
+endforeach()
 install(FILES ${PROJECT_SOURCE_DIR}/bpf/steer_abi.h ${PROJECT_SOURCE_DIR}/bpf/reflect_abi.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/linerate)
 # The C/C++ headers of the services (truetime.h, kvagg_client.hpp, kvagg_wire.h):

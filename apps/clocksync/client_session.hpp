@@ -78,6 +78,8 @@ class ClientSession {
   public:
     explicit ClientSession(const ClientConfig& cfg);  // throws std::invalid_argument
 
+    uint16_t udp_port() const { return cfg_.udp_port; }
+
     // Expires probes older than the timeout (completing their round) and takes the ε samples
     // due up to `now`. Call it every loop iteration.
     void tick(uint64_t now);

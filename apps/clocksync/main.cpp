@@ -145,7 +145,7 @@ int run_client(Runtime& runtime, const Options& cs, ClientSession& session, Loca
         if (ctx.slot.index == 0)
             client.run(ctx);
         else
-            drain_loop(ctx);
+            drain_loop(ctx, cs.udp_port);
     });
 }
 
@@ -178,10 +178,6 @@ int main(int argc, char** argv) {
         cli::usage_error(kApp, e.what());
     }
 
-    if (!options.exception_path.empty())
-        cli::usage_error(kApp,
-                         "--exception-path: not supported by clocksync yet (kvagg, nfv, "
-                         "l2reflect have it)");
     const bool client = cs.role == Role::client;
     auto served = [&] { return xdp::SteerFilter{xdp::SteerMode::udp_port, cs.udp_port}; };
     Runtime runtime(

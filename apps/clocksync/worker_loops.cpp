@@ -7,7 +7,9 @@
 #include <cstring>
 
 #include "clocksync/master.hpp"
+#include "pkt/udp_payload.hpp"
 #include "runtime/mbuf_frame.hpp"
+#include "runtime/rx_step.hpp"
 #include "runtime/tx.hpp"
 #include "worker/quiescence.hpp"
 
@@ -38,76 +40,107 @@ CsPacket answer_chained(rte_mbuf* m, LinearFrame& linear, uint64_t t2, uint16_t 
     return answer_parsed(rte_pktmbuf_mtod(m, uint8_t*), p, t2, t2);
 }
 
+// The master's worker: every request answered on the queue it came in on, t2 read once per
+// burst right after RX, t3 once per burst right before TX.
+class MasterLoop {
+  public:
+    MasterLoop(WorkerContext& ctx, const MasterClock& clock, uint16_t udp_port,
+               const std::vector<pkt::MacAddr>& port_macs, pkt::ChecksumCheck checksums)
+        : ctx_(ctx),
+          c_(ctx.counters),
+          clock_(clock),
+          udp_port_(udp_port),
+          port_macs_(port_macs),
+          checksums_(checksums) {}
+
+    void run() {
+        RxStep rx_step(ctx_);
+        rte_mbuf* pkts[kMaxBurst];
+        const pkt::UdpPortFilter clocksync_frames{udp_port_};
+        auto answer = [this](worker::QueueRef q, rte_mbuf** got, const RxBurst& b) {
+            return answer_burst(q, got, b.kept);
+        };
+        while (worker::keep_polling()) rx_step.round(pkts, clocksync_frames, answer);
+    }
+
+  private:
+    // Answers the burst's requests in place (kept at the front of pkts), frees the rest;
+    // returns the burst's bytes.
+    uint64_t answer_burst(worker::QueueRef q, rte_mbuf** pkts, uint16_t n) {
+        const uint64_t t2 = clock_.now(q.port);
+        uint64_t rx_bytes = 0;
+        uint16_t keep = 0, dropped = 0;
+        for (uint16_t i = 0; i < n; ++i) {
+            rte_mbuf* m = pkts[i];
+            rx_bytes += rte_pktmbuf_pkt_len(m);
+            // t3 is stamped in send(), once the burst is ready to go.
+            if (const CsPacket p = answer_in_place(m, t2, q.port); p.ok) {
+                answers_[keep] = p;
+                pkts[keep++] = m;
+            } else {
+                c_.drop(p.drop).add(1);
+                drop_[dropped++] = m;
+            }
+        }
+        if (keep > 0) send(q, pkts, keep);
+        if (dropped) rte_pktmbuf_free_bulk(drop_, dropped);
+        return rx_bytes;
+    }
+
+    CsPacket answer_in_place(rte_mbuf* m, uint64_t t2, uint16_t port) {
+        uint8_t* frame = rte_pktmbuf_mtod(m, uint8_t*);
+        pkt::ChecksumCheck check = checksums_;
+        check.port = rx_checksums(m);
+        const CsPacket p = m->nb_segs == 1 ? answer_request(frame, rte_pktmbuf_data_len(m), t2, t2,
+                                                            udp_port_, check)
+                                           : answer_chained(m, linear_, t2, udp_port_, check);
+        if (!p.ok) return p;
+        if (p.udp_checksum_offloaded) [[unlikely]]
+            c_.app_counter(MasterCounter::udp_checksum_offloaded).add(1);
+        own_source_mac(frame, port_macs_, port);
+        return p;
+    }
+
+    void send(worker::QueueRef q, rte_mbuf** pkts, uint16_t n) {
+        const uint64_t t3 = clock_.now(q.port);
+        for (uint16_t i = 0; i < n; ++i)
+            set_t3(rte_pktmbuf_mtod(pkts[i], uint8_t*), answers_[i], t3);
+        const TxResult tx = tx_burst_all(q.port, q.queue, pkts, n, ctx_.tx_retries);
+        if (tx.dropped) c_.tx_full().add(tx.dropped);
+        c_.tx_packets.add(tx.sent);
+        c_.tx_bytes.add(tx.sent_bytes);
+    }
+
+    WorkerContext& ctx_;
+    stats::WorkerCounters& c_;
+    const MasterClock& clock_;
+    const uint16_t udp_port_;
+    const std::vector<pkt::MacAddr>& port_macs_;
+    const pkt::ChecksumCheck checksums_;
+    LinearFrame linear_;
+    rte_mbuf* drop_[kMaxBurst];
+    CsPacket answers_[kMaxBurst];
+};
+
 }  // namespace
 
 void master_loop(WorkerContext& ctx, const MasterClock& clock, uint16_t udp_port,
                  const std::vector<pkt::MacAddr>& port_macs, pkt::ChecksumCheck checksums) {
-    LinearFrame linear;
-    rte_mbuf* pkts[kMaxBurst];
-    rte_mbuf* drop[kMaxBurst];
-    CsPacket answers[kMaxBurst];
-    const uint16_t burst = uint16_t(ctx.burst);
-    stats::WorkerCounters& c = ctx.counters;
-    while (worker::keep_polling()) {
-        for (const worker::QueueRef& q : ctx.slot.queues) {
-            const uint16_t n = rte_eth_rx_burst(q.port, q.queue, pkts, burst);
-            if (n == 0) continue;
-            const uint64_t t2 = clock.now(q.port);
-            uint64_t rx_bytes = 0;
-            uint16_t keep = 0, dropped = 0;
-            for (uint16_t i = 0; i < n; ++i) {
-                rte_mbuf* m = pkts[i];
-                rx_bytes += rte_pktmbuf_pkt_len(m);
-                uint8_t* frame = rte_pktmbuf_mtod(m, uint8_t*);
-                // t3 is stamped below, once the burst is ready to go.
-                pkt::ChecksumCheck check = checksums;
-                check.port = rx_checksums(m);
-                const CsPacket p = m->nb_segs == 1 ? answer_request(frame, rte_pktmbuf_data_len(m),
-                                                                    t2, t2, udp_port, check)
-                                                   : answer_chained(m, linear, t2, udp_port, check);
-                if (p.ok) {
-                    if (p.udp_checksum_offloaded) [[unlikely]]
-                        c.app_counter(MasterCounter::udp_checksum_offloaded).add(1);
-                    own_source_mac(frame, port_macs, q.port);
-                    answers[keep] = p;
-                    pkts[keep++] = m;
-                } else {
-                    c.drop(p.drop).add(1);
-                    drop[dropped++] = m;
-                }
-            }
-            if (keep > 0) {
-                const uint64_t t3 = clock.now(q.port);
-                for (uint16_t i = 0; i < keep; ++i)
-                    set_t3(rte_pktmbuf_mtod(pkts[i], uint8_t*), answers[i], t3);
-                TxResult tx = tx_burst_all(q.port, q.queue, pkts, keep, ctx.tx_retries);
-                if (tx.dropped) c.tx_full().add(tx.dropped);
-                c.tx_packets.add(tx.sent);
-                c.tx_bytes.add(tx.sent_bytes);
-            }
-            if (dropped) rte_pktmbuf_free_bulk(drop, dropped);
-            // RX last: when a reader sees a packet received, its fate is already counted.
-            c.rx_bytes.add(rx_bytes);
-            c.rx_packets.add(n);
-        }
-    }
+    MasterLoop(ctx, clock, udp_port, port_macs, checksums).run();
 }
 
-void drain_loop(WorkerContext& ctx) {
+void drain_loop(WorkerContext& ctx, uint16_t udp_port) {
+    RxStep rx_step(ctx);
     rte_mbuf* pkts[kMaxBurst];
-    stats::WorkerCounters& c = ctx.counters;
-    while (worker::keep_polling()) {
-        for (const worker::QueueRef& q : ctx.slot.queues) {
-            const uint16_t n = rte_eth_rx_burst(q.port, q.queue, pkts, uint16_t(ctx.burst));
-            if (n == 0) continue;
-            uint64_t bytes = 0;
-            for (uint16_t i = 0; i < n; ++i) bytes += rte_pktmbuf_pkt_len(pkts[i]);
-            rte_pktmbuf_free_bulk(pkts, n);
-            c.app_counter(ClientCounter::other_worker_frames).add(n);
-            c.rx_bytes.add(bytes);
-            c.rx_packets.add(n);
-        }
-    }
+    const pkt::UdpPortFilter clocksync_frames{udp_port};
+    auto drain = [&ctx](worker::QueueRef, rte_mbuf** got, const RxBurst& b) {
+        uint64_t bytes = 0;
+        for (uint16_t i = 0; i < b.kept; ++i) bytes += rte_pktmbuf_pkt_len(got[i]);
+        rte_pktmbuf_free_bulk(got, b.kept);
+        ctx.counters.app_counter(ClientCounter::other_worker_frames).add(b.kept);
+        return bytes;
+    };
+    while (worker::keep_polling()) rx_step.round(pkts, clocksync_frames, drain);
 }
 
 ClientWorker::ClientWorker(ClientSession& session, SyncedClock& synced, ClientIo io,
@@ -127,8 +160,9 @@ void ClientWorker::run(WorkerContext& ctx) {
     spare_ = rte_pktmbuf_alloc(io_.pool);
     const worker::QueueRef out = ctx.slot.queues.front();
     unsigned spins = 0;
+    RxStep rx_step(ctx);
     while (worker::keep_polling()) {
-        receive(ctx);
+        receive(ctx, rx_step);
         // While an answer is due, poll RX alone: the rest of the loop would delay t4 by up to
         // its own length. Every kAwaitSpins polls the loop runs whole, for timeouts (ε samples
         // are taken on their grid times whenever tick runs, so they do not move).
@@ -152,32 +186,31 @@ void ClientWorker::run(WorkerContext& ctx) {
     if (sinks_.page) sinks_.page->invalidate(synced_.local().now());  // readers: "stopped"
 }
 
-void ClientWorker::receive(WorkerContext& ctx) {
+void ClientWorker::receive(WorkerContext& ctx, RxStep& rx_step) {
     rte_mbuf* pkts[kMaxBurst];
-    stats::WorkerCounters& c = ctx.counters;
-    for (const worker::QueueRef& q : ctx.slot.queues) {
-        const uint16_t n = rte_eth_rx_burst(q.port, q.queue, pkts, uint16_t(ctx.burst));
-        if (n == 0) continue;
+    const pkt::UdpPortFilter clocksync_frames{session_.udp_port()};
+    rx_step.round(pkts, clocksync_frames, [&](worker::QueueRef, rte_mbuf** got, const RxBurst& b) {
         const uint64_t t4 = synced_.local().now();
         uint64_t bytes = 0, accepted = 0;
-        for (uint16_t i = 0; i < n; ++i) {
-            rte_mbuf* m = pkts[i];
+        for (uint16_t i = 0; i < b.kept; ++i) {
+            rte_mbuf* m = got[i];
             bytes += rte_pktmbuf_pkt_len(m);
-            const uint8_t* frame = rte_pktmbuf_mtod(m, const uint8_t*);
-            const LinearFrame::Bytes b = linear_.of(m);  // the frame itself unless a chain
-            if (!session_.on_frame(b.data, b.len, t4, rx_checksums(m))) continue;
+            const LinearFrame::Bytes f = linear_.of(m);  // the frame itself unless a chain
+            if (!session_.on_frame(f.data, f.len, t4, rx_checksums(m))) continue;
             ++accepted;
-            if (!mac_known_) {
-                std::memcpy(io_.spec.dst_mac.data(), frame + pkt::kMacLen, pkt::kMacLen);
-                io_.background.set_dst_mac(io_.spec.dst_mac);
-                mac_known_ = true;
-            }
+            if (!mac_known_) learn_master_mac(rte_pktmbuf_mtod(m, const uint8_t*));
         }
-        rte_pktmbuf_free_bulk(pkts, n);
-        c.app_counter(ClientCounter::responses).add(accepted);
-        c.rx_bytes.add(bytes);
-        c.rx_packets.add(n);
-    }
+        rte_pktmbuf_free_bulk(got, b.kept);
+        ctx.counters.app_counter(ClientCounter::responses).add(accepted);
+        return bytes;
+    });
+}
+
+// The first response's source MAC is the master's: probes and background frames go there.
+void ClientWorker::learn_master_mac(const uint8_t* response) {
+    std::memcpy(io_.spec.dst_mac.data(), response + pkt::kMacLen, pkt::kMacLen);
+    io_.background.set_dst_mac(io_.spec.dst_mac);
+    mac_known_ = true;
 }
 
 void ClientWorker::send_probes(WorkerContext& ctx) {

@@ -20,6 +20,7 @@
 #include "runtime/forward_loop.hpp"
 #include "runtime/mbuf_frame.hpp"
 #include "runtime/runtime.hpp"
+#include "runtime/rx_step.hpp"
 
 namespace linerate::clocksync {
 
@@ -47,8 +48,9 @@ LINERATE_COUNTERS(MasterCounter, kMasterCounters, LINERATE_CS_MASTER_COUNTERS);
 void master_loop(WorkerContext& ctx, const MasterClock& clock, uint16_t udp_port,
                  const std::vector<pkt::MacAddr>& port_macs, pkt::ChecksumCheck checksums = {});
 
-// Frees whatever arrives on a client worker other than worker 0 (counted as other_worker_frames).
-void drain_loop(WorkerContext& ctx);
+// Frees whatever arrives on a client worker other than worker 0 (counted as other_worker_frames;
+// with --exception-path, what is not clocksync's goes to the host's kernel).
+void drain_loop(WorkerContext& ctx, uint16_t udp_port);
 
 struct ClientIo {
     pkt::UdpFrameSpec spec;  // src MAC/IP, master IP, port; dst MAC = the master's or broadcast
@@ -74,7 +76,9 @@ class ClientWorker {
     std::optional<pkt::MacAddr> master_mac() const;
 
   private:
-    void receive(WorkerContext& ctx);
+    // One round of the RX step: responses to the session, the rest freed.
+    void receive(WorkerContext& ctx, RxStep& rx_step);
+    void learn_master_mac(const uint8_t* response);
     void send_probes(WorkerContext& ctx);
     void report(stats::WorkerCounters& c);
     void publish_to_sinks();

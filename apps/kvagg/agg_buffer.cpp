@@ -10,18 +10,11 @@ namespace linerate::kvagg {
 
 namespace {
 
-constexpr size_t k4K = 4096;
-constexpr size_t k2M = size_t(2) << 20;
-
-// Tables start on a page of the region, so a THP region backs whole tables with huge pages.
-size_t table_align(const mem::RegionSpec& spec) {
-    return spec.kind == mem::RegionKind::pages_thp ? k2M : k4K;
-}
-
 // Region bytes for `count` tables: each may lose an alignment unit plus rte_malloc's element
-// header, and the heap keeps some room of its own.
+// header, and the heap keeps some room of its own. Tables start on a page of the region, so a
+// THP region backs whole tables with huge pages.
 size_t region_bytes(const mem::RegionSpec& spec, size_t table_bytes, unsigned count) {
-    return count * (table_bytes + 2 * table_align(spec)) + (size_t(1) << 20);
+    return count * (table_bytes + 2 * spec.page_size()) + (size_t(1) << 20);
 }
 
 }  // namespace
@@ -33,7 +26,7 @@ AggBuffer::AggBuffer(const mem::RegionSpec& spec, size_t slots, unsigned count, 
     region_ = std::make_unique<mem::Region>(spec, region_bytes(spec, bytes, count), heap_name,
                                             default_socket);
     for (unsigned i = 0; i < count; ++i) {
-        void* p = rte_zmalloc_socket("kvagg_table", bytes, unsigned(table_align(spec)),
+        void* p = rte_zmalloc_socket("kvagg_table", bytes, unsigned(spec.page_size()),
                                      region_->socket_id());
         if (p == nullptr)
             throw std::runtime_error(fmt::format(

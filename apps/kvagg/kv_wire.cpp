@@ -22,10 +22,6 @@ struct KvLocated {
     bool udp_checksum_offloaded = false;  // accepted, left to the sender's TX offload
 };
 
-constexpr UdpReasons<KvVerdict> kKvUdpReasons{KvVerdict::not_kvagg, KvVerdict::malformed,
-                                              KvVerdict::bad_ip_checksum,
-                                              KvVerdict::bad_udp_checksum};
-
 KvLocated locate_kv(const uint8_t* frame, size_t len, uint16_t udp_port,
                     ChecksumCheck checksums = {}) {
     const UdpPayload u = locate_udp_payload(frame, len, udp_port, kKvHeaderLen, checksums);

@@ -20,6 +20,7 @@
 #include "pkt/bytes.hpp"
 #include "pkt/checksum.hpp"
 #include "pkt/headers.hpp"
+#include "pkt/udp_payload.hpp"
 #include "stats/names.hpp"
 
 #include "linerate/kvagg_wire.h"
@@ -123,12 +124,10 @@ struct KvPacket {
 KvPacket parse_kv_packet_general(const uint8_t* frame, size_t len, uint16_t udp_port,
                                  pkt::ChecksumCheck checksums = {});
 
-// The verdict of a checksum check (ok for an offloaded UDP checksum, which is accepted).
-constexpr KvVerdict kv_checksum_verdict(pkt::ChecksumVerdict v) {
-    return v == pkt::ChecksumVerdict::bad_ip    ? KvVerdict::bad_ip_checksum
-           : v == pkt::ChecksumVerdict::bad_udp ? KvVerdict::bad_udp_checksum
-                                                : KvVerdict::ok;
-}
+// kvagg's names for the UDP locator's verdicts (pkt/udp_payload.hpp), on both parse paths.
+inline constexpr pkt::UdpReasons<KvVerdict> kKvUdpReasons{
+    KvVerdict::not_kvagg, KvVerdict::malformed, KvVerdict::bad_ip_checksum,
+    KvVerdict::bad_udp_checksum};
 
 // A valid packet's fields, from its app header (`app`) and tuple count.
 inline KvPacket kv_accepted(const uint8_t* app, uint16_t n) {
@@ -175,7 +174,8 @@ inline std::optional<KvPacket> parse_kv_canonical(const uint8_t* frame, size_t l
     const pkt::ChecksumVerdict c =
         pkt::check_ipv4_udp(ip, pkt::kIpv4MinHdrLen, ip + pkt::kIpv4MinHdrLen, udp_len, checksums);
     if (c != pkt::ChecksumVerdict::ok) [[unlikely]] {
-        if (!pkt::checksum_accepted(c)) return KvPacket{.verdict = kv_checksum_verdict(c)};
+        if (!pkt::checksum_accepted(c))
+            return KvPacket{.verdict = kKvUdpReasons.of(pkt::udp_verdict(c))};
         KvPacket p = kv_accepted(app, n);
         p.udp_checksum_offloaded = true;
         return p;
@@ -225,12 +225,6 @@ KvRequest parse_kv_request(const uint8_t* frame, size_t len, uint16_t udp_port);
 void start_kv_response(uint8_t* out, const uint8_t* request, const KvRequest& r);
 // Sets the IPv4 total length, UDP length and both checksums for a frame of frame_len bytes.
 void finish_kv_response(uint8_t* frame, const KvRequest& r, size_t frame_len);
-
-// Whether kvagg serves a frame: anything its parser does not call not_kvagg (its own traffic,
-// valid or not). The rest is what --exception-path hands to the kernel.
-inline bool kv_serves(const uint8_t* frame, size_t len, uint16_t udp_port) {
-    return parse_kv_packet(frame, len, udp_port).verdict != KvVerdict::not_kvagg;
-}
 
 inline uint64_t kv_tuple_key(const uint8_t* tuples, size_t i) {
     return pkt::load_be64(tuples + i * kKvTupleLen);

@@ -26,17 +26,21 @@ int main(int argc, char** argv) {
     cli::add_common_options(cli, common);
     Options options;
     add_options(cli, options);
-    // Parsed once, here: kvagg's checks and the --aggbuf region come before the EAL.
+    // Parsed once, here: kvagg's checks, then the runtime's plan (--aggbuf's region with the
+    // others) come before the EAL.
     cli::SplitArgs args = cli::parse_or_exit(cli, argc, argv);
     try {
         check_options(options);
     } catch (const std::invalid_argument& e) {
         cli::usage_error(kApp, e.what());
     }
-    precheck_aggbuf(common, options);
-
     auto served = [&] { return xdp::SteerFilter{xdp::SteerMode::udp_port, options.udp_port}; };
-    Runtime runtime({kApp, "key-value stream aggregation", kDrops, kAppCounters, served},
+    Runtime runtime({kApp,
+                     "key-value stream aggregation",
+                     kDrops,
+                     kAppCounters,
+                     served,
+                     {{kAggbufFlag, options.aggbuf}}},
                     std::move(args), common);
     fmt::print("{}: config {}\n", kApp, config_json(options).dump());
     return serve(runtime, options);

@@ -1,6 +1,7 @@
 #include "options.hpp"
 
 #include "cli/command_line.hpp"
+#include "mem/region_spec.hpp"
 
 #include <bit>
 #include <stdexcept>
@@ -78,11 +79,9 @@ void add_options(CLI::App& app, Options& o) {
         ->check(CLI::Range(0u, 256u))
         ->capture_default_str();
     cli::add_checksum_flags(app, o.verify_checksums, o.strict_checksums, "Aggregate frames");
-    app.add_option(
-        "--aggbuf", o.aggbuf,
-        "Memory region of the aggregation table(s), as --netbuf: socket:N, pages:4k, "
-        "pages:thp, file:PATH[,size=BYTES][,create] or an alias (default: the port's NUMA "
-        "node)");
+    app.add_option(kAggbufFlag, o.aggbuf,
+                   "Memory region of the aggregation table(s), as --netbuf: " +
+                       mem::region_syntax() + " or an alias (default: the port's NUMA node)");
     app.add_option("--dump", o.dump,
                    "At exit write `key,value` lines (decimal u64, sorted by key, keys that "
                    "received a tuple) to FILE");

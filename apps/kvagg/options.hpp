@@ -12,6 +12,9 @@
 
 namespace linerate::kvagg {
 
+// The option of the aggregation table's region, resolved by the runtime's plan (AppInfo::regions).
+inline constexpr const char* kAggbufFlag = "--aggbuf";
+
 // per_worker: one AggTable per worker, merged when read; shared: one SharedAggTable (atomics).
 enum class AggMode : uint8_t { per_worker, shared };
 

@@ -64,7 +64,7 @@ template <class Table>
 bool KvService<Table>::place_tables() {
     const AggConfig cfg = agg_config(o_);
     try {
-        buffer_ = std::make_unique<AggBuffer>(runtime_.regions().resolve(o_.aggbuf),
+        buffer_ = std::make_unique<AggBuffer>(runtime_.plan().app_region(kAggbufFlag),
                                               AggGeometry::slots_for(cfg), kShared ? 1 : workers_,
                                               runtime_.ports().front()->socket());
     } catch (const mem::RegionError& e) {
@@ -247,17 +247,6 @@ void KvService<Table>::poll(WorkerContext& ctx) {
 
 template class KvService<AggTable>;
 template class KvService<SharedAggTable>;
-
-void precheck_aggbuf(const cli::CommonOptions& common, const Options& o) {
-    try {
-        mem::RegionCatalog catalog;
-        if (!common.regions_file.empty()) catalog.load_file(common.regions_file);
-        for (const auto& def : common.region_defs) catalog.define(def);
-        mem::check_region_file(catalog.resolve(o.aggbuf));
-    } catch (const std::invalid_argument& e) {
-        cli::usage_error(kApp, std::string("--aggbuf: ") + e.what());
-    }
-}
 
 int serve(Runtime& runtime, const Options& o) {
     if (o.agg == AggMode::shared) return KvService<SharedAggTable>(runtime, o).run();

@@ -22,10 +22,6 @@
 
 namespace linerate::kvagg {
 
-// --aggbuf resolved with the aliases the Runtime will know, before the EAL starts: a typo gets
-// one line and exit 2 like every other bad value.
-void precheck_aggbuf(const cli::CommonOptions& common, const Options& o);
-
 // Aggregates on the started runtime until a stop; the process exit status.
 int serve(Runtime& runtime, const Options& o);
 

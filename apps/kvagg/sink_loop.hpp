@@ -18,6 +18,7 @@
 #include "runtime/forward_loop.hpp"
 #include "runtime/mbuf_frame.hpp"
 #include "runtime/runtime.hpp"
+#include "runtime/rx_step.hpp"
 #include "runtime/tx.hpp"
 #include "worker/quiescence.hpp"
 
@@ -44,34 +45,23 @@ class SinkLoop {
 
     void run(WorkerContext& ctx) {
         rte_mbuf* pkts[kMaxBurst];
-        const uint16_t burst = uint16_t(ctx.burst);
-        stats::WorkerCounters& c = ctx.counters;
-        ExceptionPath* const exception = ctx.exception;
-        // The worker of queue 0 of the exception path's port sends what the kernel sent.
-        const bool sends_for_kernel = exception && exception->transmits_for(ctx.slot);
+        RxStep rx_step(ctx);
+        const pkt::UdpPortFilter kvagg_frames{udp_port_};
+        auto sink = [&](worker::QueueRef, rte_mbuf** got, const RxBurst& b) {
+            const uint64_t bytes = aggregate(got, b.kept);
+            // Requests are rare: one compare per burst on the tuple path.
+            if (kernel_.counters()[KvVerdict::request] != handed_) [[unlikely]]
+                hand_over(ctx.slot.index, got, b.kept);
+            rte_pktmbuf_free_bulk(got, b.kept);
+            publish(ctx.counters);
+            return bytes;
+        };
         while (worker::keep_polling()) {
             serve_query(link_, kernel_.table());
             if (link_.job.load(std::memory_order_relaxed) != nullptr ||
                 link_.outbox_size.load(std::memory_order_relaxed) != 0) [[unlikely]]
                 serve_control(ctx);
-            if (sends_for_kernel) exception->transmit_from_kernel(c, ctx.tx_retries);
-            for (const worker::QueueRef& q : ctx.slot.queues) {
-                const uint16_t rx = rte_eth_rx_burst(q.port, q.queue, pkts, burst);
-                if (rx == 0) continue;
-                uint16_t n = rx;
-                uint64_t bytes = 0;
-                if (exception) [[unlikely]]
-                    n = to_kernel(*exception, c, pkts, n, bytes);
-                bytes += aggregate(pkts, n);
-                c.rx_bytes.add(bytes);
-                // Requests are rare: one compare per burst on the tuple path.
-                if (kernel_.counters()[KvVerdict::request] != handed_) [[unlikely]]
-                    hand_over(ctx.slot.index, pkts, n);
-                rte_pktmbuf_free_bulk(pkts, n);
-                publish(c);
-                // RX last: when a reader sees a packet received, its fate is already counted.
-                c.rx_packets.add(rx);
-            }
+            rx_step.round(pkts, kvagg_frames, sink);
         }
         link_.stopped.store(true, std::memory_order_release);
     }
@@ -125,27 +115,6 @@ class SinkLoop {
             c.app_counter(AppCounter::responses).add(t.sent);
             if (t.dropped) c.app_counter(AppCounter::responses_dropped).add(t.dropped);
         }
-    }
-
-    // Moves the frames kvagg does not serve to the exception path (adding their bytes to
-    // `bytes`) and keeps the rest, in order, at the front of pkts; returns how many it kept.
-    // A second parse of the headers per frame, only with --exception-path.
-    uint16_t to_kernel(ExceptionPath& exception, stats::WorkerCounters& c, rte_mbuf** pkts,
-                       uint16_t n, uint64_t& bytes) {
-        rte_mbuf* other[kMaxBurst];
-        uint16_t keep = 0, moved = 0;
-        for (uint16_t i = 0; i < n; ++i) {
-            rte_mbuf* m = pkts[i];
-            if (kv_serves(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m),
-                          udp_port_)) {
-                pkts[keep++] = m;
-            } else {
-                bytes += rte_pktmbuf_pkt_len(m);
-                other[moved++] = m;
-            }
-        }
-        if (moved) exception.to_kernel(c, other, moved);
-        return keep;
     }
 
     // Aggregates a burst (the kernel's burst path: the slot look-ahead runs across frames);

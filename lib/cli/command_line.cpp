@@ -13,6 +13,8 @@
 #include <set>
 #include <string_view>
 
+#include "mem/region_spec.hpp"
+
 namespace linerate::cli {
 
 namespace {
@@ -117,8 +119,8 @@ void add_run_options(CLI::App& app, CommonOptions& o) {
         ->capture_default_str();
     app.add_option("--json", o.json_path, "Write the final figures as one JSON object to FILE");
     app.add_option("--netbuf", o.netbuf,
-                   "Memory region of the packet buffer pool: socket:N, pages:4k, pages:thp, "
-                   "file:PATH[,size=BYTES][,create] or an alias (default: the port's NUMA node)");
+                   "Memory region of the packet buffer pool: " + mem::region_syntax() +
+                       " or an alias (default: the port's NUMA node)");
     app.add_option("--region", o.region_defs, "Define a region alias NAME=SPEC (repeatable)");
     app.add_option("--regions", o.regions_file, "File of region aliases, lines `NAME = SPEC`")
         ->check(CLI::ExistingFile);

@@ -103,8 +103,9 @@ void Region::map_anonymous(size_t bytes, bool thp) {
     // Page size DPDK is told: objects never straddle it. THP is only 2 MiB where the kernel
     // managed to back it, which is fine for IOVA-as-VA; with physical addresses stay at 4 KiB.
     page_size_ = thp && rte_eal_iova_mode() == RTE_IOVA_VA ? k2M : k4K;
-    len_ = round_up(bytes, thp ? k2M : k4K);
-    mapping_len_ = len_ + (thp ? k2M : 0);
+    const size_t unit = spec_.page_size();
+    len_ = round_up(bytes, unit);
+    mapping_len_ = len_ + (thp ? unit : 0);
     mapping_ =
         mmap(nullptr, mapping_len_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mapping_ == MAP_FAILED) {
@@ -112,8 +113,7 @@ void Region::map_anonymous(size_t bytes, bool thp) {
         throw std::runtime_error(fmt::format("region {}: mmap of {} failed: {}", spec_.text,
                                              format_bytes(double(mapping_len_)), strerror(errno)));
     }
-    base_ =
-        reinterpret_cast<void*>(round_up(reinterpret_cast<uintptr_t>(mapping_), thp ? k2M : k4K));
+    base_ = reinterpret_cast<void*>(round_up(reinterpret_cast<uintptr_t>(mapping_), unit));
     madvise(base_, len_, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
     // Fault every page in now: the first packets must not pay for it, and physical addresses
     // exist only for present pages.

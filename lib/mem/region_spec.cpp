@@ -58,10 +58,8 @@ RegionSpec parse_region_spec(const std::string& text) {
     spec.text = text;
     auto colon = text.find(':');
     if (colon == std::string::npos)
-        throw RegionError(
-            "bad region '" + text +
-            "': expected socket:N, pages:4k, pages:thp, file:PATH[,size=BYTES][,create] "
-            "or an alias");
+        throw RegionError("bad region '" + text + "': expected " + region_syntax() +
+                          " or an alias");
     std::string kind = text.substr(0, colon);
     std::string rest = text.substr(colon + 1);
     if (kind == "socket") {
@@ -143,18 +141,21 @@ void check_region_file(const RegionSpec& spec) {
                           " (add ,create to create it)");
 }
 
+const RegionKindInfo& region_kind_info(RegionKind kind) {
+    for (const RegionKindInfo& k : kRegionKinds)
+        if (k.kind == kind) return k;
+    throw std::logic_error("a region kind missing from kRegionKinds");
+}
+
+std::string region_syntax() {
+    std::string s;
+    for (const RegionKindInfo& k : kRegionKinds)
+        s += (s.empty() ? "" : ", ") + std::string(k.syntax);
+    return s;
+}
+
 std::string describe_kind(RegionKind kind) {
-    switch (kind) {
-        case RegionKind::socket:
-            return "socket";
-        case RegionKind::pages_4k:
-            return "pages:4k";
-        case RegionKind::pages_thp:
-            return "pages:thp";
-        case RegionKind::file:
-            return "file";
-    }
-    return "?";
+    return std::string(region_kind_info(kind).name);
 }
 
 }  // namespace linerate::mem

@@ -6,10 +6,31 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace linerate::mem {
 
 enum class RegionKind { socket, pages_4k, pages_thp, file };
+
+// Every region kind once: how it is written, what backs it, the page size objects are aligned
+// to. The parser, the option help, describe_kind(), RegionSpec::page_size() and the test that
+// holds README.md's region table to it read this list; a new kind is a line here, its case in
+// parse_region_spec() and its backing in region.cpp (Region::Region).
+struct RegionKindInfo {
+    RegionKind kind;
+    std::string_view name;    // describe_kind(): "pages:4k"
+    std::string_view syntax;  // as the user writes it: "file:PATH[,size=BYTES][,create]"
+    size_t page_size;         // alignment unit of what is placed in it (tables, pools)
+};
+inline constexpr RegionKindInfo kRegionKinds[] = {
+    {RegionKind::socket, "socket", "socket:N", size_t(4) << 10},
+    {RegionKind::pages_4k, "pages:4k", "pages:4k", size_t(4) << 10},
+    {RegionKind::pages_thp, "pages:thp", "pages:thp", size_t(2) << 20},
+    {RegionKind::file, "file", "file:PATH[,size=BYTES][,create]", size_t(4) << 10},
+};
+const RegionKindInfo& region_kind_info(RegionKind kind);
+// "socket:N, pages:4k, pages:thp, file:PATH[,size=BYTES][,create]": the kinds, for help texts.
+std::string region_syntax();
 
 struct RegionSpec {
     RegionKind kind = RegionKind::socket;
@@ -19,6 +40,8 @@ struct RegionSpec {
     bool create = false;  // file: create PATH when it does not exist (`,create`)
     std::string text;     // as written (after alias resolution)
     std::string alias;    // the alias name it was reached through, if any
+
+    size_t page_size() const { return region_kind_info(kind).page_size; }
 };
 
 struct RegionError : std::invalid_argument {

@@ -48,6 +48,14 @@ struct UdpReasons {
     }
 };
 
+// A checksum check's verdict as the locator's (the one mapping from one to the other).
+constexpr UdpVerdict udp_verdict(ChecksumVerdict c) {
+    return c == ChecksumVerdict::bad_ip      ? UdpVerdict::bad_ip_checksum
+           : c == ChecksumVerdict::bad_udp   ? UdpVerdict::bad_udp_checksum
+           : c == ChecksumVerdict::offloaded ? UdpVerdict::offloaded
+                                             : UdpVerdict::ok;
+}
+
 // The datagram to `dst_port` in frame[0, len) whose UDP payload holds at least `min_payload`
 // bytes (the app's fixed header), with its checksums judged by `checks`. Reads only inside
 // the frame.
@@ -73,24 +81,23 @@ inline UdpPayload locate_udp_payload(const uint8_t* frame, size_t len, uint16_t 
     if ((frag & 0x2000) != 0 || total < ihl + kUdpHdrLen || total > room ||
         udp_len < kUdpHdrLen + min_payload || udp_len > total - ihl)
         return p;
-    switch (check_ipv4_udp(ip.ip, ihl, udp.udp, udp_len, checks)) {
-        case ChecksumVerdict::bad_ip:
-            p.verdict = UdpVerdict::bad_ip_checksum;
-            return p;
-        case ChecksumVerdict::bad_udp:
-            p.verdict = UdpVerdict::bad_udp_checksum;
-            return p;
-        case ChecksumVerdict::offloaded:
-            p.verdict = UdpVerdict::offloaded;
-            break;
-        case ChecksumVerdict::ok:
-            p.verdict = UdpVerdict::ok;
-            break;
-    }
+    p.verdict = udp_verdict(check_ipv4_udp(ip.ip, ihl, udp.udp, udp_len, checks));
+    if (!p.accepted()) return p;
     p.l3_offset = l2.length;
     p.data = udp.udp + kUdpHdrLen;
     p.len = udp_len - kUdpHdrLen;
     return p;
 }
+
+// Whether an app that owns UDP port `port` serves a frame: anything the locator would not call
+// not_mine (its own traffic, valid or not). The rest is what --exception-path hands to the
+// host's kernel (runtime/rx_step.hpp).
+struct UdpPortFilter {
+    uint16_t port;
+    bool operator()(const uint8_t* frame, size_t len) const {
+        return locate_udp_payload(frame, len, port, 0, {.verify = false}).verdict !=
+               UdpVerdict::not_mine;
+    }
+};
 
 }  // namespace linerate::pkt

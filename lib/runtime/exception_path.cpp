@@ -11,31 +11,7 @@ namespace linerate {
 
 namespace {
 constexpr unsigned kServiceBurst = 64;
-// Linux interface names: at most 15 bytes.
-constexpr size_t kMaxIfName = 15;
 }  // namespace
-
-std::optional<ExceptionPathSpec> parse_exception_path(const std::string& text,
-                                                      const std::string& app) {
-    if (text.empty()) return std::nullopt;
-    ExceptionPathSpec spec;
-    if (text == "tap") {
-        spec.iface = "lr-" + app;
-    } else if (text.rfind("tap:", 0) == 0) {
-        spec.iface = text.substr(4);
-    } else {
-        throw std::invalid_argument("--exception-path: '" + text + "' is not tap or tap:NAME");
-    }
-    if (spec.iface.empty() || spec.iface.size() > kMaxIfName ||
-        spec.iface.find_first_of(",/: ") != std::string::npos)
-        throw std::invalid_argument("--exception-path: interface name '" + spec.iface +
-                                    "' must be 1 to 15 characters without , / : or space");
-    return spec;
-}
-
-std::string exception_tap_vdev_arg(const ExceptionPathSpec& spec) {
-    return fmt::format("--vdev={},iface={}", kExceptionTapVdev, spec.iface);
-}
 
 ExceptionPath::ExceptionPath(const std::string& name, uint16_t tap_port, uint16_t out_port,
                              int socket)

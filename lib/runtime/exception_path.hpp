@@ -8,7 +8,6 @@
 #include <rte_mbuf.h>
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,19 +20,8 @@
 
 namespace linerate {
 
-// The vdev the runtime adds for the TAP (net_tap names must start with "net_tap").
-inline constexpr const char* kExceptionTapVdev = "net_tap_exception";
 // Ring sizes (each direction): what a burst of host traffic can queue before it is dropped.
 inline constexpr unsigned kExceptionRingSize = 1024;
-
-struct ExceptionPathSpec {
-    std::string iface;  // the TAP interface's name
-};
-// "" -> none; "tap" -> a TAP named after the app; "tap:NAME". Throws std::invalid_argument.
-std::optional<ExceptionPathSpec> parse_exception_path(const std::string& text,
-                                                      const std::string& app);
-// The EAL argument that creates the TAP port.
-std::string exception_tap_vdev_arg(const ExceptionPathSpec& spec);
 
 class ExceptionPath {
   public:

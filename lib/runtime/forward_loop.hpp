@@ -14,12 +14,12 @@
 
 #include "pkt/checksum.hpp"
 #include "runtime/runtime.hpp"
+#include "runtime/rx_step.hpp"
 #include "runtime/tx.hpp"
 #include "worker/quiescence.hpp"
 
 namespace linerate {
 
-inline constexpr unsigned kMaxBurst = 512;
 inline constexpr unsigned kPrefetchAhead = 3;
 
 // What a kernel returns to have the frame transmitted (a drop is its board slot, never 0: slot 0
@@ -61,18 +61,18 @@ class ForwardLoop {
   public:
     ForwardLoop(WorkerContext& ctx, Kernel& kernel, const ForwardOptions& options)
         : ctx_(ctx),
+          rx_step_(ctx),
           kernel_(kernel),
           c_(ctx.counters),
           rx_(ctx.slot.queues),
           tx_(options.tx.empty() ? ctx.slot.queues : options.tx),
           divert_(options.divert),
-          sends_for_kernel_(ctx.exception && ctx.exception->transmits_for(ctx.slot)),
-          to_kernel_reason_(ctx.exception ? options.to_kernel_reason.value_or(kTransmit)
-                                          : kTransmit) {}
+          to_kernel_reason_(rx_step_.exception_path() ? options.to_kernel_reason.value_or(kTransmit)
+                                                      : kTransmit) {}
 
     void run() {
         while (worker::keep_polling()) {
-            if (sends_for_kernel_) ctx_.exception->transmit_from_kernel(c_, ctx_.tx_retries);
+            rx_step_.start_round();
             for (size_t qi = 0; qi < rx_.size(); ++qi) forward_burst(rx_[qi], tx_[qi]);
         }
     }
@@ -86,9 +86,9 @@ class ForwardLoop {
     };
 
     void forward_burst(worker::QueueRef q, worker::QueueRef out) {
-        const unsigned n = rte_eth_rx_burst(q.port, q.queue, pkts_, uint16_t(ctx_.burst));
-        if (n == 0) return;
-        const Sorted s = sort(n, ctx_.may_carry_unfinished_checksums(q.port));
+        const RxBurst b = rx_step_.receive(q, pkts_, ServesAll{});
+        if (b.received == 0) return;
+        const Sorted s = sort(b.kept, ctx_.may_carry_unfinished_checksums(q.port));
         // What is kept is what came in minus what was dropped or trimmed: the common case adds
         // one length per frame.
         uint64_t keep_bytes = s.rx_bytes - s.drop_bytes;
@@ -99,10 +99,8 @@ class ForwardLoop {
         c_.tx_packets.add(tx.sent);
         c_.tx_bytes.add(tx.sent_bytes);
         if (s.dropped) dispose(s.dropped);
-        if (s.handed) ctx_.exception->to_kernel(c_, to_kernel_, s.handed);
-        // RX last: when a reader sees a packet received, its fate is already counted.
-        c_.rx_bytes.add(s.rx_bytes);
-        c_.rx_packets.add(n);
+        if (s.handed) rx_step_.to_kernel(to_kernel_, s.handed);
+        rx_step_.count(b, s.rx_bytes);
     }
 
     Sorted sort(unsigned n, bool complete_checksums) {
@@ -150,12 +148,12 @@ class ForwardLoop {
     }
 
     WorkerContext& ctx_;
+    RxStep rx_step_;
     Kernel& kernel_;
     stats::WorkerCounters& c_;
     const std::vector<worker::QueueRef>& rx_;
     const std::vector<worker::QueueRef>& tx_;
     const std::optional<Divert> divert_;
-    const bool sends_for_kernel_;
     const unsigned to_kernel_reason_;
     rte_mbuf* pkts_[kMaxBurst];
     rte_mbuf* drop_[kMaxBurst];

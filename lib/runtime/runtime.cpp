@@ -12,7 +12,12 @@
 #include <thread>
 
 #include "eal/af_xdp.hpp"
-#include "pcapio/pcap_file.hpp"
+#include "eal/eal.hpp"
+#include "eal/flow_isolate.hpp"
+#include "mem/mempool.hpp"
+#include "runtime/af_xdp_steering.hpp"
+#include "runtime/exception_feature.hpp"
+#include "runtime/pcap_mode.hpp"
 #include "stats/port_drops.hpp"
 #include "stats/report.hpp"
 #include "stats/telemetry.hpp"
@@ -49,78 +54,65 @@ double now_s() {
 // at once), the EAL, then ports, pool and the runtime's features.
 Runtime::Runtime(AppInfo info, cli::SplitArgs args, cli::CommonOptions& options)
     : info_(std::move(info)), options_(options) {
-    const std::vector<uint16_t> requested = check_options();
-    const std::vector<eal::AfXdpSpec> af_xdp = af_xdp_specs();
-    start_eal(eal_arguments(args, af_xdp));
-    start_ports(requested, af_xdp);
+    make_plan();
+    start_eal(eal_arguments(args));
+    start_ports();
 }
 
-std::vector<uint16_t> Runtime::check_options() {
+const mem::RegionSpec& Plan::app_region(std::string_view flag) const {
+    for (const auto& [f, spec] : app_regions)
+        if (f == flag) return spec;
+    throw std::out_of_range("no app region option " + std::string(flag));
+}
+
+rte_mempool* Runtime::pool() const {
+    return pool_->get();
+}
+
+// Regions, ports, the common values and the features that are on: an invalid_argument is a
+// usage error (exit 2), a runtime_error a start-up failure (exit 1).
+void Runtime::make_plan() {
     try {
-        if (!options_.regions_file.empty()) regions_.load_file(options_.regions_file);
-        for (const auto& def : options_.region_defs) regions_.define(def);
-        netbuf_ = regions_.resolve(options_.netbuf);
-        mem::check_region_file(netbuf_);
-        std::vector<uint16_t> requested = cli::parse_port_list(options_);
-        served_ = info_.xdp_filter ? info_.xdp_filter() : xdp::SteerFilter{xdp::SteerMode::ipv4, 0};
-        xdp_filter_ = xdp::parse_steer_filter(
-            options_.xdp_steer.empty() ? "app" : options_.xdp_steer, served_);
+        if (!options_.regions_file.empty()) plan_.regions.load_file(options_.regions_file);
+        for (const auto& def : options_.region_defs) plan_.regions.define(def);
+        plan_.netbuf = plan_.regions.resolve(options_.netbuf);
+        mem::check_region_file(plan_.netbuf);
+        for (const AppRegion& r : info_.regions) try {
+                plan_.app_regions.emplace_back(r.flag, plan_.regions.resolve(r.value));
+                mem::check_region_file(plan_.app_regions.back().second);
+            } catch (const std::invalid_argument& e) {
+                throw std::invalid_argument(r.flag + ": " + e.what());
+            }
+        plan_.ports = cli::parse_port_list(options_);
+        plan_.served =
+            info_.xdp_filter ? info_.xdp_filter() : xdp::SteerFilter{xdp::SteerMode::ipv4, 0};
         cli::check_common_options(options_);
-        exception_spec_ = parse_exception_path(options_.exception_path, info_.name);
-        return requested;
+        add_features();
     } catch (const std::invalid_argument& e) {
         cli::usage_error(info_.name, e.what());
-    }
-}
-
-// --pcap: the input checked and counted up front (so the run knows when it is done), and the
-// net_pcap vdev with the test-mode EAL defaults.
-std::vector<std::string> Runtime::pcap_eal_args(bool had_separator) {
-    try {
-        eal::PcapSpec spec = eal::parse_pcap_spec(options_.pcap);
-        std::string warning;
-        pcapio::TestInput input = pcapio::test_mode_input(spec.in, warning);
-        if (!warning.empty()) fmt::print(stderr, "{}: warning: {}\n", info_.name, warning);
-        pcap_frames_ = input.frames;
-        spec.in = input.path;
-        return eal::pcap_mode_eal_args(spec, had_separator);
     } catch (const std::exception& e) {
-        cli::usage_error(info_.name, e.what());
+        fatal(info_.name, e.what(), options_.json_path);
     }
 }
 
-std::vector<eal::AfXdpSpec> Runtime::af_xdp_specs() const {
-    std::vector<eal::AfXdpSpec> af_xdp;
-    if (options_.af_xdp.empty()) return af_xdp;
-    try {
-        for (const auto& spec : options_.af_xdp) af_xdp.push_back(eal::parse_af_xdp_spec(spec));
-    } catch (const std::invalid_argument& e) {
-        cli::usage_error(info_.name, e.what());
-    }
-    // Always linerate's steering program: DPDK's default one would hand the app every frame of
-    // the interface, the host's ARP, ping and ssh included.
-    std::string prog = xdp::find_bpf_object(xdp::kSteerObjectName);
-    if (prog.empty())
-        fatal(info_.name,
-              std::string("--af-xdp: linerate's XDP steering program (") + xdp::kSteerObjectName +
-                  ") is neither next to the app, in its install tree nor in the build tree: "
-                  "not taking the interface without it",
-              options_.json_path);
-    for (auto& spec : af_xdp) spec.xdp_prog = prog;
-    return af_xdp;
+// The features in the order their hooks run: the test input, AF_XDP and steering, then the
+// exception path (which takes its TAP out of whatever ports the others chose).
+void Runtime::add_features() {
+    auto& f = plan_.features;
+    if (pcap_mode()) f.push_back(std::make_unique<PcapMode>(info_.name, options_.pcap));
+    const xdp::SteerFilter steer = xdp::parse_steer_filter(
+        options_.xdp_steer.empty() ? "app" : options_.xdp_steer, plan_.served);
+    f.push_back(std::make_unique<AfXdpSteering>(info_.name, options_.af_xdp, steer,
+                                                !options_.xdp_steer.empty()));
+    if (!options_.exception_path.empty())
+        f.push_back(std::make_unique<ExceptionPathFeature>(info_.name, options_.exception_path));
 }
 
-// The user's EAL args, then what --pcap, --exception-path and --af-xdp add.
-std::vector<std::string> Runtime::eal_arguments(const cli::SplitArgs& args,
-                                                const std::vector<eal::AfXdpSpec>& af_xdp) {
+// The user's EAL args, then what the features add (net_pcap, net_tap, AF_XDP defaults).
+std::vector<std::string> Runtime::eal_arguments(const cli::SplitArgs& args) {
     std::vector<std::string> eal_args = {args.program};
     eal_args.insert(eal_args.end(), args.eal.begin(), args.eal.end());
-    auto append = [&](const std::vector<std::string>& more) {
-        eal_args.insert(eal_args.end(), more.begin(), more.end());
-    };
-    if (pcap_mode()) append(pcap_eal_args(args.had_separator));
-    if (exception_spec_) eal_args.push_back(exception_tap_vdev_arg(*exception_spec_));
-    if (!af_xdp.empty() && !args.had_separator) append(eal::af_xdp_mode_eal_args(af_xdp));
+    for (auto& f : plan_.features) f->add_eal_args(eal_args, args.had_separator);
     try {
         eal::check_file_prefix_free(eal_args);
     } catch (const std::invalid_argument& e) {
@@ -142,26 +134,14 @@ void Runtime::start_eal(const std::vector<std::string>& eal_args) {
     pdump_ = rte_eal_process_type() == RTE_PROC_PRIMARY && rte_pdump_init() == 0;
 }
 
-// The ports the run uses: --pcap's, --af-xdp's (created now, one per queue), or the requested.
-void Runtime::start_ports(std::vector<uint16_t> requested,
-                          const std::vector<eal::AfXdpSpec>& af_xdp) {
+// Ports, pool and features; what the user got wrong (a port, a region, isolation) is a usage
+// error, the rest a start-up failure.
+void Runtime::start_ports() {
     const std::string& app = info_.name;
     try {
-        if (pcap_mode()) {
-            uint16_t pcap_port;
-            if (rte_eth_dev_get_port_by_name(eal::kPcapVdevName, &pcap_port) != 0)
-                throw std::runtime_error("the net_pcap port of --pcap was not created");
-            requested = {pcap_port};
-        }
-        if (!af_xdp.empty()) {
-            af_xdp_ports_ =
-                eal::create_af_xdp_ports(af_xdp, unsigned(worker::worker_lcores().size()));
-            requested.clear();
-            for (const auto& p : af_xdp_ports_) requested.push_back(p.port);
-        }
-        setup_ports(requested);
+        setup_ports(choose_ports());
         note_kernel_ports();
-        setup_steering();
+        start_features();
     } catch (const mem::RegionError& e) {
         cli::usage_error(app, e.what());
     } catch (const eal::PortChoiceError& e) {
@@ -173,22 +153,20 @@ void Runtime::start_ports(std::vector<uint16_t> requested,
     }
 }
 
-std::optional<uint16_t> Runtime::exception_tap_port() const {
-    uint16_t id;
-    if (!exception_spec_ || rte_eth_dev_get_port_by_name(kExceptionTapVdev, &id) != 0)
-        return std::nullopt;
-    return id;
+// The requested ports (or every port), unless a feature makes the run's ports (--pcap,
+// --af-xdp); less what a feature keeps for itself (the exception path's TAP).
+std::vector<uint16_t> Runtime::choose_ports() {
+    std::vector<uint16_t> ids = plan_.ports;
+    const unsigned workers = unsigned(worker::worker_lcores().size());
+    for (auto& f : plan_.features)
+        if (std::optional<std::vector<uint16_t>> made = f->make_ports(workers)) ids = *made;
+    ids = eal::select_ports(ids);
+    for (auto& f : plan_.features) f->claim_ports(ids);
+    return ids;
 }
 
-void Runtime::setup_ports(const std::vector<uint16_t>& requested) {
-    std::vector<uint16_t> ids = eal::select_ports(requested);
-    const std::optional<uint16_t> tap = exception_tap_port();
-    if (exception_spec_ && !tap)
-        throw std::runtime_error("--exception-path: the TAP port was not created (net_tap)");
-    std::erase_if(ids, [&](uint16_t id) { return id == tap; });
-    if (ids.empty()) throw std::runtime_error("no port left besides the exception path's TAP");
+void Runtime::setup_ports(const std::vector<uint16_t>& ids) {
     const std::vector<unsigned> lcores = worker::worker_lcores();
-
     std::vector<eal::PoolNeeds> needs;
     for (uint16_t id : ids) needs.push_back(eal::pool_needs(id));
     const unsigned data_room = mbuf_data_room(needs);
@@ -203,20 +181,13 @@ void Runtime::setup_ports(const std::vector<uint16_t>& requested) {
             unsigned(port.rx_desc()) * port.queues() + port.mbufs_beyond_rings();
         demand.tx_descriptors += unsigned(port.tx_desc()) * port.queues();
         unsigned first_worker = 0;
-        for (const auto& p : af_xdp_ports_)
-            if (p.port == id) first_worker = p.queue;
+        for (const auto& f : plan_.features)
+            if (std::optional<unsigned> w = f->first_worker(id)) first_worker = *w;
         port_queues.push_back({id, port.queues(), first_worker});
     }
-    if (tap) {
-        tap_port_ =
-            std::make_unique<eal::Port>(*tap, eal::PortConfig{.rx_desc = 256, .tx_desc = 256});
-        // Its descriptors and what both rings can hold.
-        demand.rx_descriptors += tap_port_->rx_desc() + 2 * kExceptionRingSize;
-        demand.tx_descriptors += tap_port_->tx_desc();
-    }
+    for (const auto& f : plan_.features) f->add_pool_demand(demand);
     for (const eal::PoolNeeds& n : needs) demand.rx_descriptors += n.kept_mbufs;
     start_pool_and_ports(pool_mbufs(needs, demand), data_room);
-    if (tap_port_) start_exception_path();
     start_board(lcores, port_queues);
 }
 
@@ -238,9 +209,9 @@ const eal::Port& Runtime::configure_port(uint16_t id, unsigned workers, unsigned
 
 // The pool in its region, then every port started on it (link waited for, described).
 void Runtime::start_pool_and_ports(unsigned mbufs, unsigned data_room) {
-    pool_ =
-        std::make_unique<mem::PacketPool>(info_.name + "_netbuf", mbufs, options_.mbuf_cache,
-                                          netbuf_, ports_.front()->socket(), uint16_t(data_room));
+    pool_ = std::make_unique<mem::PacketPool>(info_.name + "_netbuf", mbufs, options_.mbuf_cache,
+                                              plan_.netbuf, ports_.front()->socket(),
+                                              uint16_t(data_room));
     fmt::print("{}: netbuf {}\n", info_.name, pool_->describe());
     for (auto& port : ports_) {
         pool_->region().dma_map(port->device());
@@ -252,20 +223,13 @@ void Runtime::start_pool_and_ports(unsigned mbufs, unsigned data_room) {
         fmt::print("{}: {}\n", info_.name, port->describe());
         if (options_.isolate)
             fmt::print("{}: port {} {}\n", info_.name, port->id(),
-                       eal::install_served_rule(port->id(), served_, port->queues()));
+                       eal::install_served_rule(port->id(), plan_.served, port->queues()));
     }
 }
 
-void Runtime::start_exception_path() {
-    tap_port_->start(pool_->get());
-    exception_ = std::make_unique<ExceptionPath>(info_.name, tap_port_->id(), ports_.front()->id(),
-                                                 tap_port_->socket());
-    fmt::print(
-        "{}: exception path: frames not served <-> TAP {} (port {}), kernel's frames out port "
-        "{}\n",
-        info_.name, exception_spec_->iface, tap_port_->id(), ports_.front()->id());
-    add_json([this](nlohmann::json& j) { j["exception_path"] = exception_->json(); });
-    add_summary([this] { return exception_->summary(); });
+void Runtime::start_features() {
+    const StartedRun run{info_.name, pool_->get(), ports_};
+    for (auto& f : plan_.features) f->start(run);
 }
 
 // The worker map and the stats board (with the names of the features that are on).
@@ -275,7 +239,8 @@ void Runtime::start_board(const std::vector<unsigned>& lcores,
     fmt::print("{}", workers_->describe());
     std::fflush(stdout);  // start-up lines reach a log or pipe now, not at the first stats line
     std::vector<std::string_view> features_on;
-    if (exception_) features_on.push_back(stats::kExceptionPathFeature);
+    for (const auto& f : plan_.features)
+        if (!f->board_feature().empty()) features_on.push_back(f->board_feature());
     stats_ = std::make_unique<stats::StatsBoard>(info_.name, workers_->size(), info_.drop_reasons,
                                                  info_.counters, features_on);
 }
@@ -336,44 +301,12 @@ unsigned Runtime::pool_mbufs(const std::vector<eal::PoolNeeds>& needs,
         keeper->port, keeper->kept_reason, options_.mbufs, mem::pool_size(demand)));
 }
 
-void Runtime::setup_steering() {
-    std::vector<uint16_t> ids;
-    for (const auto& port : ports_) ids.push_back(port->id());
-    steering_ = std::make_unique<xdp::Steering>(ids, xdp_filter_);
-    std::string prog = xdp::find_bpf_object(xdp::kSteerObjectName);
-    if (prog.empty()) prog = std::string("PATH/") + xdp::kSteerObjectName;
-    if (!options_.xdp_steer.empty() && steering_->empty())
-        throw std::runtime_error(
-            "--xdp-steer: no net_af_xdp port's interface has linerate's steering program "
-            "(use --af-xdp IFACE, or attach it with the vdev's xdp_prog=" +
-            prog + ")");
-    // Hand-written vdevs keep DPDK's behaviour (the user's choice), but not silently.
-    for (const std::string& iface : steering_->unsteered())
-        fmt::print(stderr,
-                   "{}: warning: {} has DPDK's default XDP program (no xdp_prog= on its vdev): "
-                   "the app takes every frame of it, the host's ARP, ping and ssh there "
-                   "included (--af-xdp {}, or xdp_prog={} on the vdev, hands it only the app's "
-                   "traffic)\n",
-                   info_.name, iface, iface, prog);
-    fmt::print("{}", steering_->describe());
-    std::fflush(stdout);  // a start-up line: to a log or pipe now
-}
-
 Runtime::~Runtime() {
     stats::clear_telemetry();
-    exception_.reset();
-    tap_port_.reset();
+    plan_.features.clear();  // what they hold goes back to the pool, their ports close
     ports_.clear();
     pool_.reset();
     if (pdump_) rte_pdump_uninit();
-}
-
-bool Runtime::pcap_input_drained(uint64_t rx_packets) const {
-    // net_pcap returns 0 at end of file forever; knowing the frame count tells "done" from
-    // "slow". Frames the PMD itself rejected (e.g. larger than an mbuf chain) count as seen.
-    rte_eth_stats st{};
-    rte_eth_stats_get(ports_.front()->id(), &st);
-    return rx_packets + st.ierrors >= pcap_frames_;
 }
 
 std::vector<stats::PortDrops> Runtime::port_drops_now() const {
@@ -408,46 +341,36 @@ void Runtime::report_link_changes() {
 
 void Runtime::monitor() {
     const double start = now_s();
-    double last_print = start;
+    double last_print = start, last_link_check = start;
     stats::Totals last = stats_->totals();
-    uint64_t last_rx = 0;
-    uint64_t last_port_drops = 0;
-    double last_progress = start;
-    double last_link_check = start;
-    // The exception path's frames wait for this loop: ARP and ping answered within a ms or so.
-    const auto period = std::chrono::milliseconds(pcap_mode() || exception_ ? 1 : 10);
+    std::chrono::milliseconds period = Feature::kDefaultTick;
+    for (const auto& f : plan_.features) period = std::min(period, f->tick_period());
     while (!worker::stop_requested()) {
         std::this_thread::sleep_for(period);
-        if (exception_) exception_->service();
-        double now = now_s();
-        stats::Totals t = stats_->totals();
+        const double now = now_s();
+        const stats::Totals t = stats_->totals();
+        for (auto& f : plan_.features) f->tick({now, t.rx_packets});
         if (options_.duration_s > 0 && now - start >= options_.duration_s) worker::request_stop();
-        if (pcap_mode()) {
-            if (pcap_input_drained(t.rx_packets)) worker::request_stop();
-            if (t.rx_packets != last_rx) {
-                last_rx = t.rx_packets;
-                last_progress = now;
-            } else if (now - last_progress > 2.0) {
-                fmt::print(stderr, "{}: warning: net_pcap delivered {} of {} frames, stopping\n",
-                           info_.name, t.rx_packets, pcap_frames_);
-                worker::request_stop();
-            }
-        }
         if (!pcap_mode() && now - last_link_check >= 1.0) {
             report_link_changes();
             last_link_check = now;
         }
         if (options_.stats_period_s > 0 && now - last_print >= options_.stats_period_s) {
-            uint64_t port_drops = stats::total(port_drops_now());
-            fmt::print("{}{} | port drops {}\n",
-                       stats::interval_line(*stats_, t, last, now - last_print),
-                       steering_->interval_text(), port_drops - last_port_drops);
-            last_port_drops = port_drops;
-            std::fflush(stdout);
+            print_interval(t, last, now - last_print);
             last = t;
             last_print = now;
         }
     }
+}
+
+// The periodic stats line: the board's rates, what features add, the ports' own drops.
+void Runtime::print_interval(const stats::Totals& now, const stats::Totals& last, double seconds) {
+    std::string line = stats::interval_line(*stats_, now, last, seconds);
+    for (auto& f : plan_.features) line += f->interval_text();
+    const uint64_t port_drops = stats::total(port_drops_now());
+    fmt::print("{} | port drops {}\n", line, port_drops - last_port_drops_);
+    last_port_drops_ = port_drops;
+    std::fflush(stdout);
 }
 
 void Runtime::register_telemetry() {
@@ -460,9 +383,14 @@ void Runtime::register_telemetry() {
     stats::register_telemetry("/linerate/drops", "Drops by reason", [this](const std::string&) {
         return stats::drops_json(*stats_, stats_->totals());
     });
-    if (!steering_->empty())
-        stats::register_telemetry("/linerate/xdp", "XDP steering program counters",
-                                  [this](const std::string&) { return steering_->telemetry(); });
+    for (auto& f : plan_.features) f->register_telemetry();
+}
+
+WorkerContext Runtime::worker_context(const worker::WorkerSlot& slot) {
+    WorkerContext ctx{slot,    stats_->worker(slot.index), options_.burst, options_.tx_retries,
+                      nullptr, unfinished_checksums_};
+    for (auto& f : plan_.features) f->fill_worker_context(ctx);
+    return ctx;
 }
 
 int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
@@ -472,12 +400,7 @@ int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
     worker::run_workers(
         *workers_,
         [&](const worker::WorkerSlot& slot) {
-            WorkerContext ctx{slot,
-                              stats_->worker(slot.index),
-                              options_.burst,
-                              options_.tx_retries,
-                              exception_.get(),
-                              unfinished_checksums_};
+            WorkerContext ctx = worker_context(slot);
             if (!slot.queues.empty()) worker(ctx);
         },
         [this] { monitor(); });
@@ -506,8 +429,7 @@ Runtime::Closed Runtime::close_ports() {
         held_bound += port->held_after_close();
     }
     stats::clear_telemetry();
-    if (exception_) exception_->drain();
-    tap_port_.reset();
+    for (auto& f : plan_.features) f->drain();
     Closed c;
     c.port_drops = port_drops_now();
     c.links = nlohmann::json::object();
@@ -524,7 +446,8 @@ void Runtime::print_summary(const Closed& closed) const {
     if (int sig = worker::stop_signal()) fmt::print("{}: stopped by signal {}\n", info_.name, sig);
     fmt::print("{}\n", stats::final_summary(*stats_, elapsed_s_, closed.in_use, closed.pmd_held));
     fmt::print("{}\n", stats::port_drops_summary(closed.port_drops));
-    if (!steering_->empty()) fmt::print("{}\n", steering_->summary());
+    for (const auto& f : plan_.features)
+        if (std::string line = f->summary(); !line.empty()) fmt::print("{}\n", line);
     for (auto& f : summary_hooks_) fmt::print("{}\n", f());
     std::fflush(stdout);
 }
@@ -534,7 +457,7 @@ bool Runtime::write_json(const Closed& closed) const {
     j["netbuf"] = pool_->describe();
     j["port_drops"] = stats::port_drops_json(closed.port_drops);
     j["links"] = closed.links;
-    if (!steering_->empty()) j["xdp"] = steering_->json();
+    for (const auto& f : plan_.features) f->add_json(j);
     for (unsigned w = 0; w < j["workers"].size(); ++w)
         for (auto& f : worker_json_hooks_) f(w, j["workers"][w]);
     for (auto& f : json_hooks_) f(j);

@@ -14,19 +14,30 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command_line.hpp"
-#include "eal/af_xdp.hpp"
-#include "eal/eal.hpp"
-#include "eal/flow_isolate.hpp"
 #include "eal/port.hpp"
-#include "mem/mempool.hpp"
 #include "mem/region_spec.hpp"
-#include "runtime/exception_path.hpp"
+#include "runtime/feature.hpp"
 #include "stats/counters.hpp"
 #include "stats/port_drops.hpp"
 #include "worker/worker_map.hpp"
-#include "xdp/steering.hpp"
+#include "xdp/steer.hpp"
 
 namespace linerate {
+
+namespace eal {
+class Eal;
+}
+namespace mem {
+class PacketPool;
+}
+class ExceptionPath;
+
+// A region option of the app's own (kvagg's --aggbuf), resolved with the runtime's catalogue
+// (--regions, --region) before the EAL: a bad one exits 2 at once.
+struct AppRegion {
+    std::string flag;  // "--aggbuf"
+    std::string value;
+};
 
 struct AppInfo {
     std::string name;
@@ -38,6 +49,23 @@ struct AppInfo {
     // What the app serves, for the XDP steering program (--xdp-steer app), once the command
     // line is parsed; unset: every IPv4 frame.
     std::function<xdp::SteerFilter()> xdp_filter;
+    // The app's own region options, judged with the runtime's (Plan::app_region).
+    std::vector<AppRegion> regions = {};
+};
+
+// What the command line asks for, judged before the EAL (the runtime's first stage): every
+// value that can be checked without the EAL is checked here. Apps read it instead of deriving
+// it again.
+struct Plan {
+    mem::RegionCatalog regions;
+    mem::RegionSpec netbuf;
+    std::vector<std::pair<std::string, mem::RegionSpec>> app_regions;  // AppInfo::regions
+    std::vector<uint16_t> ports;                     // --ports (empty: every port the EAL probes)
+    xdp::SteerFilter served;                         // what the app serves (--isolate's rule)
+    std::vector<std::unique_ptr<Feature>> features;  // the runtime features that are on
+
+    // The region of AppInfo::regions' option `flag`; throws std::out_of_range for another flag.
+    const mem::RegionSpec& app_region(std::string_view flag) const;
 };
 
 struct WorkerContext {
@@ -45,7 +73,7 @@ struct WorkerContext {
     stats::WorkerCounters& counters;
     unsigned burst;
     unsigned tx_retries;
-    ExceptionPath* exception = nullptr;  // --exception-path, or none
+    ExceptionPath* exception = nullptr;  // --exception-path, or none (rx_step.hpp uses it)
     // By port id: frames from it may carry a checksum the sender left to TX offload (kernel
     // ports: AF_XDP, AF_PACKET, TAP), which a loop that sends them on must complete
     // (pkt::complete_offloaded_checksum). Empty or short: none.
@@ -69,7 +97,8 @@ class Runtime {
     Runtime(const Runtime&) = delete;
     Runtime& operator=(const Runtime&) = delete;
 
-    rte_mempool* pool() const { return pool_->get(); }
+    const Plan& plan() const { return plan_; }
+    rte_mempool* pool() const;
     const std::vector<std::unique_ptr<eal::Port>>& ports() const { return ports_; }
     std::vector<uint16_t> port_ids() const {
         std::vector<uint16_t> ids;
@@ -78,7 +107,7 @@ class Runtime {
     }
     const worker::WorkerMap& workers() const { return *workers_; }
     stats::StatsBoard& stats() { return *stats_; }
-    const mem::RegionCatalog& regions() const { return regions_; }
+    const mem::RegionCatalog& regions() const { return plan_.regions; }
     const cli::CommonOptions& options() const { return options_; }
     bool pcap_mode() const { return !options_.pcap.empty(); }
     // Seconds the workers ran: the JSON's duration_s, set once run() stopped them (for the
@@ -104,14 +133,29 @@ class Runtime {
 
   private:
     // The start-up stages, in order (the constructor calls them).
-    std::vector<uint16_t> check_options();
-    std::vector<eal::AfXdpSpec> af_xdp_specs() const;
-    std::vector<std::string> pcap_eal_args(bool had_separator);
-    std::vector<std::string> eal_arguments(const cli::SplitArgs& args,
-                                           const std::vector<eal::AfXdpSpec>& af_xdp);
+    void make_plan();
+    void add_features();
+    std::vector<std::string> eal_arguments(const cli::SplitArgs& args);
     void start_eal(const std::vector<std::string>& eal_args);
-    void start_ports(std::vector<uint16_t> requested, const std::vector<eal::AfXdpSpec>& af_xdp);
+    void start_ports();
+    std::vector<uint16_t> choose_ports();
+    void setup_ports(const std::vector<uint16_t>& ids);
+    const eal::Port& configure_port(uint16_t id, unsigned workers, unsigned data_room);
+    void start_pool_and_ports(unsigned mbufs, unsigned data_room);
+    void start_features();
+    void start_board(const std::vector<unsigned>& lcores,
+                     const std::vector<worker::PortQueues>& port_queues);
+    // The pool's mbuf data room and mbuf count for what the ports need. Throw when --mbuf-size
+    // or --mbufs is below a port's need, naming the figure.
+    unsigned mbuf_data_room(const std::vector<eal::PoolNeeds>& needs) const;
+    unsigned pool_mbufs(const std::vector<eal::PoolNeeds>& needs,
+                        const mem::PoolDemand& demand) const;
+    void note_kernel_ports();
+
+    // The run and what follows it.
+    WorkerContext worker_context(const worker::WorkerSlot& slot);
     void monitor();
+    void print_interval(const stats::Totals& now, const stats::Totals& last, double seconds);
     void register_telemetry();
     // What is left to report once the ports are closed.
     struct Closed {
@@ -126,42 +170,19 @@ class Runtime {
     std::vector<stats::PortDrops> port_drops_now() const;
     // One line per port whose link went up or down since the last look.
     void report_link_changes();
-    bool pcap_input_drained(uint64_t rx_packets) const;
-    void setup_ports(const std::vector<uint16_t>& requested);
-    const eal::Port& configure_port(uint16_t id, unsigned workers, unsigned data_room);
-    void start_pool_and_ports(unsigned mbufs, unsigned data_room);
-    void start_exception_path();
-    void start_board(const std::vector<unsigned>& lcores,
-                     const std::vector<worker::PortQueues>& port_queues);
-    // The pool's mbuf data room and mbuf count for what the ports need. Throw when --mbuf-size
-    // or --mbufs is below a port's need, naming the figure.
-    unsigned mbuf_data_room(const std::vector<eal::PoolNeeds>& needs) const;
-    unsigned pool_mbufs(const std::vector<eal::PoolNeeds>& needs,
-                        const mem::PoolDemand& demand) const;
-    void setup_steering();
-    std::optional<uint16_t> exception_tap_port() const;
-    void note_kernel_ports();
 
     AppInfo info_;
     cli::CommonOptions& options_;
-    mem::RegionCatalog regions_;
-    mem::RegionSpec netbuf_;
-    uint64_t pcap_frames_ = 0;
-    std::vector<eal::AfXdpPort> af_xdp_ports_;
+    Plan plan_;
     std::unique_ptr<eal::Eal> eal_;
     bool pdump_ = false;
     std::unique_ptr<mem::PacketPool> pool_;
     std::vector<std::unique_ptr<eal::Port>> ports_;
-    std::optional<ExceptionPathSpec> exception_spec_;
-    std::unique_ptr<eal::Port> tap_port_;
-    std::unique_ptr<ExceptionPath> exception_;
     std::unique_ptr<worker::WorkerMap> workers_;
     std::unique_ptr<stats::StatsBoard> stats_;
-    xdp::SteerFilter xdp_filter_;
-    xdp::SteerFilter served_;  // what the app serves (--isolate's rule)
-    std::unique_ptr<xdp::Steering> steering_;
     std::vector<uint8_t> unfinished_checksums_;  // WorkerContext::unfinished_checksums
     std::atomic<double> start_s_ = 0;            // read by the telemetry thread
+    uint64_t last_port_drops_ = 0;               // the stats line's previous figure
     double elapsed_s_ = 0;
     std::vector<std::function<void(nlohmann::json&)>> json_hooks_;
     std::vector<std::function<void(unsigned, nlohmann::json&)>> worker_json_hooks_;

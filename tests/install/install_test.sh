@@ -47,6 +47,18 @@ check_kvagg_headers() {
     fail "$inc/linerate/kvagg_client.hpp does not compile"
 }
 
+# Every public header compiles on its own against an installed tree and DPDK (once: the
+# package holds the same files).
+check_headers_alone() {
+  local inc=$1/include
+  for header in $(cd "$inc/linerate" && find . -name '*.hpp' | sed 's|^\./||'); do
+    echo "#include \"$header\"" |
+      c++ -std=c++20 -fsyntax-only -I"$inc/linerate" -I"$inc" $(pkg-config --cflags libdpdk) \
+        -x c++ - || fail "installed $header does not compile alone"
+  done
+  echo "ok: every public header compiles alone"
+}
+
 # An installed tree: every program runs from it, l2reflect gives the same output, the XDP
 # objects are where the apps look (bin/../lib.../linerate/bpf).
 check_tree() {
@@ -65,12 +77,18 @@ check_tree() {
   fi
   [[ -f $root/include/linerate/runtime/runtime.hpp && -f $root/include/linerate/truetime.h ]] ||
     fail "headers missing under $root/include"
+  # The runtime's inside stays out (cmake/LinerateInstall.cmake: LINERATE_PUBLIC_HEADERS).
+  for private in eal/eal.hpp eal/af_xdp.hpp runtime/pcap_mode.hpp runtime/exception_feature.hpp \
+      xdp/steering.hpp stats/report.hpp; do
+    [[ ! -e $root/include/linerate/$private ]] || fail "private header installed: $private"
+  done
   check_kvagg_headers "$root/include"
   echo "ok: $root"
 }
 
 cmake --install "$BUILD" --prefix "$T/prefix" >/dev/null
 check_tree "$T/prefix"
+check_headers_alone "$T/prefix"
 
 (cd "$BUILD" && cpack -G DEB -B "$T/deb" >/dev/null)
 DEB=$(ls "$T"/deb/linerate_*.deb)

@@ -2,6 +2,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <set>
+#include <string>
 
 #include "mem/mempool.hpp"
 #include "mem/region_spec.hpp"
@@ -102,4 +104,29 @@ TEST(PoolSize, CoversRingsCachesAndBurstsAsPowerOfTwoMinusOne) {
     EXPECT_EQ((n + 1) & n, 0u);
     d.rx_descriptors = 4 * 4096;
     EXPECT_GE(pool_size(d), 4u * 4096 + 1024);
+}
+
+// kRegionKinds is the one list of kinds: every kind has its line, the help text and README.md's
+// region table name exactly the kinds it holds, and a spec of each kind parses to that kind.
+TEST(RegionKinds, OneListForTheParserTheHelpAndTheReadme) {
+    for (const RegionKindInfo& k : kRegionKinds) {
+        EXPECT_EQ(&region_kind_info(k.kind), &k);
+        EXPECT_NE(region_syntax().find(k.syntax), std::string::npos) << k.syntax;
+        std::string example(k.syntax);
+        example = example.substr(0, example.find('['));
+        if (k.kind == RegionKind::socket) example = "socket:0";
+        if (k.kind == RegionKind::file) example = "file:/dev/shm/x";
+        EXPECT_EQ(parse_region_spec(example).kind, k.kind) << example;
+        EXPECT_EQ(parse_region_spec(example).page_size(), k.page_size);
+    }
+    std::ifstream readme(std::string(LINERATE_SOURCE_DIR) + "/README.md");
+    std::set<std::string> in_readme, in_code = {"NAME"};
+    for (const RegionKindInfo& k : kRegionKinds) in_code.insert(std::string(k.syntax));
+    bool in_section = false;
+    for (std::string line; std::getline(readme, line);) {
+        if (line.rfind("## ", 0) == 0) in_section = line == "## Memory regions";
+        if (in_section && line.rfind("| `", 0) == 0)
+            in_readme.insert(line.substr(3, line.find('`', 3) - 3));
+    }
+    EXPECT_EQ(in_readme, in_code);
 }

@@ -1,0 +1,95 @@
+#include "runtime/af_xdp_steering.hpp"
+
+#include <fmt/core.h>
+
+#include <stdexcept>
+
+#include "stats/telemetry.hpp"
+
+namespace linerate {
+
+AfXdpSteering::AfXdpSteering(std::string app, const std::vector<std::string>& af_xdp_specs,
+                             xdp::SteerFilter filter, bool steer_asked)
+    : app_(std::move(app)), filter_(filter), steer_asked_(steer_asked) {
+    for (const auto& spec : af_xdp_specs) specs_.push_back(eal::parse_af_xdp_spec(spec));
+    if (specs_.empty()) return;
+    // Always linerate's steering program: DPDK's default one would hand the app every frame of
+    // the interface, the host's ARP, ping and ssh included.
+    const std::string prog = xdp::find_bpf_object(xdp::kSteerObjectName);
+    if (prog.empty())
+        throw std::runtime_error(std::string("--af-xdp: linerate's XDP steering program (") +
+                                 xdp::kSteerObjectName +
+                                 ") is neither next to the app, in its install tree nor in the "
+                                 "build tree: not taking the interface without it");
+    for (auto& spec : specs_) spec.xdp_prog = prog;
+}
+
+void AfXdpSteering::add_eal_args(std::vector<std::string>& args, bool user_gave_eal_args) {
+    if (specs_.empty() || user_gave_eal_args) return;
+    const std::vector<std::string> more = eal::af_xdp_mode_eal_args(specs_);
+    args.insert(args.end(), more.begin(), more.end());
+}
+
+std::optional<std::vector<uint16_t>> AfXdpSteering::make_ports(unsigned workers) {
+    if (specs_.empty()) return std::nullopt;
+    ports_ = eal::create_af_xdp_ports(specs_, workers);
+    std::vector<uint16_t> ids;
+    for (const auto& p : ports_) ids.push_back(p.port);
+    return ids;
+}
+
+std::optional<unsigned> AfXdpSteering::first_worker(uint16_t port) const {
+    for (const auto& p : ports_)
+        if (p.port == port) return p.queue;
+    return std::nullopt;
+}
+
+void AfXdpSteering::start(const StartedRun& run) {
+    std::vector<uint16_t> ids;
+    for (const auto& port : run.ports) ids.push_back(port->id());
+    steering_ = std::make_unique<xdp::Steering>(ids, filter_);
+    if (steer_asked_ && steering_->empty()) {
+        std::string prog = xdp::find_bpf_object(xdp::kSteerObjectName);
+        if (prog.empty()) prog = std::string("PATH/") + xdp::kSteerObjectName;
+        throw std::runtime_error(
+            "--xdp-steer: no net_af_xdp port's interface has linerate's steering program "
+            "(use --af-xdp IFACE, or attach it with the vdev's xdp_prog=" +
+            prog + ")");
+    }
+    warn_unsteered();
+    fmt::print("{}", steering_->describe());
+    std::fflush(stdout);  // a start-up line: to a log or pipe now
+}
+
+// Hand-written vdevs keep DPDK's behaviour (the user's choice), but not silently.
+void AfXdpSteering::warn_unsteered() const {
+    std::string prog = xdp::find_bpf_object(xdp::kSteerObjectName);
+    if (prog.empty()) prog = std::string("PATH/") + xdp::kSteerObjectName;
+    for (const std::string& iface : steering_->unsteered())
+        fmt::print(stderr,
+                   "{}: warning: {} has DPDK's default XDP program (no xdp_prog= on its vdev): "
+                   "the app takes every frame of it, the host's ARP, ping and ssh there "
+                   "included (--af-xdp {}, or xdp_prog={} on the vdev, hands it only the app's "
+                   "traffic)\n",
+                   app_, iface, iface, prog);
+}
+
+std::string AfXdpSteering::interval_text() {
+    return steering_->interval_text();
+}
+
+void AfXdpSteering::register_telemetry() {
+    if (steering_->empty()) return;
+    stats::register_telemetry("/linerate/xdp", "XDP steering program counters",
+                              [this](const std::string&) { return steering_->telemetry(); });
+}
+
+void AfXdpSteering::add_json(nlohmann::json& j) const {
+    if (!steering_->empty()) j["xdp"] = steering_->json();
+}
+
+std::string AfXdpSteering::summary() const {
+    return steering_->empty() ? std::string() : steering_->summary();
+}
+
+}  // namespace linerate

@@ -1,0 +1,84 @@
+#pragma once
+// A runtime feature: an optional part of the runtime (pcap test mode, AF_XDP ports and XDP
+// steering, the exception path, and what later issues add) as one object with a hook per stage,
+// the way testpmd's fwd_engine keeps a forwarding mode apart from the framework that owns ports
+// and options. The runtime calls every feature's hooks in stage order (runtime.hpp, and
+// docs/architecture.md); a hook's default does nothing. No hook runs per packet: what a worker
+// needs of a feature it finds in its WorkerContext.
+#include <rte_mempool.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "eal/port.hpp"
+#include "mem/mempool.hpp"
+
+namespace linerate {
+
+struct WorkerContext;
+
+// What a feature's start hook sees: the run's pool and the app's ports, started.
+struct StartedRun {
+    const std::string& app;
+    rte_mempool* pool;
+    const std::vector<std::unique_ptr<eal::Port>>& ports;
+};
+
+// What the main lcore's monitor hands every feature at each tick.
+struct MonitorTick {
+    double now_s;
+    uint64_t rx_packets;  // the board's total
+};
+
+class Feature {
+  public:
+    // The monitor's tick period unless a feature asks for a shorter one.
+    static constexpr std::chrono::milliseconds kDefaultTick{10};
+
+    virtual ~Feature() = default;
+
+    // Before the EAL: arguments it adds after the user's (`user_gave_eal_args`: the user wrote
+    // EAL arguments before `--`, so no defaults are added).
+    virtual void add_eal_args(std::vector<std::string>& /*args*/, bool /*user_gave_eal_args*/) {}
+    // After the EAL: the ports it makes for the run, replacing the requested ones (pcap, AF_XDP).
+    virtual std::optional<std::vector<uint16_t>> make_ports(unsigned /*workers*/) {
+        return std::nullopt;
+    }
+    // Takes out of the app's ports one the feature uses itself (the exception path's TAP); may
+    // configure it.
+    virtual void claim_ports(std::vector<uint16_t>& /*ports*/) {}
+    // The worker that polls queue 0 of `port`, when the feature made the port for one queue of
+    // an interface (AF_XDP); none: worker 0.
+    virtual std::optional<unsigned> first_worker(uint16_t /*port*/) const { return std::nullopt; }
+    // Before the pool: what it needs of it beyond the app's ports.
+    virtual void add_pool_demand(mem::PoolDemand& /*demand*/) const {}
+    // After the pool and the app's ports started.
+    virtual void start(const StartedRun& /*run*/) {}
+    // The stats board's feature name it turns on (stats/names.hpp), or "".
+    virtual std::string_view board_feature() const { return {}; }
+    // What a worker finds of it in its context.
+    virtual void fill_worker_context(WorkerContext& /*ctx*/) {}
+
+    // The main lcore's monitor, while the workers run: how often the feature wants a tick (the
+    // monitor ticks at the shortest period asked), and the tick (which may request a stop).
+    virtual std::chrono::milliseconds tick_period() const { return kDefaultTick; }
+    virtual void tick(const MonitorTick& /*tick*/) {}
+    // Text appended to the periodic stats line (" | ..."), or "".
+    virtual std::string interval_text() { return {}; }
+    virtual void register_telemetry() {}
+
+    // After the workers stopped, before the ports close: frees what it holds.
+    virtual void drain() {}
+    virtual void add_json(nlohmann::json& /*j*/) const {}
+    // A line for the final summary, or "".
+    virtual std::string summary() const { return {}; }
+};
+
+}  // namespace linerate
