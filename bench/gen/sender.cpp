@@ -11,6 +11,7 @@
 
 #include "pkt/headers.hpp"
 #include "runtime/forward_loop.hpp"
+#include "runtime/rx_step.hpp"
 #include "stats/report.hpp"
 #include "worker/pacer.hpp"
 #include "worker/quiescence.hpp"
@@ -171,9 +172,13 @@ void Sender::work(WorkerContext& ctx) {
     };
     std::vector<Pending> pending(ctx.slot.queues.size());
     rte_mbuf* rx[kMaxBurst];
+    // Every frame that comes back is the generator's to count (foreign ones included); the
+    // RX step sends what the host's kernel sent, with --exception-path.
+    RxStep rx_step(ctx);
 
     auto receive = [&](const worker::QueueRef& q) {
-        const uint16_t n = rte_eth_rx_burst(q.port, q.queue, rx, burst);
+        const RxBurst b = rx_step.receive(q, rx, ServesAll{});
+        const uint16_t n = b.kept;
         if (n == 0) return;
         const uint64_t now = rte_rdtsc();
         uint64_t bytes = 0, counts[3] = {0, 0, 0};
@@ -187,8 +192,7 @@ void Sender::work(WorkerContext& ctx) {
         c.app[idx(GenCounter::reordered)].add(counts[unsigned(Return::reordered)]);
         c.app[idx(GenCounter::returned)].add(counts[unsigned(Return::in_order)] +
                                              counts[unsigned(Return::reordered)]);
-        c.rx_bytes.add(bytes);
-        c.rx_packets.add(n);
+        rx_step.count(b, bytes);
     };
 
     // Builds a new burst into p; false when the pacer or the pool says not now.
@@ -266,6 +270,7 @@ void Sender::work(WorkerContext& ctx) {
     };
 
     while (me.quota > 0 && worker::keep_polling()) {
+        rx_step.start_round();
         for (size_t i = 0; i < ctx.slot.queues.size(); ++i) {
             if (me.quota > 0) send(ctx.slot.queues[i], pending[i]);
             receive(ctx.slot.queues[i]);
@@ -278,6 +283,7 @@ void Sender::work(WorkerContext& ctx) {
         const uint64_t until = me.send_end + uint64_t(opt_.drain_s * double(hz));
         while (rte_rdtsc() < until) {
             worker::report_quiescent();
+            rx_step.start_round();
             for (const worker::QueueRef& q : ctx.slot.queues) receive(q);
         }
     }
