@@ -4,6 +4,7 @@
 // exception path go out (by the worker that owns queue 0 of its port); per queue, an RX burst,
 // with the frames the app does not serve handed to the host's kernel when --exception-path is on
 // (and kept, for the app to count as its own drop, when it is off).
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
@@ -50,7 +51,11 @@ class RxStep {
     // each frame's headers, only then).
     template <class Serves>
     RxBurst receive(worker::QueueRef q, rte_mbuf** pkts, const Serves& serves) {
+        // One TSC read per poll: the previous poll's packets kept the worker busy until now.
+        const uint64_t now = rte_rdtsc();
+        if (busy_since_ != 0) ctx_.counters.busy_cycles.add(now - busy_since_);
         const uint16_t n = rte_eth_rx_burst(q.port, q.queue, pkts, uint16_t(ctx_.burst));
+        busy_since_ = n ? now : 0;
         RxBurst b{n, n, 0};
         if constexpr (std::is_same_v<Serves, ServesAll>) return b;
         if (exception_ == nullptr || n == 0) [[likely]]
@@ -100,6 +105,7 @@ class RxStep {
     WorkerContext& ctx_;
     ExceptionPath* const exception_;
     const bool sends_for_kernel_;
+    uint64_t busy_since_ = 0;  // TSC at the start of the last poll that returned packets
 };
 
 }  // namespace linerate

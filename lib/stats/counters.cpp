@@ -16,6 +16,7 @@ Totals& Totals::operator+=(const Totals& o) {
     rx_bytes += o.rx_bytes;
     tx_packets += o.tx_packets;
     tx_bytes += o.tx_bytes;
+    busy_cycles += o.busy_cycles;
     for (size_t i = 0; i < drops.size() && i < o.drops.size(); ++i) drops[i] += o.drops[i];
     for (size_t i = 0; i < app.size() && i < o.app.size(); ++i) app[i] += o.app[i];
     return *this;
@@ -80,6 +81,7 @@ Totals StatsBoard::worker_totals(unsigned i) const {
     t.rx_bytes = w.rx_bytes.get();
     t.tx_packets = w.tx_packets.get();
     t.tx_bytes = w.tx_bytes.get();
+    t.busy_cycles = w.busy_cycles.get();
     for (size_t r = 0; r < drop_reasons_.size(); ++r) t.drops.push_back(w.drops[r].get());
     for (size_t c = 0; c < app_counters_.size(); ++c) t.app.push_back(w.app[c].get());
     return t;

@@ -29,6 +29,9 @@ class Counter {
 
 struct alignas(RTE_CACHE_LINE_SIZE) WorkerCounters {
     Counter rx_packets, rx_bytes, tx_packets, tx_bytes;
+    // TSC cycles from the start of each poll that returned packets to the start of the next
+    // (runtime/rx_step.hpp): the worker's busy time, for cycles_per_packet.
+    Counter busy_cycles;
     std::array<Counter, kMaxDropReasons> drops;  // by slot: the app's drop list (LINERATE_DROPS)
     std::array<Counter, kMaxAppCounters> app;    // by slot: its counters (LINERATE_COUNTERS)
 
@@ -45,10 +48,14 @@ struct alignas(RTE_CACHE_LINE_SIZE) WorkerCounters {
 
 // A plain copy of counters, for rates, summaries and JSON.
 struct Totals {
-    uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0;
+    uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0, busy_cycles = 0;
     std::vector<uint64_t> drops;
     std::vector<uint64_t> app;
     uint64_t dropped() const;
+    // Busy TSC cycles per packet received (0 before the first packet).
+    double cycles_per_packet() const {
+        return rx_packets ? double(busy_cycles) / double(rx_packets) : 0.0;
+    }
     Totals& operator+=(const Totals& o);
 };
 

@@ -1,5 +1,7 @@
 #include "stats/report.hpp"
 
+#include <rte_cycles.h>
+
 #include <fmt/core.h>
 
 #include "pkt/headers.hpp"
@@ -64,6 +66,8 @@ std::string final_summary(const StatsBoard& board, double seconds, unsigned in_u
     s += fmt::format("  tx {} packets {} bytes ({:.3f} Mpps, {:.3f} Gbps)\n", t.tx_packets,
                      t.tx_bytes, r.tx_mpps, r.tx_gbps);
     s += fmt::format("  dropped {}\n", t.dropped());
+    s += fmt::format("  cycles per packet {:.1f} (TSC {:.3f} GHz, {} busy cycles)\n",
+                     t.cycles_per_packet(), double(rte_get_tsc_hz()) / 1e9, t.busy_cycles);
     for (unsigned i : board.shown_drops())
         s += fmt::format("    {:<24} {}\n", board.drop_reasons()[i].text, t.drops[i]);
     for (unsigned i : board.shown_counters())
@@ -71,8 +75,8 @@ std::string final_summary(const StatsBoard& board, double seconds, unsigned in_u
     if (board.workers() > 1)
         for (unsigned w = 0; w < board.workers(); ++w) {
             Totals wt = board.worker_totals(w);
-            s += fmt::format("  worker {}: rx {} tx {} dropped {}\n", w, wt.rx_packets,
-                             wt.tx_packets, wt.dropped());
+            s += fmt::format("  worker {}: rx {} tx {} dropped {} cycles per packet {:.1f}\n", w,
+                             wt.rx_packets, wt.tx_packets, wt.dropped(), wt.cycles_per_packet());
         }
     s += fmt::format("  mempool in use at exit {}", in_use);
     if (pmd_held) s += fmt::format(" (and {} kept by the PMDs, not a leak)", pmd_held);
@@ -99,6 +103,8 @@ nlohmann::json figures_json(const StatsBoard& board, const Totals& t, double sec
     j["tx_gbps"] = r.tx_gbps;
     j["drops"] = drops_json(board, t);
     j["dropped"] = t.dropped();
+    j["busy_cycles"] = t.busy_cycles;
+    j["cycles_per_packet"] = t.cycles_per_packet();
     for (unsigned i : board.shown_counters())
         j[std::string(board.app_counters()[i].key)] = t.app[i];
     return j;
@@ -111,6 +117,7 @@ nlohmann::json final_json(const StatsBoard& board, double seconds, unsigned in_u
     j["duration_s"] = seconds;
     j["mempool_in_use_at_exit"] = in_use;
     j["pmd_held"] = pmd_held;
+    j["tsc_hz"] = rte_get_tsc_hz();
     j["workers"] = nlohmann::json::array();
     for (unsigned w = 0; w < board.workers(); ++w) {
         nlohmann::json wj = figures_json(board, board.worker_totals(w), seconds);
@@ -124,13 +131,15 @@ nlohmann::json live_json(const StatsBoard& board, double seconds) {
     nlohmann::json j = figures_json(board, board.totals(), seconds);
     j["app"] = board.app();
     j["uptime_s"] = seconds;
-    for (const char* key : {"rx_packets", "tx_packets", "dropped"})
+    j["tsc_hz"] = rte_get_tsc_hz();
+    for (const char* key : {"rx_packets", "tx_packets", "dropped", "cycles_per_packet"})
         j[std::string("workers_") + key] = nlohmann::json::array();
     for (unsigned w = 0; w < board.workers(); ++w) {
         Totals t = board.worker_totals(w);
         j["workers_rx_packets"].push_back(t.rx_packets);
         j["workers_tx_packets"].push_back(t.tx_packets);
         j["workers_dropped"].push_back(t.dropped());
+        j["workers_cycles_per_packet"].push_back(t.cycles_per_packet());
     }
     return j;
 }

@@ -76,6 +76,21 @@ TEST(L2reflectPcap, ReflectsEveryFrameExactlyWithMacsSwapped) {
     expect_json_documented(r.json);
 }
 
+// cycles_per_packet is busy_cycles / rx_packets, per worker and in total; every burst that
+// returned frames was busy for some cycles.
+TEST(L2reflectPcap, CyclesPerPacketIsBusyCyclesOverFramesReceived) {
+    PcapRun r = run_pcap(random_frames(2000, 60, 1514, 3));
+    ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
+    const uint64_t busy = r.json["busy_cycles"], rx = r.json["rx_packets"];
+    EXPECT_GT(busy, 0u);
+    EXPECT_DOUBLE_EQ(r.json["cycles_per_packet"].get<double>(), double(busy) / double(rx));
+    EXPECT_GT(r.json["tsc_hz"].get<uint64_t>(), 0u);
+    const nlohmann::json& w = r.json["workers"][0];
+    EXPECT_EQ(w["busy_cycles"], busy);
+    EXPECT_DOUBLE_EQ(w["cycles_per_packet"].get<double>(), double(busy) / double(rx));
+    EXPECT_NE(r.proc.out.find("cycles per packet"), std::string::npos) << r.proc.out;
+}
+
 TEST(L2reflectPcap, EveryFrameSizeFrom60To1514) {
     std::vector<Frame> in;
     for (size_t len = 60; len <= 1514; ++len)
