@@ -80,11 +80,25 @@ ClientIo client_io(const Runtime& runtime, const Options& cs) {
     return io;
 }
 
-// The client's clock for other programs: --export's page, --chrony-shm's segment.
+// The client's clock for other programs: --export's page, --chrony-shm's segment,
+// --clockbound's segment (opened before the EAL: a bad path is a usage error).
 struct ClientSinks {
     std::unique_ptr<TimeExport> page;
     std::unique_ptr<ChronyShm> chrony;
+    std::unique_ptr<ClockBoundWriter> clockbound;
 };
+
+std::unique_ptr<ClockBoundWriter> open_clockbound(const Options& cs, const ClientConfig& config) {
+    if (!cs.clockbound_path) return nullptr;
+    auto writer =
+        std::make_unique<ClockBoundWriter>(*cs.clockbound_path, uint64_t(cs.export_max_age() * 1e6),
+                                           drift_bound_ppb(config.drift_bound_ppm));
+    fmt::print(
+        "{}: writing the bound on CLOCK_REALTIME to the ClockBound segment {} (FreeRunning after "
+        "{} ms without a good sync)\n",
+        kApp, writer->path(), cs.export_max_age());
+    return writer;
+}
 
 ClientSinks open_sinks(const Options& cs, const LocalClock& local) {
     ClientSinks sinks;
@@ -121,13 +135,18 @@ void report_client(Runtime& runtime, const Options& cs, const ClientSession& ses
         add_client_json(j, report());
         if (sinks.page) j["export"] = sinks.page->path();
         if (sinks.chrony) j["chrony_samples"] = sinks.chrony->samples();
+        if (sinks.clockbound) {
+            j["clockbound"] = sinks.clockbound->path();
+            j["clockbound_writes"] = sinks.clockbound->writes();
+        }
         j["role"] = "client";
         j["clocksync"] = config;
     });
     runtime.add_summary([report] { return client_summary_text(report()); });
 }
 
-int run_client(Runtime& runtime, const Options& cs, ClientSession& session, LocalClock local) {
+int run_client(Runtime& runtime, const Options& cs, ClientSession& session, LocalClock local,
+               std::unique_ptr<ClockBoundWriter> clockbound) {
     ClientIo io = client_io(runtime, cs);
     SyncedClock synced(local);
     ClientSinks sinks;
@@ -137,7 +156,9 @@ int run_client(Runtime& runtime, const Options& cs, ClientSession& session, Loca
         fmt::print(stderr, "{}: {}\n", kApp, e.what());
         return 1;
     }
-    ClientWorker client(session, synced, std::move(io), {sinks.page.get(), sinks.chrony.get()});
+    sinks.clockbound = std::move(clockbound);
+    ClientWorker client(session, synced, std::move(io),
+                        {sinks.page.get(), sinks.chrony.get(), sinks.clockbound.get()});
     fmt::print("{}: client {}, timestamps sw: clock_gettime(CLOCK_MONOTONIC_RAW){}\n", kApp,
                cs.client_id, local.sim ? " through the simulated clock (verification mode)" : "");
     report_client(runtime, cs, session, synced, client, sinks);
@@ -165,6 +186,7 @@ int main(int argc, char** argv) {
     cli::SplitArgs args = cli::parse_or_exit(cli, argc, argv);
 
     std::unique_ptr<ClientSession> session;
+    std::unique_ptr<ClockBoundWriter> clockbound;
     LocalClock local;
     try {
         check_role(cli, cs);
@@ -173,8 +195,9 @@ int main(int argc, char** argv) {
             ClientConfig config = make_client_config(cs, system_ns());
             local.sim = config.sim;
             session = std::make_unique<ClientSession>(config);
+            clockbound = open_clockbound(cs, config);
         }
-    } catch (const std::invalid_argument& e) {
+    } catch (const std::exception& e) {  // bad values, or a --clockbound path we cannot write
         cli::usage_error(kApp, e.what());
     }
 
@@ -184,5 +207,6 @@ int main(int argc, char** argv) {
         {kApp, client ? "clocksync client" : "clocksync master", kDrops,
          client ? stats::Names(kClientCounters) : stats::Names(kMasterCounters), served},
         std::move(args), options);
-    return client ? run_client(runtime, cs, *session, local) : run_master(runtime, cs);
+    return client ? run_client(runtime, cs, *session, local, std::move(clockbound))
+                  : run_master(runtime, cs);
 }

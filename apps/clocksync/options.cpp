@@ -21,7 +21,7 @@ constexpr const char* kClientOnly[] = {
     "--sync-period-ms",    "--probes",           "--probe-gap-us",    "--probe-timeout-ms",
     "--drift-bound-ppm",   "--sample-period-us", "--sim-offset-ns",   "--sim-drift-ppm",
     "--pipeline",          "--background-pps",   "--background-size", "--export",
-    "--export-max-age-ms", "--chrony-shm",
+    "--export-max-age-ms", "--chrony-shm",       "--clockbound",      "--master-clock",
 };
 constexpr const char* kMasterOnly[] = {"--timestamps", "--sw-clock"};
 
@@ -154,6 +154,34 @@ void add_verification_and_export_options(CLI::App& app, Options& o) {
                    "(chrony.conf: refclock SHM N); the master's clock must count from the Unix "
                    "epoch")
         ->check(CLI::Range(0, 999));
+    app.add_option("--clockbound", o.clockbound_path,
+                   "Client: also write the bound on the host's CLOCK_REALTIME as an AWS "
+                   "ClockBound (protocol 2) segment at PATH, e.g. /var/run/clockbound/shm0, for "
+                   "ClockBound's clients; needs --master-clock realtime")
+        ->check(CLI::Validator(
+            [](std::string& s) { return s.empty() ? std::string("empty path") : std::string(); },
+            "PATH"));
+    app.add_option_function<std::string>(
+           "--master-clock", [&o](const std::string& s) { o.master_realtime = s == "realtime"; },
+           "Client: what the master's clock is (the wire does not say): realtime = Unix time as "
+           "CLOCK_REALTIME counts it (master on --sw-clock realtime, or a NIC clock kept on UTC)")
+        ->check(CLI::IsMember({"unknown", "realtime"}))
+        ->default_str("unknown");
+}
+
+// ClockBound's bound is the error of CLOCK_REALTIME against the master's time: only meaningful
+// when that time is Unix time, which the client cannot learn from the wire (and verification
+// mode's truth is the raw clock).
+void check_clockbound(const Options& o) {
+    if (o.clockbound_path && !o.master_realtime)
+        throw std::invalid_argument(
+            "--clockbound needs --master-clock realtime: its bound is CLOCK_REALTIME's error "
+            "against the master's time, which must be Unix time (run the master with --sw-clock "
+            "realtime)");
+    if (o.master_realtime && o.verification())
+        throw std::invalid_argument(
+            "--master-clock realtime with --sim-offset-ns/--sim-drift-ppm: verification mode "
+            "needs the master on its raw clock");
 }
 
 }  // namespace
@@ -195,12 +223,13 @@ ClientConfig make_client_config(const Options& o, uint64_t epoch_ns) {
         throw std::invalid_argument("sync period, probe timeout and sample period must be >= 1 ns");
     if (o.probes < 1 || o.probes > kMaxProbes)
         throw std::invalid_argument(fmt::format("--probes must be within [1, {}]", kMaxProbes));
-    if (o.export_max_age_ms && !o.export_name)
-        throw std::invalid_argument("--export-max-age-ms needs --export");
+    if (o.export_max_age_ms && !o.export_name && !o.clockbound_path)
+        throw std::invalid_argument("--export-max-age-ms needs --export or --clockbound");
     if (o.export_max_age_ms && *o.export_max_age_ms < o.sync_period_ms)
         throw std::invalid_argument(
             "--export-max-age-ms below --sync-period-ms: the page would turn invalid between two "
             "good rounds");
+    check_clockbound(o);
     if (o.verification())
         c.sim =
             SimClock::from_ppm(o.sim_offset_ns.value_or(0), o.sim_drift_ppm.value_or(0), epoch_ns);
@@ -235,6 +264,11 @@ nlohmann::json config_json(const Options& o) {
         j["export_max_age_ms"] = o.export_max_age();
     }
     if (o.chrony_shm) j["chrony_shm"] = *o.chrony_shm;
+    j["master_clock"] = o.master_realtime ? "realtime" : "unknown";
+    if (o.clockbound_path) {
+        j["clockbound"] = *o.clockbound_path;
+        j["export_max_age_ms"] = o.export_max_age();
+    }
     if (o.verification()) {
         j["sim_offset_ns"] = o.sim_offset_ns.value_or(0);
         j["sim_drift_ppm"] = o.sim_drift_ppm.value_or(0);

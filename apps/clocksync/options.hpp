@@ -49,8 +49,13 @@ struct Options {
     std::optional<std::string> export_name;
     std::optional<double> export_max_age_ms;
     std::optional<int> chrony_shm;  // --chrony-shm N
+    // --clockbound PATH: the ClockBound segment; needs master_realtime (--master-clock realtime,
+    // the client's word for what it cannot learn from the wire: the master's clock is Unix time).
+    std::optional<std::string> clockbound_path;
+    bool master_realtime = false;
 
     bool verification() const { return sim_offset_ns || sim_drift_ppm; }
+    // The max age of --export's page and of --clockbound's Synchronized status.
     double export_max_age() const { return export_max_age_ms.value_or(10 * sync_period_ms); }
 };
 

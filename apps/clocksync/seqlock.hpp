@@ -14,21 +14,34 @@
 
 namespace linerate::clocksync {
 
-// One writer only. `seq` is odd while the words are being written.
-inline void seqlock_store(uint64_t& seq, uint64_t* words, const uint64_t* value, size_t n) {
-    std::atomic_ref<uint64_t> s(seq);
-    const uint64_t before = s.load(std::memory_order_relaxed);
-    s.store(before + 1, std::memory_order_relaxed);
+// The counter once a write has ended: the odd value + 1, skipping 0 (0 means "never written":
+// ClockBound's 16-bit generation wraps to 2, and so does any counter here).
+template <class Seq>
+constexpr Seq seqlock_next_even(Seq odd) {
+    const Seq next = Seq(odd + 1);
+    return next == 0 ? Seq(2) : next;
+}
+
+// One writer only. `seq` is odd while the words are being written (a writer that died in the
+// middle left it odd: the next write keeps it so, then ends it even).
+template <class Seq>
+inline void seqlock_store(Seq& seq, uint64_t* words, const uint64_t* value, size_t n) {
+    static_assert(std::is_unsigned_v<Seq>);
+    std::atomic_ref<Seq> s(seq);
+    const Seq before = s.load(std::memory_order_relaxed);
+    const Seq odd = (before & 1) ? before : Seq(before + 1);
+    s.store(odd, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
     for (size_t i = 0; i < n; ++i)
         std::atomic_ref<uint64_t>(words[i]).store(value[i], std::memory_order_relaxed);
-    s.store(before + 2, std::memory_order_release);
+    s.store(seqlock_next_even(odd), std::memory_order_release);
 }
 
 // One attempt: true when `out` holds a value no write overlapped.
-inline bool seqlock_try_load(const uint64_t& seq, const uint64_t* words, uint64_t* out, size_t n) {
-    std::atomic_ref<uint64_t> s(const_cast<uint64_t&>(seq));
-    const uint64_t before = s.load(std::memory_order_acquire);
+template <class Seq>
+inline bool seqlock_try_load(const Seq& seq, const uint64_t* words, uint64_t* out, size_t n) {
+    std::atomic_ref<Seq> s(const_cast<Seq&>(seq));
+    const Seq before = s.load(std::memory_order_acquire);
     for (size_t i = 0; i < n; ++i)
         out[i] = std::atomic_ref<uint64_t>(const_cast<uint64_t&>(words[i]))
                      .load(std::memory_order_relaxed);

@@ -170,6 +170,7 @@ void ClientWorker::run(WorkerContext& ctx) {
         const uint64_t now = synced_.local().now();
         session_.tick(now);
         if (sinks_.page) sinks_.page->expire(now);
+        if (sinks_.clockbound) sinks_.clockbound->poll(now, synced_.local());
         send_probes(ctx);
         // The background frames load the master's port; sending them while an answer is due
         // would also delay this loop's next RX poll, and so t4: a cost of generating the load
@@ -184,6 +185,7 @@ void ClientWorker::run(WorkerContext& ctx) {
     spare_ = nullptr;
     report(ctx.counters);
     if (sinks_.page) sinks_.page->invalidate(synced_.local().now());  // readers: "stopped"
+    if (sinks_.clockbound) sinks_.clockbound->stop();                 // readers: Unknown
 }
 
 void ClientWorker::receive(WorkerContext& ctx, RxStep& rx_step) {
@@ -272,18 +274,14 @@ void ClientWorker::report(stats::WorkerCounters& c) {
 void ClientWorker::publish_to_sinks() {
     const SyncState& s = session_.sync();
     if (sinks_.page) sinks_.page->publish(s, published_syncs_, synced_.local().now());
+    if (sinks_.clockbound) sinks_.clockbound->publish(s, synced_.local());
     if (sinks_.chrony) {
-        // The master's time at the instant the system clock is read: the system clock read on
-        // both sides of the local one, its midpoint paired with the local reading.
-        timespec a{}, b{};
-        clock_gettime(CLOCK_REALTIME, &a);
-        const uint64_t local = synced_.local().now();
-        clock_gettime(CLOCK_REALTIME, &b);
-        const int64_t half = ((b.tv_sec - a.tv_sec) * 1'000'000'000 + (b.tv_nsec - a.tv_nsec)) / 2;
-        a.tv_nsec += half;
-        a.tv_sec += a.tv_nsec / 1'000'000'000;
-        a.tv_nsec %= 1'000'000'000;
-        sinks_.chrony->update(s.to_master(local), a, precision_log2(s.epsilon_at(local)));
+        // The master's time at the instant the system clock is read.
+        const RealtimePair p = read_realtime_pair(synced_.local());
+        const timespec system{time_t(p.realtime_ns / 1'000'000'000u),
+                              long(p.realtime_ns % 1'000'000'000u)};
+        sinks_.chrony->update(s.to_master(p.local_ns), system,
+                              precision_log2(s.epsilon_at(p.local_ns)));
     }
 }
 

@@ -12,6 +12,7 @@
 
 #include "clocksync/background_load.hpp"
 #include "clocksync/client_session.hpp"
+#include "clocksync/clockbound.hpp"
 #include "clocksync/cs_wire.hpp"
 #include "clocksync/master_clock.hpp"
 #include "clocksync/synced_clock.hpp"
@@ -61,8 +62,9 @@ struct ClientIo {
 
 // Where worker 0 also publishes each sync besides the in-process SyncedClock (none by default).
 struct TimeSinks {
-    TimeExport* page = nullptr;   // --export
-    ChronyShm* chrony = nullptr;  // --chrony-shm
+    TimeExport* page = nullptr;              // --export
+    ChronyShm* chrony = nullptr;             // --chrony-shm
+    ClockBoundWriter* clockbound = nullptr;  // --clockbound
 };
 
 // Worker 0 of the client. The session and the published clock outlive run(); main reads the

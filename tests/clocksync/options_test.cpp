@@ -156,3 +156,32 @@ TEST(CsOptions, AddressParsersAreStrict) {
          {"", "1.2.3", "1.2.3.4.", "1.2.3.256", "1..2.3", "1.2.3.4x", "0001.2.3.4", "-1.2.3.4"})
         EXPECT_FALSE(parse_ipv4(bad)) << bad;
 }
+
+// --clockbound's bound is CLOCK_REALTIME's error against the master's time: the client must be
+// told the master's clock is Unix time (the wire does not say), and not in verification mode.
+TEST(CsOptions, ClockBoundNeedsTheMasterOnRealtime) {
+    Options o = parse({"--role", "client", "--clockbound", "/x/shm0"});
+    EXPECT_EQ(o.clockbound_path, "/x/shm0");
+    try {
+        make_client_config(o, 0);
+        ADD_FAILURE() << "--clockbound without --master-clock realtime";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("--master-clock realtime"), std::string::npos);
+    }
+    o = parse({"--role", "client", "--clockbound", "/x/shm0", "--master-clock", "realtime",
+               "--export-max-age-ms", "500"});
+    EXPECT_TRUE(o.master_realtime);
+    EXPECT_NO_THROW(make_client_config(o, 0));  // --export-max-age-ms applies to it too
+    const nlohmann::json j = config_json(o);
+    EXPECT_EQ(j["clockbound"], "/x/shm0");
+    EXPECT_EQ(j["master_clock"], "realtime");
+    EXPECT_EQ(j["export_max_age_ms"], 500.0);
+    EXPECT_THROW(
+        make_client_config(
+            parse({"--role", "client", "--master-clock", "realtime", "--sim-offset-ns", "5"}), 0),
+        std::invalid_argument);
+    EXPECT_THROW(parse({"--role", "client", "--master-clock", "tai"}), CLI::ParseError);
+    EXPECT_THROW(parse({"--role", "client", "--clockbound", ""}), CLI::ParseError);
+    EXPECT_THROW(parse({"--role", "master", "--clockbound", "/x"}), std::invalid_argument);
+    EXPECT_THROW(parse({"--role", "master", "--master-clock", "realtime"}), std::invalid_argument);
+}

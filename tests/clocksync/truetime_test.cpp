@@ -14,6 +14,7 @@
 
 #include "clocksync/estimator.hpp"
 #include "clocksync/sim_clock.hpp"
+#include "clocksync/sync_fixture.hpp"
 #include "clocksync/time_export.hpp"
 #include "linerate/truetime.h"
 
@@ -32,18 +33,6 @@ struct PageName {
     explicit PageName(const char* what) : name(page_name(what)) {}
     ~PageName() { shm_unlink(("/" + name).c_str()); }
 };
-
-SyncState a_sync(int64_t theta, uint64_t t1, uint64_t t4, uint64_t eps0, uint64_t rho_ppb) {
-    SyncState s;
-    s.synced = true;
-    s.theta_ns = theta;
-    s.t1 = t1;
-    s.t4 = t4;
-    s.eps0_ns = eps0;
-    s.delta_ns = 2 * (eps0 - kEpsilonSlackNs);
-    s.rho_ppb = rho_ppb;
-    return s;
-}
 
 // Every field of a test mapping derived from one counter, so a mix of two versions shows even
 // if its checksum happened to match.
