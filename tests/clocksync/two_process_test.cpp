@@ -39,6 +39,7 @@ struct PairExtras {
     std::vector<std::string> master_args;  // added to the master's options
     RunOptions client_run;            // e.g. a SIGKILL at some point (timeout is set by run_pair)
     std::vector<std::string> reader;  // a process started with the client (empty: none)
+    std::vector<std::string> client_env;  // NAME=value for the client's environment only
 };
 
 uint64_t raw_ns() {
@@ -71,6 +72,14 @@ nlohmann::json query_client(const std::string& prefix, double until_s) {
     return nullptr;
 }
 
+// The JSON line a reader process (tt_probe, cb_probe) prints; null if none.
+nlohmann::json reader_json(const std::string& out) {
+    std::printf("reader: %s\n", out.c_str());
+    const auto at = out.find('{');
+    if (at == std::string::npos) return nullptr;
+    return nlohmann::json::parse(out.substr(at, out.find('\n', at) - at), nullptr, false);
+}
+
 // Runs a master (memif server, lcore 0) and a client (memif client, lcore 1) side by side, each
 // with its own --file-prefix, and removes their runtime dirs and the socket afterwards.
 PairResult run_pair(const std::vector<std::string>& client_args, double client_s,
@@ -92,6 +101,10 @@ PairResult run_pair(const std::vector<std::string>& client_args, double client_s
                                  "--stats-period", "0", "--json", master_json});
     master.insert(master.end(), extras.master_args.begin(), extras.master_args.end());
     std::vector<std::string> client = eal(client_lcore, client_prefix, "client");
+    if (!extras.client_env.empty()) {
+        client.insert(client.begin(), extras.client_env.begin(), extras.client_env.end());
+        client.insert(client.begin(), "/usr/bin/env");
+    }
     client.insert(client.end(), {"--role", "client", "--duration", std::to_string(client_s),
                                  "--stats-period", "0", "--json", client_json});
     client.insert(client.end(), client_args.begin(), client_args.end());
@@ -235,11 +248,7 @@ ExportRun run_with_reader(const std::string& what, double client_s, double max_a
                        "80", "--export", e.page, "--export-max-age-ms", std::to_string(max_age_ms)},
                       client_s, false, extras);
     shm_unlink(("/" + e.page).c_str());
-    const std::string& out = e.pair.reader.out;
-    const auto at = out.find('{');
-    if (at != std::string::npos)
-        e.reader = nlohmann::json::parse(out.substr(at, out.find('\n', at) - at), nullptr, false);
-    std::printf("reader: %s\n", out.c_str());
+    e.reader = reader_json(e.pair.reader.out);
     return e;
 }
 
@@ -375,6 +384,139 @@ TEST(ClocksyncExport, ChronydSeesTheShmRefclockReachable) {
     EXPECT_NE(reach, 0u) << "chronyd never took a sample: " << line << "\n" << chronyd.out;
 }
 
+// --clockbound: cb_probe (C, from ClockBound's PROTOCOL.md alone) reads the segment every ms as
+// ClockBound's clients do, [CLOCK_REALTIME - bound', CLOCK_REALTIME + bound'], and checks it
+// against the master's time. The master serves CLOCK_REALTIME on this host, so its time at a
+// read is the kernel's CLOCK_REALTIME, read by the system call on both sides. The client and
+// the reader run under realtime_shift.so: their clock_gettime(CLOCK_REALTIME) is 3 ms behind the
+// kernel's, a host clock 3 ms off the master's, which the bound must cover (without the shift
+// the interval would be centred on the truth whatever the bound).
+namespace {
+
+constexpr int64_t kRealtimeShiftNs = -3'000'000;
+
+struct ClockBoundRun {
+    PairResult pair;
+    nlohmann::json reader;
+    std::string path;
+};
+
+ClockBoundRun run_with_cb_reader(double client_s, double max_age_ms, const std::string& run_ms,
+                                 const RunOptions& client_run) {
+    ClockBoundRun c;
+    c.path = scratch("clockbound") + "/shm0";  // the client makes the directory
+    PairExtras extras;
+    extras.master_args = {"--sw-clock", "realtime"};
+    extras.client_run = client_run;
+    extras.client_env = {"LD_PRELOAD=" + binary("tests/clocksync/librealtime_shift.so"),
+                         "LINERATE_TEST_REALTIME_SHIFT_NS=" + std::to_string(kRealtimeShiftNs)};
+    extras.reader = {"/usr/bin/env"};
+    extras.reader.insert(extras.reader.end(), extras.client_env.begin(), extras.client_env.end());
+    extras.reader.insert(extras.reader.end(),
+                         {binary("tests/clocksync/cb_probe"), c.path, run_ms, "12000"});
+    c.pair = run_pair({"--probe-timeout-ms", "80", "--master-clock", "realtime", "--clockbound",
+                       c.path, "--export-max-age-ms", std::to_string(max_age_ms)},
+                      client_s, false, extras);
+    c.reader = reader_json(c.pair.reader.out);
+    return c;
+}
+
+// What every run's reader must have seen: a version 2 segment read only between equal even
+// generations, never a time outside the interval, ρ as max_drift, and the 3 ms in the bound.
+void expect_sound_readings(const ClockBoundRun& c) {
+    const nlohmann::json& r = c.reader;
+    ASSERT_TRUE(r.is_object() && !r.contains("error")) << c.pair.reader.out << c.pair.client.out;
+    EXPECT_EQ(r["version"], 2);
+    EXPECT_EQ(r["segment_size"], 80);
+    EXPECT_GT(r["synchronized"].get<uint64_t>(), 0u);
+    EXPECT_EQ(r["outside"], 0) << "the master's time outside [realtime - bound, realtime + bound]";
+    EXPECT_EQ(r["bad_status"], 0);
+    EXPECT_EQ(r["disrupted"], 0);
+    EXPECT_EQ(r["causality_breaches"], 0) << "as_of later than the reader's CLOCK_MONOTONIC";
+    EXPECT_EQ(r["max_drift_ppb"], 10'000);  // --drift-bound-ppm 10
+    // bound = ε + |host CLOCK_REALTIME − synchronized clock| + pairing: the 3 ms, within ε.
+    EXPECT_GE(r["bound_ns"]["min"].get<uint64_t>(), uint64_t(-kRealtimeShiftNs));
+    if (!c.pair.client_json.is_object()) return;  // killed: no JSON
+    const uint64_t eps_max = c.pair.client_json["epsilon_ns"]["max"];
+    EXPECT_LE(r["bound_ns"]["min"].get<uint64_t>(), uint64_t(-kRealtimeShiftNs) + 2 * eps_max)
+        << c.pair.client.out;
+}
+
+}  // namespace
+
+// SIGINT: the client writes Unknown as it stops; the reader sees Unknown (0) after Synchronized
+// (1), with Unknown written, before the client's exit was seen.
+TEST(ClocksyncClockBound, ReaderIntervalHoldsTheMastersTimeAndSigintWritesUnknown) {
+    ClockBoundRun c = run_with_cb_reader(9.0, 2000, "3000", {.signal_after_s = 7.0});
+    const PairResult& p = c.pair;
+    ASSERT_EQ(p.client.exit_status, 0) << p.client.out;
+    print_figures("clockbound", p.client_json);
+    expect_sound_readings(c);
+    const nlohmann::json& r = c.reader;
+    EXPECT_GE(r["reads"].get<uint64_t>(), 2500u);
+    EXPECT_EQ(p.client_json["clockbound"], c.path);
+    EXPECT_GE(p.client_json["clockbound_writes"], p.client_json["syncs"].get<uint64_t>() + 2);
+    EXPECT_EQ(p.client_json["clocksync"]["master_clock"], "realtime");
+    const std::string t = r["transitions"];
+    EXPECT_EQ(t.substr(t.size() - 2), ",0") << t;
+    EXPECT_NE(t.find('1'), std::string::npos) << t;
+    EXPECT_EQ(r["unknown_written_status"], 0) << "Unknown read before the client wrote it";
+    const int64_t after_exit = int64_t(r["unknown_raw_ns"].get<uint64_t>() - p.client_end_raw_ns);
+    std::printf("Unknown read %.1f ms after the client's exit was seen\n", after_exit / 1e6);
+    EXPECT_LT(after_exit, 100'000'000);
+}
+
+// SIGKILL: nothing is written; readers see void_after (as_of + the max age) pass.
+TEST(ClocksyncClockBound, KilledClientsSegmentTurnsUnknownAtVoidAfter) {
+    const double max_age_ms = 1000;
+    ClockBoundRun c =
+        run_with_cb_reader(12.0, max_age_ms, "1000", {.signal_after_s = 8.0, .signal = SIGKILL});
+    const PairResult& p = c.pair;
+    ASSERT_EQ(p.client.exit_status, 128 + SIGKILL) << p.client.out;
+    expect_sound_readings(c);
+    const nlohmann::json& r = c.reader;
+    EXPECT_NE(r["unknown_written_status"], 0) << "a killed client wrote Unknown?";
+    EXPECT_NE(r["unknown_written_status"], -1) << "never Unknown";
+    const int64_t after_exit = int64_t(r["unknown_raw_ns"].get<uint64_t>() - p.client_end_raw_ns);
+    std::printf("Unknown read %.1f ms after the kill was seen\n", after_exit / 1e6);
+    // as_of is at most one sync period (100 ms) + a CLOCK_MONOTONIC_COARSE tick before the kill.
+    EXPECT_LT(after_exit, int64_t(max_age_ms * 1e6) + 50'000'000);
+    EXPECT_GT(after_exit, int64_t(max_age_ms * 1e6) - 200'000'000);
+}
+
+// Refused before the EAL starts: one line, exit 2.
+TEST(ClocksyncClockBound, BadPathsAndAMasterClockNotRealtimeExit2) {
+    const std::string other = scratch("not_a_segment");
+    {
+        std::FILE* f = std::fopen(other.c_str(), "w");
+        ASSERT_NE(f, nullptr);
+        std::fputs("keep me\n", f);
+        std::fclose(f);
+    }
+    const std::vector<std::string> cb = {"--role", "client", "--master-clock", "realtime",
+                                         "--clockbound"};
+    auto with = [&](const std::string& path) {
+        std::vector<std::string> args = cb;
+        args.push_back(path);
+        return args;
+    };
+    expect_usage_error(kApp, with("/proc/linerate_cb/shm0"), "cannot create its directory");
+    expect_usage_error(kApp, with("/dev/null/shm0"), "cannot create its directory");
+    expect_usage_error(kApp, with("/dev/null"), "not a regular file");
+    expect_usage_error(kApp, with(other), "not a ClockBound v2 segment");
+    expect_usage_error(kApp, {"--role", "client", "--clockbound", scratch("shm0")},
+                       "--clockbound needs --master-clock realtime");
+    expect_usage_error(kApp,
+                       {"--role", "client", "--master-clock", "realtime", "--sim-drift-ppm", "1"},
+                       "verification mode needs the master on its raw clock");
+    std::FILE* f = std::fopen(other.c_str(), "r");
+    char line[32] = {};
+    ASSERT_NE(f, nullptr);
+    ASSERT_NE(std::fgets(line, sizeof(line), f), nullptr);
+    std::fclose(f);
+    EXPECT_STREQ(line, "keep me\n");
+}
+
 TEST(ClocksyncCli, BadOptionsExit2AndHelpExits0) {
     EXPECT_EQ(run_process({kApp, "--help"}).exit_status, 0);
     for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
@@ -395,6 +537,8 @@ TEST(ClocksyncCli, BadOptionsExit2AndHelpExits0) {
              {"--role", "client", "--chrony-shm", "-1"},
              {"--role", "client", "--sw-clock", "realtime"},  // master-only option
              {"--role", "master", "--sw-clock", "tai"},
+             {"--role", "master", "--clockbound", "x"},  // client-only option
+             {"--role", "client", "--master-clock", "tai"},
          }) {
         std::vector<std::string> argv = {kApp};
         argv.insert(argv.end(), args.begin(), args.end());
