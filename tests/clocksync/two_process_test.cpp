@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "linerate/truetime.h"
+#include "support/doc_table.hpp"
 #include "support/process.hpp"
 
 using namespace linerate::test;
@@ -457,6 +458,7 @@ TEST(ClocksyncClockBound, ReaderIntervalHoldsTheMastersTimeAndSigintWritesUnknow
     EXPECT_EQ(p.client_json["clockbound"], c.path);
     EXPECT_GE(p.client_json["clockbound_writes"], p.client_json["syncs"].get<uint64_t>() + 2);
     EXPECT_EQ(p.client_json["clocksync"]["master_clock"], "realtime");
+    linerate::test::expect_json_documented(p.client_json);
     const std::string t = r["transitions"];
     EXPECT_EQ(t.substr(t.size() - 2), ",0") << t;
     EXPECT_NE(t.find('1'), std::string::npos) << t;
