@@ -193,7 +193,7 @@ TEST(ClockBound, WriterGoesUnknownSynchronizedFreeRunningUnknown) {
     const int64_t void_ns = (at<int64_t>(b, 32) - at<int64_t>(b, 16)) * 1'000'000'000 +
                             (at<int64_t>(b, 40) - at<int64_t>(b, 24));
     EXPECT_EQ(void_ns, int64_t(max_age));
-    w.poll(local.now(), local);  // within the refresh time: no write
+    w.poll(now, local);  // the sync's own instant: same status, nothing to refresh
     EXPECT_EQ(w.writes(), 2u);
 
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
