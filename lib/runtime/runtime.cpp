@@ -397,6 +397,9 @@ int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
     worker::install_signal_handlers();
     start_s_ = now_s();
     register_telemetry();
+    // Start-up is over: what arrives now is polled (tests and scripts wait for this line).
+    fmt::print("{}: running\n", info_.name);
+    std::fflush(stdout);
     worker::run_workers(
         *workers_,
         [&](const worker::WorkerSlot& slot) {

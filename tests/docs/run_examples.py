@@ -534,7 +534,7 @@ def env_kvagg_service(ctx):
                                 "time.sleep(1e6)"], ns.app), ctx.log("bind"), ctx.dir, ctx.env)
         kvagg = Service(ctx, "kvagg on eth1", [ctx.binary("apps/kvagg/kvagg"), *no_huge(),
                         "--no-shconf", "--no-telemetry", "--vdev=net_af_packet0,iface=eth1", "--",
-                        "--stats-period", "0"], ns.app, "worker 0 ->")
+                        "--stats-period", "0"], ns.app, ": running")
         ctx.ns = ns.peer
         try:
             yield
@@ -550,7 +550,7 @@ def env_kvagg_service(ctx):
 def env_kvagg_telemetry(ctx):
     kvagg = Service(ctx, "kvagg --file-prefix=PREFIX",
                     [ctx.binary("apps/kvagg/kvagg"), *no_huge(), "--file-prefix", "PREFIX",
-                     "--vdev=net_null0", "--", "--stats-period", "0"], None, "worker 0 ->",
+                     "--vdev=net_null0", "--", "--stats-period", "0"], None, ": running",
                     ["/var/run/dpdk/PREFIX/dpdk_telemetry.v2"])
     try:
         if not telemetry_answers("PREFIX", "/linerate/kvagg/key,0", 20):
@@ -572,7 +572,7 @@ def env_clocksync_telemetry(ctx):
         time.sleep(0.5)  # a memif client connects once: the server's port must have started
         client = Service(ctx, "clocksync client --file-prefix=csc", [cs, *no_huge("1"),
                          "--file-prefix", "csc", f"--vdev=net_memif0,role=client,socket={sock}",
-                         "--", "--role", "client", "--stats-period", "0"], None, "worker 0 ->",
+                         "--", "--role", "client", "--stats-period", "0"], None, ": running",
                          ["/var/run/dpdk/csc/dpdk_telemetry.v2"])
         if not telemetry_answers("csc", "/linerate/clocksync", 20):
             raise RuntimeError("clocksync client --file-prefix=csc: /linerate/clocksync unanswered")

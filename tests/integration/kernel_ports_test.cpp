@@ -83,7 +83,7 @@ class KernelPortRun {
         argv.insert(argv.end(), {"--json", json_, "--stats-period", "0.5"});
         argv.insert(argv.end(), app_args.begin(), app_args.end());
         proc_.emplace(app_.wrap(argv));
-        ready_ = proc_->wait_for_output("worker 0 ->", 30);
+        ready_ = proc_->wait_for_output(": running", 30);
         if (!ready_) return;
         if (kind == Kind::tap) {
             app_.run("ip link set " + tap_if_ + " mtu " + std::to_string(mtu));
@@ -362,7 +362,7 @@ TEST(Lifecycle, SecondSignalWhileStoppingStillWritesTheJson) {
     argv.insert(argv.end(), eal.begin(), eal.end());
     argv.insert(argv.end(), {"--vdev=net_null0", "--", "--json", json, "--stats-period", "0"});
     BackgroundProcess p(argv);
-    ASSERT_TRUE(p.wait_for_output("worker 0 ->", 30)) << p.output();
+    ASSERT_TRUE(p.wait_for_output(": running", 30)) << p.output();
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     p.signal(SIGINT);
     std::this_thread::sleep_for(std::chrono::microseconds(200));
@@ -426,7 +426,7 @@ TEST(Lifecycle, VanishedVhostUserPeerIsALinkDownThenACleanExit) {
     argv.insert(argv.end(), {"--vdev=net_virtio_user0,path=" + sock, "--", "--json", json,
                              "--stats-period", "0.5"});
     BackgroundProcess app(argv);
-    ASSERT_TRUE(app.wait_for_output("worker 0 ->", 30)) << app.output();
+    ASSERT_TRUE(app.wait_for_output(": running", 30)) << app.output();
     ASSERT_TRUE(app.wait_for_output("Mpps", 10)) << app.output() << peer.output();
     std::this_thread::sleep_for(std::chrono::seconds(1));  // traffic flows (rx_packets > 0 below)
     peer.signal(SIGKILL);
@@ -453,7 +453,7 @@ TEST(Lifecycle, MemifPeerKilledRepeatedlyWhileTrafficFlowsIsLinkDownsNoCrash) {
     argv.insert(argv.end(), {"--vdev=net_memif0,role=server,socket=" + sock, "--", "--link-wait",
                              "0", "--json", json, "--stats-period", "0"});
     BackgroundProcess app(argv);
-    ASSERT_TRUE(app.wait_for_output("worker 0 ->", 30)) << app.output();
+    ASSERT_TRUE(app.wait_for_output(": running", 30)) << app.output();
     std::vector<std::string> peer_argv = {binary("bench/gen/linerate-gen")};
     auto peer_eal = no_huge_eal("1");
     peer_argv.insert(peer_argv.end(), peer_eal.begin(), peer_eal.end());

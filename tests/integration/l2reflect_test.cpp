@@ -402,7 +402,7 @@ nlohmann::json run_net_null_until(const std::string& lcores, int sig) {
     for (const std::string& a : no_huge_eal(lcores)) argv.push_back(a);
     argv.insert(argv.end(), {"--vdev=net_null0", "--", "--json", json_path, "--stats-period", "0"});
     BackgroundProcess app(argv);
-    EXPECT_TRUE(app.wait_for_output("worker 0 ->", 60)) << app.output();
+    EXPECT_TRUE(app.wait_for_output(": running", 60)) << app.output();
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     app.signal(sig);
     const ProcessResult r = app.finish(30);

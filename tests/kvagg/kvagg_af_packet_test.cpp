@@ -45,7 +45,7 @@ TEST(KvaggAfPacket, JumboDatagramOnA16KRingIsAggregatedExactly) {
     const std::string json = scratch("kv_af_packet.json"), dump = scratch("kv_af_packet.csv");
     BackgroundProcess kvagg(
         kvagg_argv(app, veth.app_if, {"--mtu", "9000", "--json", json, "--dump", dump}));
-    ASSERT_TRUE(kvagg.wait_for_output("worker 0 ->", 30)) << kvagg.output();
+    ASSERT_TRUE(kvagg.wait_for_output(": running", 30)) << kvagg.output();
     // framesz 16384 less the 32 B tpacket2 header, plus the 128 B headroom.
     EXPECT_NE(kvagg.output().find("port 0 (net_af_packet0): mbufs of 16480 B data room for its "
                                   "ring's framesz=16384"),

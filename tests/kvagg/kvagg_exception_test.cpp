@@ -71,7 +71,7 @@ VethRun run_on_veth(const VethOptions& veth_options, const std::vector<std::stri
     argv.insert(argv.end(), extra.begin(), extra.end());
     BackgroundProcess kvagg(app.wrap(argv));
     VethRun run;
-    if (!kvagg.wait_for_output("worker 0 ->", 30)) {
+    if (!kvagg.wait_for_output(": running", 30)) {
         run.kvagg = kvagg.finish(5);
         return run;
     }

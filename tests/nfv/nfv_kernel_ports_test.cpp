@@ -87,7 +87,7 @@ TEST_P(NfvKernelPort, ChecksRawSocketFramesAndCountsEachReason) {
     VethPair veth(app, peer);
     const std::string json = scratch("nfv_kernel.json");
     BackgroundProcess nfv(nfv_argv(app, kind, {veth.app_if}, json, {}));
-    ASSERT_TRUE(nfv.wait_for_output("worker 0 ->", 30)) << nfv.output();
+    ASSERT_TRUE(nfv.wait_for_output(": running", 30)) << nfv.output();
     RawSocket sock(peer, veth.peer_if);
     const Frame to_app = veth.app_mac_bytes(), from_peer = veth.peer_mac_bytes();
 
@@ -163,7 +163,7 @@ TEST_P(NfvKernelPort, InlineBetweenTwoNamespacesPassesPingAndTcpButNotBadHeaders
     // ARP is not IPv4: --pass-non-ip forwards it, or A and B could not resolve each other.
     BackgroundProcess nfv(nfv_argv(mid, kind, {to_a.app_if, to_b.app_if}, json,
                                    {"--forward", "pair", "--pass-non-ip"}));
-    ASSERT_TRUE(nfv.wait_for_output("worker 0 ->", 30)) << nfv.output();
+    ASSERT_TRUE(nfv.wait_for_output(": running", 30)) << nfv.output();
 
     ShellResult ping = a.try_run("ping -c 3 -i 0.2 -W 2 10.77.0.2");
     ASSERT_EQ(ping.status, 0) << ping.out << nfv.output();
