@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "check_ipv4.h"
 #include "pkt/headers.hpp"
 #include "stats/names.hpp"
 
@@ -20,18 +21,19 @@ LINERATE_DROPS(Drop, kDrops, LINERATE_L2REFLECT_DROPS);
 inline constexpr unsigned kTransmit = 0;
 
 // A frame of `frame_len` bytes whose first `len` bytes are contiguous at `frame` (the first
-// segment of a chain; the whole frame otherwise): MACs swapped when kSwap. A frame shorter
+// segment of a chain; the whole frame otherwise): MACs swapped when kSwap, by
+// bpf/check_ipv4.h's swap (the one bpf/reflect.bpf.c compiles). A frame shorter
 // than an Ethernet header has no MACs and is a runt; one whose first segment ends inside the
 // MACs (no PMD does that, but nothing forbids it) is dropped under its own reason.
 template <bool kSwap = true>
 inline unsigned reflect_frame(uint8_t* frame, size_t len, size_t frame_len) {
     if (len >= 16) [[likely]] {
-        if constexpr (kSwap) pkt::swap_macs_wide(frame);
+        if constexpr (kSwap) lr_swap_macs(frame, frame + len);
         return kTransmit;
     }
     if (frame_len < pkt::kEthHdrLen) return stats::drop_slot(Drop::runt);
     if (len < 2 * pkt::kMacLen) return stats::drop_slot(Drop::split_header);
-    if constexpr (kSwap) pkt::swap_macs(frame);
+    if constexpr (kSwap) lr_swap_macs(frame, frame + len);
     return kTransmit;
 }
 

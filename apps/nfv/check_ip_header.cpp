@@ -94,29 +94,14 @@ CheckIpHeader::CheckIpHeader(Config config)
     }
 }
 
+// The check is bpf/check_ipv4.h's, the one source the XDP program compiles too; the source test
+// looks the addresses up in this object's sorted sets.
 Result CheckIpHeader::check_full(const uint8_t* frame, size_t len) const {
-    const uint32_t frame_len = static_cast<uint32_t>(len);
-    const pkt::L2Header l2 = pkt::parse_l2(frame, len);
-    if (!l2.complete) return {Verdict::tiny_packet, frame_len};
-    if (l2.ethertype != pkt::kEtherTypeIpv4)
-        return {pass_non_ip_ ? Verdict::ok : Verdict::not_ipv4, frame_len};
-
-    const uint8_t* ip = frame + l2.length;
-    const size_t plen = len - l2.length;  // bytes from the IP header to the end of the frame
-    if (plen < pkt::kIpv4MinHdrLen) return {Verdict::tiny_packet, frame_len};
-    if ((ip[0] >> 4) != 4) return {Verdict::bad_version, frame_len};
-    const unsigned ihl_words = ip[0] & 0x0F;
-    const size_t hlen = size_t(ihl_words) * 4;
-    if (hlen < pkt::kIpv4MinHdrLen) return {Verdict::bad_header_length, frame_len};
-    const size_t total = pkt::load_be16(ip + 2);
-    if (total > plen || total < hlen) return {Verdict::bad_length, frame_len};
-    if (verify_checksum_ && !header_checksum_ok(ip, ihl_words))
-        return {Verdict::bad_checksum, frame_len};
-    // RFC 1812 5.3.7, as Click: a bad source is fine when the packet is for us.
-    if (std::binary_search(bad_src_.begin(), bad_src_.end(), pkt::load_be32(ip + 12)) &&
-        !std::binary_search(good_dst_.begin(), good_dst_.end(), pkt::load_be32(ip + 16)))
-        return {Verdict::bad_source, frame_len};
-    return {Verdict::ok, static_cast<uint32_t>(l2.length + total)};
+    lr_ipv4_check r = lr_check_ipv4_header(frame, frame + len, verify_checksum_, pass_non_ip_);
+    if (r.verdict == LR_IPV4_TEST_SOURCE)
+        lr_ipv4_test_source(&r, std::binary_search(bad_src_.begin(), bad_src_.end(), r.src),
+                            std::binary_search(good_dst_.begin(), good_dst_.end(), r.dst));
+    return {verdict_of(lr_ipv4_verdict(r.verdict)), r.out_len};
 }
 
 }  // namespace linerate::nfv

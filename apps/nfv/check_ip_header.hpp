@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "check_ipv4.h"
 #include "pkt/headers.hpp"
 #include "stats/names.hpp"
 
@@ -36,6 +37,20 @@ LINERATE_DROPS(Drop, kDrops, LINERATE_NFV_BOARD_DROPS);
 LINERATE_VERDICTS(Verdict, LINERATE_NFV_DROPS);
 LINERATE_SAME_SLOTS(Verdict, Drop, LINERATE_NFV_DROPS)
 inline constexpr size_t kVerdictCount = size_t(Verdict::ok) + 1;
+
+// bpf/check_ipv4.h's verdicts (the check both datapaths compile) are these, in the same order,
+// without the runtime's slots in front.
+constexpr Verdict verdict_of(lr_ipv4_verdict v) {
+    return Verdict(unsigned(v) + unsigned(Verdict::not_ipv4));
+}
+static_assert(verdict_of(LR_IPV4_NOT_IPV4) == Verdict::not_ipv4);
+static_assert(verdict_of(LR_IPV4_TINY_PACKET) == Verdict::tiny_packet);
+static_assert(verdict_of(LR_IPV4_BAD_VERSION) == Verdict::bad_version);
+static_assert(verdict_of(LR_IPV4_BAD_HEADER_LENGTH) == Verdict::bad_header_length);
+static_assert(verdict_of(LR_IPV4_BAD_LENGTH) == Verdict::bad_length);
+static_assert(verdict_of(LR_IPV4_BAD_CHECKSUM) == Verdict::bad_checksum);
+static_assert(verdict_of(LR_IPV4_BAD_SOURCE) == Verdict::bad_source);
+static_assert(verdict_of(LR_IPV4_OK) == Verdict::ok);
 
 // Click's text ("ok" for ok); the texts are string literals.
 constexpr const char* verdict_name(Verdict v) {
@@ -124,15 +139,10 @@ class CheckIpHeader {
     // The whole check in Click's order: tiny, version, header length, length, checksum, source.
     Result check_full(const uint8_t* frame, size_t len) const;
 
-    // The IPv4 header checksum verifies. ihl_words >= 5 and the header is readable.
-    // One's-complement sums don't depend on byte order (RFC 1071 2(B)), so 32-bit words are
-    // added as loaded, unswapped. Folding to 16 bits keeps the value mod 0xFFFF, and a non-zero
-    // sum (IHL >= 5 makes the first word non-zero) folds to 0xFFFF iff it is 0 mod 0xFFFF.
+    // The IPv4 header checksum verifies. ihl_words >= 5 and the header is readable. The shared
+    // check's (bpf/check_ipv4.h).
     static bool header_checksum_ok(const uint8_t* ip, unsigned ihl_words) {
-        uint64_t sum = uint64_t(wire32(ip)) + wire32(ip + 4) + wire32(ip + 8) + wire32(ip + 12) +
-                       wire32(ip + 16);
-        for (unsigned i = 5; i < ihl_words; ++i) sum += wire32(ip + 4 * i);
-        return sum % 0xFFFF == 0;  // compiles to a multiply and a compare
+        return lr_ipv4_checksum_ok(ip, ip + 4 * ihl_words, 4 * ihl_words);
     }
 
     bool verify_checksum() const { return verify_checksum_; }

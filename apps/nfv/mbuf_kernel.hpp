@@ -41,8 +41,8 @@ class MbufKernel {
             trimmed_bytes_ += len - r.out_len;
             rte_pktmbuf_trim(m, uint16_t(len - r.out_len));
         }
-        // A valid frame holds Ethernet + IPv4 headers: at least 34 bytes, so the wide swap fits.
-        if constexpr (kMacSwap) pkt::swap_macs_wide(frame);
+        // bpf/check_ipv4.h's swap, as the XDP program does it.
+        if constexpr (kMacSwap) lr_swap_macs(frame, frame + r.out_len);
         return kTransmit;
     }
 
@@ -65,7 +65,7 @@ class MbufKernel {
             trimmed_bytes_ += len - r.out_len;
             truncate_frame(m, r.out_len);
         }
-        if constexpr (kMacSwap) first >= 16 ? pkt::swap_macs_wide(frame) : pkt::swap_macs(frame);
+        if constexpr (kMacSwap) lr_swap_macs(frame, frame + first);
         return kTransmit;
     }
 

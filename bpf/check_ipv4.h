@@ -1,0 +1,173 @@
+/* nfv's and l2reflect's per-frame logic, written once in C for both datapaths: the C++ kernels
+ * (apps/nfv/check_ip_header.cpp, apps/l2reflect/reflect.hpp) include it, and `clang -target bpf`
+ * compiles it into bpf/nfv.bpf.c and bpf/reflect.bpf.c. Every function works on a byte range
+ * [data, data_end) and reads no byte before proving it lies inside with a pointer compare
+ * against data_end: that is the form the BPF verifier accepts, so the bounds checks are the
+ * same code on both tiers, not a second copy.
+ *
+ * lr_check_ipv4_header() is Click's CheckIPHeader (elements/ip/checkipheader.cc) in Click's
+ * order: tiny, version, header length, length, checksum; the source test needs the sets of bad
+ * sources and good destinations, which each tier keeps in its own structure (sorted vectors,
+ * BPF hash maps), so the check stops with LR_IPV4_TEST_SOURCE and lr_ipv4_source_verdict()
+ * turns the two lookups into the verdict. */
+#ifndef LINERATE_BPF_CHECK_IPV4_H
+#define LINERATE_BPF_CHECK_IPV4_H
+
+#include <linux/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The verdicts, in the order of LINERATE_NFV_DROPS (apps/nfv/check_ip_header.hpp), then ok. */
+enum lr_ipv4_verdict {
+    LR_IPV4_NOT_IPV4 = 0,
+    LR_IPV4_TINY_PACKET,
+    LR_IPV4_BAD_VERSION,
+    LR_IPV4_BAD_HEADER_LENGTH,
+    LR_IPV4_BAD_LENGTH,
+    LR_IPV4_BAD_CHECKSUM,
+    LR_IPV4_BAD_SOURCE,
+    LR_IPV4_OK,
+    /* Not a final verdict: the header is valid, the source test decides (src, dst are set). */
+    LR_IPV4_TEST_SOURCE,
+};
+
+#define LR_ETH_HLEN 14
+#define LR_IPV4_MIN_HLEN 20
+#define LR_ETHERTYPE_IPV4 0x0800
+#define LR_ETHERTYPE_VLAN 0x8100
+#define LR_ETHERTYPE_QINQ 0x88A8
+#define LR_MAX_VLAN_TAGS 2
+
+struct lr_ipv4_check {
+    __u32 verdict; /* enum lr_ipv4_verdict */
+    /* Valid IPv4: L2 header (with tags) + IP total length, i.e. Ethernet padding trimmed.
+     * Passed non-IP frames and drops: the frame length. */
+    __u32 out_len;
+    /* Set with LR_IPV4_TEST_SOURCE: the addresses (host order) and the out_len if valid. */
+    __u32 src, dst;
+    __u32 ip_end;
+};
+
+static inline __u16 lr_load_be16(const __u8* p) {
+    return (__u16)((__u16)p[0] << 8 | p[1]);
+}
+
+static inline __u32 lr_load_be32(const __u8* p) {
+    return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
+}
+
+/* Where the frame's L3 header starts after up to two VLAN/QinQ tags (lib/pkt's parse_l2), with
+ * the ethertype after them in *type; 0 when the frame ends inside the Ethernet or tag headers. */
+static inline __u32 lr_l3_offset(const __u8* data, const __u8* data_end, __u16* type) {
+    __u32 off = 2 * 6;
+    if (data + LR_ETH_HLEN > data_end) return 0;
+    *type = lr_load_be16(data + off);
+#ifdef __bpf__
+#pragma unroll
+#endif
+    for (int tags = 0; tags < LR_MAX_VLAN_TAGS; ++tags) {
+        if (*type != LR_ETHERTYPE_VLAN && *type != LR_ETHERTYPE_QINQ) break;
+        off += 4;
+        if (data + off + 2 > data_end) return 0;
+        *type = lr_load_be16(data + off);
+    }
+    return off + 2;
+}
+
+/* The IPv4 header checksum over `hlen` bytes (20..60, all inside the frame) verifies. The sum of
+ * at most 30 16-bit words fits 21 bits: two folds bring it to 16. The first word (version, IHL)
+ * is non-zero, so the sum is too, and it is 0 mod 0xFFFF iff it folds to 0xFFFF. */
+static inline int lr_ipv4_checksum_ok(const __u8* ip, const __u8* data_end, __u32 hlen) {
+    __u32 sum = 0;
+    /* A bounded loop (the verifier walks it), not unrolled: 30 bounds-checked steps. */
+    for (__u32 i = 0; i < 60; i += 2) {
+        if (i >= hlen) break;
+        if (ip + i + 2 > data_end) return 0; /* not reached: total >= hlen was checked */
+        sum += lr_load_be16(ip + i);
+    }
+    sum = (sum & 0xFFFF) + (sum >> 16);
+    sum = (sum & 0xFFFF) + (sum >> 16);
+    return sum == 0xFFFF;
+}
+
+/* CheckIPHeader on the frame [data, data_end), up to the source test. verify_checksum off is
+ * Click's CHECKSUM false (CheckIPHeader2); pass_non_ip makes a non-IPv4 frame ok, whole. */
+static inline struct lr_ipv4_check lr_check_ipv4_header(const __u8* data, const __u8* data_end,
+                                                        int verify_checksum, int pass_non_ip) {
+    struct lr_ipv4_check r = {LR_IPV4_TINY_PACKET, (__u32)(data_end - data), 0, 0, 0};
+    __u16 type = 0;
+    const __u32 l3 = lr_l3_offset(data, data_end, &type);
+    if (l3 == 0) return r;
+    if (type != LR_ETHERTYPE_IPV4) {
+        r.verdict = pass_non_ip ? LR_IPV4_OK : LR_IPV4_NOT_IPV4;
+        return r;
+    }
+    const __u8* ip = data + l3;
+    if (ip + LR_IPV4_MIN_HLEN > data_end) return r;
+    if ((ip[0] >> 4) != 4) {
+        r.verdict = LR_IPV4_BAD_VERSION;
+        return r;
+    }
+    const __u32 hlen = (__u32)(ip[0] & 0x0F) * 4;
+    if (hlen < LR_IPV4_MIN_HLEN) {
+        r.verdict = LR_IPV4_BAD_HEADER_LENGTH;
+        return r;
+    }
+    const __u32 total = lr_load_be16(ip + 2);
+    if (total > (__u32)(data_end - ip) || total < hlen) {
+        r.verdict = LR_IPV4_BAD_LENGTH;
+        return r;
+    }
+    if (verify_checksum && !lr_ipv4_checksum_ok(ip, data_end, hlen)) {
+        r.verdict = LR_IPV4_BAD_CHECKSUM;
+        return r;
+    }
+    r.verdict = LR_IPV4_TEST_SOURCE;
+    r.ip_end = l3 + total;
+    r.src = lr_load_be32(ip + 12);
+    r.dst = lr_load_be32(ip + 16);
+    return r;
+}
+
+/* The final verdict of a check that stopped at LR_IPV4_TEST_SOURCE, from the caller's two
+ * lookups. RFC 1812 5.3.7, as Click: a bad source is fine when the packet is for us (a good
+ * destination). A valid frame's out_len drops the Ethernet padding. */
+static inline void lr_ipv4_test_source(struct lr_ipv4_check* r, int src_is_bad, int dst_is_good) {
+    if (src_is_bad && !dst_is_good) {
+        r->verdict = LR_IPV4_BAD_SOURCE;
+        return;
+    }
+    r->verdict = LR_IPV4_OK;
+    r->out_len = r->ip_end;
+}
+
+/* Swaps source and destination MAC of the frame [data, data_end); 0 (nothing done) when it is
+ * shorter than the two addresses. Off BPF, a frame with 16 bytes takes one 16-byte load, a byte
+ * shuffle and a store (pshufb on x86, tbl on Arm); BPF has no vector registers, so the program
+ * moves the addresses as words. */
+static inline int lr_swap_macs(__u8* data, const __u8* data_end) {
+    if (data + 12 > data_end) return 0;
+#ifndef __bpf__
+    if (data + 16 <= data_end) {
+        typedef __u8 lr_bytes16 __attribute__((vector_size(16)));
+        lr_bytes16 v;
+        __builtin_memcpy(&v, data, sizeof v);
+        v = __builtin_shufflevector(v, v, 6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14, 15);
+        __builtin_memcpy(data, &v, sizeof v);
+        return 1;
+    }
+#endif
+    __u8 dst[6];
+    __builtin_memcpy(dst, data, 6);
+    __builtin_memmove(data, data + 6, 6);
+    __builtin_memcpy(data + 6, dst, 6);
+    return 1;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
