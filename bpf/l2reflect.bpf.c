@@ -1,0 +1,23 @@
+/* l2reflect on the XDP datapath: every frame back out (XDP_TX), MACs swapped by bpf/check_ipv4.h's
+ * swap (the one the C++ kernel compiles) unless the config says not; a frame shorter than an
+ * Ethernet header is a runt (dropped, counted); a multi-buffer frame goes to the slow path. */
+#include <linux/bpf.h>
+
+#include <bpf/bpf_helpers.h>
+
+#include "check_ipv4.h"
+#include "datapath.bpf.h"
+
+/* l2reflect's drop reasons, after DP_DROP_FIRST (apps/l2reflect/reflect.hpp's order). */
+#define L2REFLECT_RUNT 0
+
+SEC("xdp.frags")
+int xdp_l2reflect(struct xdp_md* ctx) {
+    const __u32 flags = dp_flags();
+    if (dp_multi_buffer(ctx)) return dp_finish(ctx, flags, DP_SLOW_PATH);
+    __u8* data = (__u8*)(long)ctx->data;
+    const __u8* data_end = (const __u8*)(long)ctx->data_end;
+    if (data + LR_ETH_HLEN > data_end) return dp_finish(ctx, flags, DP_DROP_FIRST + L2REFLECT_RUNT);
+    if (flags & DP_MAC_SWAP) lr_swap_macs(data, data_end);
+    return dp_finish(ctx, flags, DP_TX);
+}

@@ -1,0 +1,54 @@
+/* nfv on the XDP datapath: Click's CheckIPHeader (bpf/check_ipv4.h, the check the C++ kernel
+ * compiles too) on every frame. Valid: trimmed to the IP length and MAC-swapped (per the config),
+ * XDP_TX. Invalid: XDP_DROP, counted by reason. Not IPv4: XDP_PASS to the kernel. A multi-buffer
+ * frame: to the slow path (the DPDK kernel behind the queue's AF_XDP socket). */
+#include <linux/bpf.h>
+
+#include <bpf/bpf_helpers.h>
+
+#include "check_ipv4.h"
+#include "datapath.bpf.h"
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, DP_NFV_MAX_ADDRESSES);
+    __type(key, __u32);
+    __type(value, __u8);
+} nfv_bad_src SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, DP_NFV_MAX_ADDRESSES);
+    __type(key, __u32);
+    __type(value, __u8);
+} nfv_good_dst SEC(".maps");
+
+/* The check's verdict, with the source test on the maps. */
+static __always_inline struct lr_ipv4_check nfv_check(const __u8* data, const __u8* data_end,
+                                                      __u32 flags) {
+    struct lr_ipv4_check r =
+        lr_check_ipv4_header(data, data_end, flags & DP_VERIFY_CHECKSUM, flags & DP_PASS_NON_IP);
+    if (r.verdict == LR_IPV4_TEST_SOURCE) {
+        __u32 src = r.src, dst = r.dst;
+        const int bad = bpf_map_lookup_elem(&nfv_bad_src, &src) != 0;
+        lr_ipv4_test_source(&r, bad, bad && bpf_map_lookup_elem(&nfv_good_dst, &dst) != 0);
+    }
+    return r;
+}
+
+SEC("xdp.frags")
+int xdp_nfv(struct xdp_md* ctx) {
+    const __u32 flags = dp_flags();
+    if (dp_multi_buffer(ctx)) return dp_finish(ctx, flags, DP_SLOW_PATH);
+    const __u8* data = (const __u8*)(long)ctx->data;
+    const __u8* data_end = (const __u8*)(long)ctx->data_end;
+    const struct lr_ipv4_check r = nfv_check(data, data_end, flags);
+    if (r.verdict == LR_IPV4_NOT_IPV4) return dp_finish(ctx, flags, DP_PASSED);
+    if (r.verdict != LR_IPV4_OK) return dp_finish(ctx, flags, DP_DROP_FIRST + r.verdict);
+    /* The Ethernet padding goes, as the DPDK kernel trims its mbuf. */
+    const __u32 len = (__u32)(data_end - data);
+    if (r.out_len < len && bpf_xdp_adjust_tail(ctx, (int)r.out_len - (int)len))
+        return dp_finish(ctx, flags, DP_SLOW_PATH);
+    if (flags & DP_MAC_SWAP) lr_swap_macs((__u8*)(long)ctx->data, (const __u8*)(long)ctx->data_end);
+    return dp_finish(ctx, flags, DP_TX);
+}

@@ -1,0 +1,131 @@
+#include "xdp/datapath.hpp"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fmt/core.h>
+#include <linux/bpf.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+
+#include "xdp/steer.hpp"
+
+namespace linerate::xdp {
+
+namespace {
+
+std::string errno_text(int err) {
+    std::string s = std::strerror(err < 0 ? -err : err);
+    if (err == -EPERM || err == EPERM) s += " (loading BPF programs needs root or CAP_BPF)";
+    return s;
+}
+
+// Headroom and room to spare: the program only shortens frames, but the kernel writes the
+// whole buffer it ran on (with its tail room) into data_out when asked for it.
+constexpr uint32_t kOutSlack = 4096;
+
+}  // namespace
+
+const char* datapath_name(Datapath d) {
+    return d == Datapath::xdp ? "xdp" : "dpdk";
+}
+
+void add_datapath_option(CLI::App& app, Datapath& datapath) {
+    app.add_option("--datapath", datapath,
+                   "Where the kernel runs: dpdk (the poll loop) or xdp (the app's XDP program; "
+                   "for now with --pcap IN:OUT only, each frame run with BPF_PROG_TEST_RUN; root)")
+        ->transform(CLI::CheckedTransformer(
+            std::map<std::string, Datapath>{{"dpdk", Datapath::dpdk}, {"xdp", Datapath::xdp}}));
+}
+
+DatapathProgram::DatapathProgram(const std::string& object_name, const std::string& program) {
+    path_ = find_bpf_object(object_name);
+    if (path_.empty())
+        throw std::runtime_error("no " + object_name + " (build target linerate_bpf)");
+    libbpf_set_print(nullptr);  // the verifier's log is not for users; the error says what failed
+    object_ = bpf_object__open_file(path_.c_str(), nullptr);
+    if (!object_) throw std::runtime_error(path_ + ": " + errno_text(errno));
+    if (int err = bpf_object__load(object_)) {
+        bpf_object__close(object_);
+        throw std::runtime_error(fmt::format("cannot load {}: {}", path_, errno_text(err)));
+    }
+    bpf_program* prog = bpf_object__find_program_by_name(object_, program.c_str());
+    if (!prog) {
+        bpf_object__close(object_);
+        throw std::runtime_error(path_ + ": no program " + program);
+    }
+    prog_fd_ = bpf_program__fd(prog);
+    counters_fd_ = map_fd(DP_COUNTERS_MAP);
+    last_fd_ = map_fd(DP_LAST_MAP);
+}
+
+DatapathProgram::~DatapathProgram() {
+    bpf_object__close(object_);
+}
+
+int DatapathProgram::map_fd(const char* name) const {
+    const int fd = bpf_object__find_map_fd_by_name(object_, name);
+    if (fd < 0) throw std::runtime_error(fmt::format("{}: no map {}", path_, name));
+    return fd;
+}
+
+void DatapathProgram::set_flags(uint32_t flags) {
+    const uint32_t key = 0;
+    const dp_config config{flags};
+    if (int err = bpf_map_update_elem(map_fd(DP_CONFIG_MAP), &key, &config, BPF_ANY))
+        throw std::runtime_error("writing " DP_CONFIG_MAP ": " + errno_text(err));
+}
+
+void DatapathProgram::add_addresses(const char* map, const std::vector<uint32_t>& addresses) {
+    if (addresses.size() > DP_NFV_MAX_ADDRESSES)
+        throw std::runtime_error(fmt::format("{} addresses for {}: the XDP program holds {}",
+                                             addresses.size(), map, DP_NFV_MAX_ADDRESSES));
+    const int fd = map_fd(map);
+    const uint8_t one = 1;
+    for (uint32_t a : addresses)
+        if (int err = bpf_map_update_elem(fd, &a, &one, BPF_ANY))
+            throw std::runtime_error(fmt::format("writing {}: {}", map, errno_text(err)));
+}
+
+TestRun DatapathProgram::test_run(const uint8_t* frame, uint32_t len, std::vector<uint8_t>& out) {
+    out.resize(len + kOutSlack);
+    LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_out = out.data(),
+                .data_size_in = len, .data_size_out = uint32_t(out.size()), .repeat = 1);
+    if (int err = bpf_prog_test_run_opts(prog_fd_, &opts))
+        throw std::runtime_error(
+            fmt::format("BPF_PROG_TEST_RUN of a {} B frame: {}", len, errno_text(err)));
+    out.resize(opts.data_size_out);
+    const uint32_t key = 0;
+    uint32_t slot = 0;
+    if (int err = bpf_map_lookup_elem(last_fd_, &key, &slot))
+        throw std::runtime_error("reading " DP_LAST_MAP ": " + errno_text(err));
+    return {opts.retval, slot};
+}
+
+uint32_t DatapathProgram::ns_per_run(const std::vector<uint8_t>& frame, uint32_t repeat) {
+    std::vector<uint8_t> out(frame.size() + kOutSlack);
+    LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(), .data_out = out.data(),
+                .data_size_in = uint32_t(frame.size()), .data_size_out = uint32_t(out.size()),
+                .repeat = int(repeat));
+    if (int err = bpf_prog_test_run_opts(prog_fd_, &opts))
+        throw std::runtime_error("BPF_PROG_TEST_RUN: " + errno_text(err));
+    return opts.duration;
+}
+
+SlotCounts DatapathProgram::counts() const {
+    const int cpus = libbpf_num_possible_cpus();
+    if (cpus <= 0) throw std::runtime_error("number of CPUs: " + errno_text(cpus));
+    std::vector<uint64_t> per_cpu(static_cast<size_t>(cpus));
+    SlotCounts total{};
+    for (uint32_t slot = 0; slot < DP_SLOTS; ++slot) {
+        if (int err = bpf_map_lookup_elem(counters_fd_, &slot, per_cpu.data()))
+            throw std::runtime_error("reading " DP_COUNTERS_MAP ": " + errno_text(err));
+        for (uint64_t n : per_cpu) total[slot] += n;
+    }
+    return total;
+}
+
+}  // namespace linerate::xdp

@@ -1,0 +1,66 @@
+#pragma once
+// The apps' XDP datapath (issue 24), user-space side, plain libbpf, no EAL: --datapath, an app's
+// XDP program (bpf/nfv.bpf.c, bpf/l2reflect.bpf.c) loaded with its maps, its options written into
+// dp_config, one frame run through it with BPF_PROG_TEST_RUN, its per-CPU counters summed.
+#include <CLI/CLI.hpp>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "datapath_abi.h"
+
+struct bpf_object;
+
+namespace linerate::xdp {
+
+enum class Datapath { dpdk, xdp };
+
+const char* datapath_name(Datapath d);
+// --datapath xdp|dpdk (default dpdk).
+void add_datapath_option(CLI::App& app, Datapath& datapath);
+
+// What one frame's run through the program gave.
+struct TestRun {
+    uint32_t action;  // XDP_TX, XDP_PASS, XDP_DROP, ...
+    uint32_t slot;    // enum dp_slot (with DP_DROP_FIRST + reason for a drop)
+};
+
+// Frame counts by dp_slot, summed over CPUs.
+using SlotCounts = std::array<uint64_t, DP_SLOTS>;
+
+class DatapathProgram {
+  public:
+    // Loads bpf object `object_name` (find_bpf_object) and takes its program `program`; throws
+    // std::runtime_error saying why it cannot (no such file, not root, verifier).
+    DatapathProgram(const std::string& object_name, const std::string& program);
+    ~DatapathProgram();
+    DatapathProgram(const DatapathProgram&) = delete;
+    DatapathProgram& operator=(const DatapathProgram&) = delete;
+
+    const std::string& object_path() const { return path_; }
+    int program_fd() const { return prog_fd_; }
+    // dp_config[0].flags (enum dp_flag). Throws.
+    void set_flags(uint32_t flags);
+    // Puts every address (host order) into the hash map `map` (nfv's address sets). Throws.
+    void add_addresses(const char* map, const std::vector<uint32_t>& addresses);
+
+    // Runs the frame through the program once (BPF_PROG_TEST_RUN, DP_RECORD_LAST set): `out`
+    // gets the frame as the program left it (trimmed, swapped). Throws when the kernel refuses.
+    TestRun test_run(const uint8_t* frame, uint32_t len, std::vector<uint8_t>& out);
+    // Runs `frame` `repeat` times; the kernel's mean ns per run.
+    uint32_t ns_per_run(const std::vector<uint8_t>& frame, uint32_t repeat);
+    SlotCounts counts() const;
+
+  private:
+    int map_fd(const char* name) const;
+
+    std::string path_;
+    bpf_object* object_ = nullptr;
+    int prog_fd_ = -1;
+    int counters_fd_ = -1;
+    int last_fd_ = -1;
+};
+
+}  // namespace linerate::xdp
