@@ -9,18 +9,24 @@
 #include "runtime/forward_loop.hpp"
 #include "runtime/forward_mode.hpp"
 #include "runtime/runtime.hpp"
+#include "runtime/xdp_datapath.hpp"
 
 using namespace linerate;
 
 namespace {
 
+// `xdp`: the XDP program runs the frames, the C++ kernel takes its slow path.
 template <bool kSwap>
-void run_worker(WorkerContext& ctx, const ForwardOptions& forward) {
+void run_worker(WorkerContext& ctx, const ForwardOptions& forward, XdpDatapath* xdp) {
     auto kernel = [](rte_mbuf* m) {
         return l2reflect::reflect_frame<kSwap>(rte_pktmbuf_mtod(m, uint8_t*),
                                                rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m));
     };
-    forward_loop(ctx, kernel, forward);
+    if (!xdp) return forward_loop(ctx, kernel, forward);
+    // bpf/l2reflect.bpf.c's one reason (its slot DP_DROP_FIRST + 0) is the runt.
+    const XdpBoardSlots slots{kTransmit, {stats::drop_slot(l2reflect::Drop::runt)}};
+    XdpTestRunKernel xdp_kernel(*xdp, slots, kernel);
+    forward_loop(ctx, xdp_kernel, forward);
 }
 
 }  // namespace
@@ -34,8 +40,17 @@ int main(int argc, char** argv) {
     cli::add_common_options(cli, options);
     ForwardChoice forward;
     add_forward_options(cli, forward);
+    xdp::Datapath datapath = xdp::Datapath::dpdk;
+    xdp::add_datapath_option(cli, datapath);
+    cli::SplitArgs args = cli::parse_or_exit(cli, argc, argv);
+    std::unique_ptr<XdpDatapath> xdp;
+    if (datapath == xdp::Datapath::xdp) {
+        xdp =
+            std::make_unique<XdpDatapath>("l2reflect", options, "l2reflect.bpf.o", "xdp_l2reflect");
+        xdp->set_flags(forward.swaps_macs() ? DP_MAC_SWAP : 0);
+    }
     AppInfo info{"l2reflect", "MAC-swap reflector", l2reflect::kDrops};
-    Runtime runtime(info, argc, argv, cli, options);
+    Runtime runtime(info, std::move(args), options);
     const std::vector<uint16_t> ports = runtime.port_ids();
     if (std::string e = forward_pairing_error(runtime.workers().slots(), forward.mode, ports);
         !e.empty()) {
@@ -46,9 +61,10 @@ int main(int argc, char** argv) {
         j["forward"] = forward_mode_name(forward.mode);
         j["mac_swap"] = forward.swaps_macs();
     });
+    report_datapath(runtime, xdp.get());
     const bool swap = forward.swaps_macs();
     return runtime.run([&](WorkerContext& ctx) {
         const ForwardOptions fo{std::nullopt, forward_tx_queues(ctx.slot, forward.mode, ports)};
-        swap ? run_worker<true>(ctx, fo) : run_worker<false>(ctx, fo);
+        swap ? run_worker<true>(ctx, fo, xdp.get()) : run_worker<false>(ctx, fo, xdp.get());
     });
 }

@@ -13,6 +13,7 @@
 #include "runtime/forward_loop.hpp"
 #include "runtime/forward_mode.hpp"
 #include "runtime/runtime.hpp"
+#include "runtime/xdp_datapath.hpp"
 #include "stats/telemetry.hpp"
 
 using namespace linerate;
@@ -42,6 +43,32 @@ std::optional<Divert> divert_for(const worker::WorkerSlot& slot, std::optional<u
     return std::nullopt;
 }
 
+// The XDP program's options and what its counter slots are on nfv's board.
+uint32_t xdp_flags(const nfv::CheckIpHeader& check, const nfv::Options& o) {
+    return (o.forward.swaps_macs() ? DP_MAC_SWAP : 0) |
+           (check.verify_checksum() ? DP_VERIFY_CHECKSUM : 0) |
+           (o.pass_non_ip ? DP_PASS_NON_IP : 0);
+}
+
+XdpBoardSlots xdp_board_slots() {
+    XdpBoardSlots slots{unsigned(nfv::Verdict::not_ipv4), {}};
+    for (unsigned r = LR_IPV4_NOT_IPV4; r <= LR_IPV4_BAD_SOURCE; ++r)
+        slots.drops.push_back(unsigned(nfv::verdict_of(lr_ipv4_verdict(r))));
+    return slots;
+}
+
+// nfv's program, configured as `check`; exits 1 when it cannot be.
+void configure_xdp(XdpDatapath& xdp, const nfv::CheckIpHeader& check, const nfv::Options& o) {
+    xdp.set_flags(xdp_flags(check, o));
+    try {
+        xdp.program().add_addresses(DP_NFV_BAD_SRC_MAP, check.bad_src());
+        xdp.program().add_addresses(DP_NFV_GOOD_DST_MAP, check.good_dst());
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "{}: --datapath xdp: {}\n", kApp, e.what());
+        std::exit(1);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -55,7 +82,12 @@ int main(int argc, char** argv) {
     cli::add_common_options(cli, options);
     nfv::Options nfv_options;
     nfv::add_options(cli, nfv_options);
+    xdp::Datapath datapath = xdp::Datapath::dpdk;
+    xdp::add_datapath_option(cli, datapath);
     cli::SplitArgs args = cli::parse_or_exit(cli, argc, argv);
+    std::unique_ptr<XdpDatapath> xdp;
+    if (datapath == xdp::Datapath::xdp)
+        xdp = std::make_unique<XdpDatapath>(kApp, options, "nfv.bpf.o", "xdp_nfv");
     // The divert counters exist only with --bad-port.
     const stats::Names counters =
         nfv_options.bad_port ? stats::Names(kDivertCounters) : stats::kRuntimeCounters;
@@ -85,6 +117,9 @@ int main(int argc, char** argv) {
     stats::register_telemetry("/linerate/nfv/config", "Effective CheckIPHeader configuration",
                               [config](const std::string&) { return config; });
     runtime.add_json([config](nlohmann::json& j) { j["nfv"] = config; });
+    if (xdp) configure_xdp(*xdp, check, nfv_options);
+    report_datapath(runtime, xdp.get());
+    const XdpBoardSlots xdp_slots = xdp_board_slots();
 
     nfv::FirstBadLog first_bad(kApp);
     nfv::FirstBadLog* log = nfv_options.verbose ? &first_bad : nullptr;
@@ -94,7 +129,10 @@ int main(int argc, char** argv) {
         const ForwardOptions forward{divert_for(ctx.slot, bad_port),
                                      forward_tx_queues(ctx.slot, mode, ports),
                                      unsigned(nfv::Verdict::not_ipv4)};
-        nfv::with_mbuf_kernel(check, log, mac_swap,
-                              [&](auto& kernel) { forward_loop(ctx, kernel, forward); });
+        nfv::with_mbuf_kernel(check, log, mac_swap, [&](auto& kernel) {
+            if (!xdp) return forward_loop(ctx, kernel, forward);
+            XdpTestRunKernel xdp_kernel(*xdp, xdp_slots, kernel);  // the slow path: `kernel`
+            forward_loop(ctx, xdp_kernel, forward);
+        });
     });
 }

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 
 #include "xdp/steer.hpp"
@@ -91,6 +92,8 @@ void DatapathProgram::add_addresses(const char* map, const std::vector<uint32_t>
 }
 
 TestRun DatapathProgram::test_run(const uint8_t* frame, uint32_t len, std::vector<uint8_t>& out) {
+    // dp_last is one slot: a run and the read of its slot go together.
+    const std::lock_guard<std::mutex> lock(test_run_mutex_);
     out.resize(len + kOutSlack);
     LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_out = out.data(),
                 .data_size_in = len, .data_size_out = uint32_t(out.size()), .repeat = 1);

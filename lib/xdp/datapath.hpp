@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,7 @@ class DatapathProgram {
 
     // Runs the frame through the program once (BPF_PROG_TEST_RUN, DP_RECORD_LAST set): `out`
     // gets the frame as the program left it (trimmed, swapped). Throws when the kernel refuses.
+    // Thread-safe (runs are serialized: the test mode's, not a fast path).
     TestRun test_run(const uint8_t* frame, uint32_t len, std::vector<uint8_t>& out);
     // Runs `frame` `repeat` times; the kernel's mean ns per run.
     uint32_t ns_per_run(const std::vector<uint8_t>& frame, uint32_t repeat);
@@ -61,6 +63,7 @@ class DatapathProgram {
     int prog_fd_ = -1;
     int counters_fd_ = -1;
     int last_fd_ = -1;
+    std::mutex test_run_mutex_;
 };
 
 }  // namespace linerate::xdp
