@@ -326,3 +326,33 @@ TEST(NfvPair, ValidFramesCrossUnchangedOthersAreCounted) {
     expect_frames(swapped.out[1], expected_out(a));
     expect_frames(swapped.out[0], expected_out(b));
 }
+
+// --datapath xdp: which tier handled each frame. BPF_PROG_TEST_RUN makes a frame longer than
+// its one-page linear area (4 KiB pages: 4096 - 256 headroom - 320 shared info = 3520 B) a
+// multi-buffer frame, which the program leaves to the slow path, the C++ kernel; a frame shorter
+// than an Ethernet header it does not take at all (no NIC delivers one), so the C++ kernel has it
+// too. Every frame is answered as on the DPDK datapath.
+TEST(NfvXdpPcap, TiersSayWhichKernelHandledEachFrame) {
+    std::vector<Case> cases = mix();
+    for (const Case& c : jumbo_mix()) cases.push_back(c);
+    PcapRun r = run_pcap(inputs(cases), {"--datapath", "xdp"});
+    if (r.proc.exit_status == 1 && r.proc.out.find("cannot load") != std::string::npos)
+        GTEST_SKIP() << r.proc.out;
+    ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
+    expect_frames(r.out, expected_out(cases));
+    EXPECT_EQ(r.json["drops"], expected_drops(cases));
+    uint64_t multi_buffer = 0, runts = 0;
+    for (const Case& c : cases) {
+        multi_buffer += c.frame.size() > 3520;
+        runts += c.frame.size() < 14;
+    }
+    ASSERT_GT(multi_buffer, 0u);
+    EXPECT_EQ(r.json["datapath"], "xdp");
+    EXPECT_EQ(r.json["xdp"]["tiers"]["slow_path"], multi_buffer + runts);
+    EXPECT_EQ(r.json["xdp"]["tiers"]["xdp"], cases.size() - multi_buffer - runts);
+    EXPECT_EQ(r.json["xdp"]["program"]["slow_path"], multi_buffer);
+    EXPECT_EQ(r.json["xdp"]["program"]["tx"].get<uint64_t>() +
+                  r.json["xdp"]["program"]["pass"].get<uint64_t>() +
+                  r.json["xdp"]["program"]["drop"].get<uint64_t>(),
+              cases.size() - multi_buffer - runts);
+}

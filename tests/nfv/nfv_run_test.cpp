@@ -154,6 +154,9 @@ INSTANTIATE_TEST_SUITE_P(
                 "CheckIPHeader ignores BADSRC and GOODDST when INTERFACES is given"},
         CliCase{{"--good-dst", "9.9.9.9", "--interfaces", "10.0.0.1/24"},
                 "--interfaces: cannot be combined with --bad-src or --good-dst"},
+        CliCase{{"--datapath", "ebpf"}, "--datapath"},
+        // The XDP datapath runs only in pcap test mode so far.
+        CliCase{{"--datapath", "xdp"}, "--datapath xdp runs only with --pcap IN:OUT"},
         // A bad value exits before anything else happens, even with a good --pcap beside it.
         CliCase{{"--pcap", "/nonexistent.pcap", "--bad-src", "x"}, "--bad-src"}));
 

@@ -1,6 +1,7 @@
 #include "support/process.hpp"
 
 #include "pcapio/pcap_file.hpp"
+#include "xdp/datapath.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -197,6 +198,31 @@ void expect_usage_error(const std::string& binary, const std::vector<std::string
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
 }
 
+std::string test_datapath() {
+    const char* d = std::getenv("LINERATE_TEST_DATAPATH");
+    return d ? d : "";
+}
+
+namespace {
+
+// Under LINERATE_TEST_DATAPATH=xdp every test of the binary is skipped, with the reason, when
+// this process cannot load an XDP program (the apps it starts could not either).
+class XdpDatapathEnvironment : public ::testing::Environment {
+  public:
+    void SetUp() override {
+        if (test_datapath() != "xdp") return;
+        try {
+            xdp::DatapathProgram probe("l2reflect.bpf.o", "xdp_l2reflect");
+        } catch (const std::exception& e) {
+            GTEST_SKIP() << "--datapath xdp: cannot load an XDP program: " << e.what();
+        }
+    }
+};
+[[maybe_unused]] ::testing::Environment* const kXdpDatapathEnvironment =
+    ::testing::AddGlobalTestEnvironment(new XdpDatapathEnvironment);
+
+}  // namespace
+
 PcapRun run_pcap_app(const std::string& binary, const std::vector<std::vector<uint8_t>>& frames,
                      const std::vector<std::string>& extra) {
     std::string in_path = scratch("in.pcap"), out_path = scratch("out.pcap"),
@@ -204,6 +230,7 @@ PcapRun run_pcap_app(const std::string& binary, const std::vector<std::vector<ui
     pcapio::write_frames(in_path, frames);
     std::vector<std::string> argv = {binary, "--pcap", in_path + ":" + out_path, "--json",
                                      json_path};
+    if (!test_datapath().empty()) argv.insert(argv.end(), {"--datapath", test_datapath()});
     argv.insert(argv.end(), extra.begin(), extra.end());
     PcapRun r;
     r.proc = run_process(argv, {.timeout_s = 30});

@@ -86,7 +86,12 @@ struct CliCase {
 void expect_usage_error(const std::string& binary, const std::vector<std::string>& args,
                         const std::string& message);
 
-// An app in test mode: `APP --pcap IN:OUT --json J [extra]` on `frames`; what it sent and wrote.
+// The datapath the pcap tests ask for (LINERATE_TEST_DATAPATH: "xdp", or "" for the app's
+// default); CMake registers nfv's and l2reflect's pcap tests a second time with it set to xdp.
+std::string test_datapath();
+
+// An app in test mode: `APP --pcap IN:OUT --json J [--datapath D] [extra]` on `frames`; what it
+// sent and wrote.
 struct PcapRun {
     ProcessResult proc;
     std::vector<std::vector<uint8_t>> out;
