@@ -50,12 +50,30 @@ struct lr_ipv4_check {
     __u32 ip_end;
 };
 
+/* A 16-bit word as it lies in memory. Off BPF a memcpy (any alignment); BPF's clang turns one
+ * into byte loads, so the program loads the word directly: IP headers start at even offsets
+ * from the frame, and unaligned packet loads are legal on the architectures XDP runs on. */
+static inline __u16 lr_load16(const __u8* p) {
+#ifdef __bpf__
+    typedef __u16 lr_u16_even __attribute__((aligned(2)));
+    return *(const lr_u16_even*)p;
+#else
+    __u16 v;
+    __builtin_memcpy(&v, p, 2);
+    return v;
+#endif
+}
+
 static inline __u16 lr_load_be16(const __u8* p) {
-    return (__u16)((__u16)p[0] << 8 | p[1]);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return __builtin_bswap16(lr_load16(p));
+#else
+    return lr_load16(p);
+#endif
 }
 
 static inline __u32 lr_load_be32(const __u8* p) {
-    return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
+    return (__u32)lr_load_be16(p) << 16 | lr_load_be16(p + 2);
 }
 
 /* Where the frame's L3 header starts after up to two VLAN/QinQ tags (lib/pkt's parse_l2), with
@@ -78,7 +96,9 @@ static inline __u32 lr_l3_offset(const __u8* data, const __u8* data_end, __u16* 
 
 /* The IPv4 header checksum over `hlen` bytes (20..60, all inside the frame) verifies. The sum of
  * at most 30 16-bit words fits 21 bits: two folds bring it to 16. The first word (version, IHL)
- * is non-zero, so the sum is too, and it is 0 mod 0xFFFF iff it folds to 0xFFFF. A loop of
+ * is non-zero, so the sum is too, and it is 0 mod 0xFFFF iff it folds to 0xFFFF. One's-complement
+ * sums don't depend on byte order (RFC 1071 2(B)), and 0xFFFF reads the same both ways, so the
+ * words are added as loaded, unswapped. A loop of
  * constant trip count with no early exit: clang unrolls it for BPF, so every bounds check is a
  * constant offset from `ip` (a loop counter in the compare makes clang move pkt_end instead, which
  * the verifier rejects). */
@@ -93,7 +113,7 @@ static inline int lr_ipv4_checksum_ok(const __u8* ip, const __u8* data_end, __u3
             if (ip + i + 4 > data_end) /* not reached: total >= hlen was checked */
                 inside = 0;
             else
-                sum += (__u32)lr_load_be16(ip + i) + lr_load_be16(ip + i + 2);
+                sum += (__u32)lr_load16(ip + i) + lr_load16(ip + i + 2);
         }
     }
     sum = (sum & 0xFFFF) + (sum >> 16);

@@ -59,9 +59,11 @@ static __always_inline int dp_finish(struct xdp_md* ctx, __u32 flags, __u32 slot
     return XDP_DROP;
 }
 
-/* A multi-buffer frame (its bytes do not all lie in [data, data_end)): the slow path's. */
-static __always_inline int dp_multi_buffer(struct xdp_md* ctx) {
-    return bpf_xdp_get_buff_len(ctx) > (__u64)(ctx->data_end - ctx->data);
+/* A multi-buffer frame (its bytes do not all lie in [data, data_end)): the slow path's. Asked
+ * only where the config says frames can be (DP_MULTI_BUFFER). */
+static __always_inline int dp_multi_buffer(struct xdp_md* ctx, __u32 flags) {
+    return (flags & DP_MULTI_BUFFER) &&
+           bpf_xdp_get_buff_len(ctx) > (__u64)(ctx->data_end - ctx->data);
 }
 
 char _license[] SEC("license") = "Dual BSD/GPL";

@@ -14,6 +14,11 @@ enum dp_flag {
     /* Write each frame's slot into dp_last[0]: the pcap test mode (BPF_PROG_TEST_RUN, one frame
      * at a time) reads it to learn the frame's drop reason. Off on an interface. */
     DP_RECORD_LAST = 1u << 3,
+    /* Frames may come in several buffers (an interface whose MTU exceeds one page's linear room,
+     * and the pcap test mode's long frames): ask the kernel for every frame's whole length
+     * (bpf_xdp_get_buff_len, a helper call: ~6 ns) and leave multi-buffer frames to the slow
+     * path. Off, no frame is taken for one. */
+    DP_MULTI_BUFFER = 1u << 4,
 };
 
 struct dp_config {
@@ -42,5 +47,14 @@ enum dp_slot {
 #define DP_NFV_BAD_SRC_MAP "nfv_bad_src"
 #define DP_NFV_GOOD_DST_MAP "nfv_good_dst"
 #define DP_NFV_MAX_ADDRESSES 1024
+/* nfv_src_filter[0]: a bit per bad source (dp_src_filter_bit), so that a source whose bit is
+ * clear needs no hash lookup: most traffic's. */
+#define DP_NFV_SRC_FILTER_MAP "nfv_src_filter"
+struct dp_src_filter {
+    __u64 bits[64]; /* 4096 bits */
+};
+static inline __u32 dp_src_filter_bit(__u32 addr) {
+    return (__u32)(addr * 0x9E3779B1u) >> 20;
+}
 
 #endif

@@ -14,7 +14,7 @@
 SEC("xdp.frags")
 int xdp_l2reflect(struct xdp_md* ctx) {
     const __u32 flags = dp_flags();
-    if (dp_multi_buffer(ctx)) return dp_finish(ctx, flags, DP_SLOW_PATH);
+    if (dp_multi_buffer(ctx, flags)) return dp_finish(ctx, flags, DP_SLOW_PATH);
     __u8* data = (__u8*)(long)ctx->data;
     const __u8* data_end = (const __u8*)(long)ctx->data_end;
     if (data + LR_ETH_HLEN > data_end) return dp_finish(ctx, flags, DP_DROP_FIRST + L2REFLECT_RUNT);

@@ -23,6 +23,21 @@ struct {
     __type(value, __u8);
 } nfv_good_dst SEC(".maps");
 
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct dp_src_filter);
+} nfv_src_filter SEC(".maps");
+
+/* The source may be a bad one: its filter bit is set (or the filter is missing). */
+static __always_inline int nfv_maybe_bad_src(__u32 src) {
+    __u32 key = 0;
+    const struct dp_src_filter* f = bpf_map_lookup_elem(&nfv_src_filter, &key);
+    const __u32 bit = dp_src_filter_bit(src);
+    return !f || (f->bits[bit / 64] >> (bit % 64)) & 1;
+}
+
 /* The check's verdict, with the source test on the maps. */
 static __always_inline struct lr_ipv4_check nfv_check(const __u8* data, const __u8* data_end,
                                                       __u32 flags) {
@@ -30,7 +45,7 @@ static __always_inline struct lr_ipv4_check nfv_check(const __u8* data, const __
         lr_check_ipv4_header(data, data_end, flags & DP_VERIFY_CHECKSUM, flags & DP_PASS_NON_IP);
     if (r.verdict == LR_IPV4_TEST_SOURCE) {
         __u32 src = r.src, dst = r.dst;
-        const int bad = bpf_map_lookup_elem(&nfv_bad_src, &src) != 0;
+        const int bad = nfv_maybe_bad_src(src) && bpf_map_lookup_elem(&nfv_bad_src, &src) != 0;
         lr_ipv4_test_source(&r, bad, bad && bpf_map_lookup_elem(&nfv_good_dst, &dst) != 0);
     }
     return r;
@@ -39,7 +54,7 @@ static __always_inline struct lr_ipv4_check nfv_check(const __u8* data, const __
 SEC("xdp.frags")
 int xdp_nfv(struct xdp_md* ctx) {
     const __u32 flags = dp_flags();
-    if (dp_multi_buffer(ctx)) return dp_finish(ctx, flags, DP_SLOW_PATH);
+    if (dp_multi_buffer(ctx, flags)) return dp_finish(ctx, flags, DP_SLOW_PATH);
     const __u8* data = (const __u8*)(long)ctx->data;
     const __u8* data_end = (const __u8*)(long)ctx->data_end;
     const struct lr_ipv4_check r = nfv_check(data, data_end, flags);

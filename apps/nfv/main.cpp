@@ -61,8 +61,7 @@ XdpBoardSlots xdp_board_slots() {
 void configure_xdp(XdpDatapath& xdp, const nfv::CheckIpHeader& check, const nfv::Options& o) {
     xdp.set_flags(xdp_flags(check, o));
     try {
-        xdp.program().add_addresses(DP_NFV_BAD_SRC_MAP, check.bad_src());
-        xdp.program().add_addresses(DP_NFV_GOOD_DST_MAP, check.good_dst());
+        xdp.program().set_nfv_sources(check.bad_src(), check.good_dst());
     } catch (const std::exception& e) {
         fmt::print(stderr, "{}: --datapath xdp: {}\n", kApp, e.what());
         std::exit(1);

@@ -26,7 +26,7 @@ XdpDatapath::XdpDatapath(const std::string& app, const cli::CommonOptions& optio
 
 void XdpDatapath::set_flags(uint32_t flags) {
     try {
-        program_->set_flags(flags | DP_RECORD_LAST);
+        program_->set_flags(flags | DP_RECORD_LAST | DP_MULTI_BUFFER);
     } catch (const std::exception& e) {
         fmt::print(stderr, "{}: --datapath xdp: {}\n", app_, e.what());
         std::exit(1);

@@ -49,7 +49,8 @@ class XdpDatapath {
                 const std::string& object, const std::string& program);
     xdp::DatapathProgram& program() { return *program_; }
     XdpTiers& tiers() { return tiers_; }
-    // The app's options (enum dp_flag); the test mode adds DP_RECORD_LAST. Exits 1 on failure.
+    // The app's options (enum dp_flag); the test mode adds DP_RECORD_LAST and DP_MULTI_BUFFER
+    // (its long frames are multi-buffer). Exits 1 on failure.
     void set_flags(uint32_t flags);
     void report(Runtime& runtime);
 

@@ -59,8 +59,9 @@ DatapathProgram::DatapathProgram(const std::string& object_name, const std::stri
         throw std::runtime_error(path_ + ": no program " + program);
     }
     prog_fd_ = bpf_program__fd(prog);
-    counters_fd_ = map_fd(DP_COUNTERS_MAP);
-    last_fd_ = map_fd(DP_LAST_MAP);
+    // A program without them (bpf/reflect.bpf.c, timed beside the apps') only runs.
+    counters_fd_ = bpf_object__find_map_fd_by_name(object_, DP_COUNTERS_MAP);
+    last_fd_ = bpf_object__find_map_fd_by_name(object_, DP_LAST_MAP);
 }
 
 DatapathProgram::~DatapathProgram() {
@@ -78,6 +79,24 @@ void DatapathProgram::set_flags(uint32_t flags) {
     const dp_config config{flags};
     if (int err = bpf_map_update_elem(map_fd(DP_CONFIG_MAP), &key, &config, BPF_ANY))
         throw std::runtime_error("writing " DP_CONFIG_MAP ": " + errno_text(err));
+}
+
+void DatapathProgram::set_nfv_sources(const std::vector<uint32_t>& bad_src,
+                                      const std::vector<uint32_t>& good_dst) {
+    add_addresses(DP_NFV_BAD_SRC_MAP, bad_src);
+    add_addresses(DP_NFV_GOOD_DST_MAP, good_dst);
+    set_source_filter(bad_src);
+}
+
+void DatapathProgram::set_source_filter(const std::vector<uint32_t>& bad_sources) {
+    dp_src_filter filter{};
+    for (uint32_t a : bad_sources) {
+        const uint32_t bit = dp_src_filter_bit(a);
+        filter.bits[bit / 64] |= uint64_t(1) << (bit % 64);
+    }
+    const uint32_t key = 0;
+    if (int err = bpf_map_update_elem(map_fd(DP_NFV_SRC_FILTER_MAP), &key, &filter, BPF_ANY))
+        throw std::runtime_error("writing " DP_NFV_SRC_FILTER_MAP ": " + errno_text(err));
 }
 
 void DatapathProgram::add_addresses(const char* map, const std::vector<uint32_t>& addresses) {
@@ -103,7 +122,7 @@ TestRun DatapathProgram::test_run(const uint8_t* frame, uint32_t len, std::vecto
     out.resize(opts.data_size_out);
     const uint32_t key = 0;
     uint32_t slot = 0;
-    if (int err = bpf_map_lookup_elem(last_fd_, &key, &slot))
+    if (int err = last_fd_ < 0 ? -ENOENT : bpf_map_lookup_elem(last_fd_, &key, &slot))
         throw std::runtime_error("reading " DP_LAST_MAP ": " + errno_text(err));
     return {opts.retval, slot};
 }
@@ -124,7 +143,8 @@ SlotCounts DatapathProgram::counts() const {
     std::vector<uint64_t> per_cpu(static_cast<size_t>(cpus));
     SlotCounts total{};
     for (uint32_t slot = 0; slot < DP_SLOTS; ++slot) {
-        if (int err = bpf_map_lookup_elem(counters_fd_, &slot, per_cpu.data()))
+        if (int err = counters_fd_ < 0 ? -ENOENT
+                                       : bpf_map_lookup_elem(counters_fd_, &slot, per_cpu.data()))
             throw std::runtime_error("reading " DP_COUNTERS_MAP ": " + errno_text(err));
         for (uint64_t n : per_cpu) total[slot] += n;
     }

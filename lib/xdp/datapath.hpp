@@ -34,7 +34,8 @@ using SlotCounts = std::array<uint64_t, DP_SLOTS>;
 class DatapathProgram {
   public:
     // Loads bpf object `object_name` (find_bpf_object) and takes its program `program`; throws
-    // std::runtime_error saying why it cannot (no such file, not root, verifier).
+    // std::runtime_error saying why it cannot (no such file, not root, verifier). A program
+    // without the datapath's maps (bpf/reflect.bpf.c) loads too, for ns_per_run only.
     DatapathProgram(const std::string& object_name, const std::string& program);
     ~DatapathProgram();
     DatapathProgram(const DatapathProgram&) = delete;
@@ -44,8 +45,10 @@ class DatapathProgram {
     int program_fd() const { return prog_fd_; }
     // dp_config[0].flags (enum dp_flag). Throws.
     void set_flags(uint32_t flags);
-    // Puts every address (host order) into the hash map `map` (nfv's address sets). Throws.
-    void add_addresses(const char* map, const std::vector<uint32_t>& addresses);
+    // nfv's address sets (host order): the bad sources into their map and the filter in front
+    // of it, the good destinations into theirs. Throws.
+    void set_nfv_sources(const std::vector<uint32_t>& bad_src,
+                         const std::vector<uint32_t>& good_dst);
 
     // Runs the frame through the program once (BPF_PROG_TEST_RUN, DP_RECORD_LAST set): `out`
     // gets the frame as the program left it (trimmed, swapped). Throws when the kernel refuses.
@@ -57,6 +60,8 @@ class DatapathProgram {
 
   private:
     int map_fd(const char* name) const;
+    void add_addresses(const char* map, const std::vector<uint32_t>& addresses);
+    void set_source_filter(const std::vector<uint32_t>& bad_sources);
 
     std::string path_;
     bpf_object* object_ = nullptr;

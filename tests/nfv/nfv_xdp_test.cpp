@@ -27,9 +27,8 @@ std::unique_ptr<xdp::DatapathProgram> load(const CheckIpHeader& check, bool pass
         auto p = std::make_unique<xdp::DatapathProgram>("nfv.bpf.o", "xdp_nfv");
         p->set_flags((mac_swap ? DP_MAC_SWAP : 0) |
                      (check.verify_checksum() ? DP_VERIFY_CHECKSUM : 0) |
-                     (pass_non_ip ? DP_PASS_NON_IP : 0) | DP_RECORD_LAST);
-        p->add_addresses(DP_NFV_BAD_SRC_MAP, check.bad_src());
-        p->add_addresses(DP_NFV_GOOD_DST_MAP, check.good_dst());
+                     (pass_non_ip ? DP_PASS_NON_IP : 0) | DP_RECORD_LAST | DP_MULTI_BUFFER);
+        p->set_nfv_sources(check.bad_src(), check.good_dst());
         return p;
     } catch (const std::exception& e) {
         why = e.what();
