@@ -9,13 +9,18 @@
 
 namespace linerate {
 
+namespace {
+constexpr const char* kOnlyPcap =
+    "--datapath xdp runs only in pcap test mode for now (--pcap IN:OUT, or net_pcap vdevs): each "
+    "frame through the XDP program with BPF_PROG_TEST_RUN";
+}  // namespace
+
 XdpDatapath::XdpDatapath(const std::string& app, const cli::CommonOptions& options,
                          const std::string& object, const std::string& program)
     : app_(app) {
-    if (options.pcap.find(':') == std::string::npos)
-        cli::usage_error(app,
-                         "--datapath xdp runs only with --pcap IN:OUT for now (each frame "
-                         "through the XDP program with BPF_PROG_TEST_RUN)");
+    // Without --pcap the ports may still all be net_pcap vdevs: report() checks that.
+    if (!options.pcap.empty() && options.pcap.find(':') == std::string::npos)
+        cli::usage_error(app, kOnlyPcap);
     try {
         program_ = std::make_unique<xdp::DatapathProgram>(object, program);
     } catch (const std::exception& e) {
@@ -53,6 +58,8 @@ nlohmann::json xdp_json(const xdp::DatapathProgram& program, const XdpTiers& tie
 }  // namespace
 
 void XdpDatapath::report(Runtime& runtime) {
+    for (const auto& port : runtime.ports())
+        if (port->driver() != "net_pcap") cli::usage_error(app_, kOnlyPcap);
     runtime.add_json([this](nlohmann::json& j) {
         j["datapath"] = "xdp";
         j["xdp"] = xdp_json(*program_, tiers_);

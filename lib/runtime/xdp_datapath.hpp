@@ -40,9 +40,10 @@ struct XdpTiers {
     std::atomic<uint64_t> slow_path{0};  // handed to the C++ kernel
 };
 
-// The app's XDP program for the run: exits 2 when --datapath xdp comes without --pcap IN:OUT,
-// 1 with one line when the program cannot be loaded (not root, verifier). Its JSON ("datapath",
-// "xdp") and summary line are added to the runtime's.
+// The app's XDP program for the run: exits 1 with one line when it cannot be loaded (not root,
+// verifier), 2 when the run is not in pcap test mode (--pcap IN without OUT at once, ports other
+// than net_pcap's in report()). Its JSON ("datapath", "xdp") and summary line are added to the
+// runtime's.
 class XdpDatapath {
   public:
     XdpDatapath(const std::string& app, const cli::CommonOptions& options,

@@ -156,7 +156,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "--interfaces: cannot be combined with --bad-src or --good-dst"},
         CliCase{{"--datapath", "ebpf"}, "--datapath"},
         // The XDP datapath runs only in pcap test mode so far.
-        CliCase{{"--datapath", "xdp"}, "--datapath xdp runs only with --pcap IN:OUT"},
+        CliCase{{"--datapath", "xdp", "--pcap", "in.pcap"},
+                "--datapath xdp runs only in pcap test mode"},
         // A bad value exits before anything else happens, even with a good --pcap beside it.
         CliCase{{"--pcap", "/nonexistent.pcap", "--bad-src", "x"}, "--bad-src"}));
 

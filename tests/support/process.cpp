@@ -255,6 +255,7 @@ PcapPortsRun run_pcap_ports(const std::string& binary,
     const std::string json_path = scratch("out.json");
     argv.insert(argv.end(), {"--", "--stats-period", "0", "--duration", std::to_string(duration_s),
                              "--json", json_path});
+    if (!test_datapath().empty()) argv.insert(argv.end(), {"--datapath", test_datapath()});
     argv.insert(argv.end(), extra.begin(), extra.end());
     PcapPortsRun r;
     r.proc = run_process(argv, {.timeout_s = 30 + duration_s});
