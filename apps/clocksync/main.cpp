@@ -127,6 +127,10 @@ void report_client(Runtime& runtime, const Options& cs, const ClientSession& ses
             SyncSnapshot s = synced.snapshot();
             return client_telemetry(s, SyncedClock::at(s, synced.local().now()));
         });
+    runtime.add_metrics([&synced](stats::Metrics& m) {
+        SyncSnapshot s = synced.snapshot();
+        add_client_metrics(m, s, SyncedClock::at(s, synced.local().now()));
+    });
     auto report = [&] {
         return ClientReport{session.summary(), session.sync(), client.master_mac(),
                             cs.verification()};

@@ -75,4 +75,22 @@ nlohmann::json client_telemetry(const SyncSnapshot& s, const ClockReading& now) 
     return j;
 }
 
+void add_client_metrics(stats::Metrics& m, const SyncSnapshot& s, const ClockReading& now) {
+    using stats::MetricType;
+    m.add("linerate_clocksync_synced", "1 once the client has a good sync, else 0",
+          MetricType::gauge, {}, s.state.synced ? 1 : 0);
+    if (now.synced)
+        m.add("linerate_clocksync_epsilon_seconds",
+              "The bound now on |master's clock - the synchronized clock| (epsilon)",
+              MetricType::gauge, {}, double(now.epsilon_ns) * 1e-9);
+    m.add("linerate_clocksync_theta_seconds",
+          "The offset of the master's clock from the local clock (theta), last sync",
+          MetricType::gauge, {}, double(s.state.theta_ns) * 1e-9);
+    m.add("linerate_clocksync_syncs_total", "Good synchronizations", MetricType::counter, {},
+          double(s.syncs));
+    m.add("linerate_clocksync_violations_total",
+          "Verification mode: reads where the master's time fell outside [t - eps, t + eps]",
+          MetricType::counter, {}, double(s.violations));
+}
+
 }  // namespace linerate::clocksync

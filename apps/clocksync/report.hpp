@@ -10,6 +10,7 @@
 #include "clocksync/client_session.hpp"
 #include "clocksync/options.hpp"
 #include "clocksync/synced_clock.hpp"
+#include "stats/metrics.hpp"
 
 namespace linerate::clocksync {
 
@@ -27,5 +28,8 @@ std::string client_summary_text(const ClientReport& r);
 // The live state: θ, ε now, syncs. θ travels as a string because DPDK 22.11 telemetry has no
 // signed 64-bit values (offsets between machines' monotonic clocks exceed 32 bits).
 nlohmann::json client_telemetry(const SyncSnapshot& s, const ClockReading& now);
+// The same figures for the --metrics endpoint (docs/metrics.md): synced, epsilon and theta now
+// (seconds), syncs and violations.
+void add_client_metrics(stats::Metrics& m, const SyncSnapshot& s, const ClockReading& now);
 
 }  // namespace linerate::clocksync

@@ -183,6 +183,19 @@ void KvService<Table>::hook_into_runtime() {
     runtime_.add_summary([this] { return figures_line(figures_); });
     runtime_.add_json([this](nlohmann::json& j) { add_json(j); });
     runtime_.add_worker_json([this](unsigned w, nlohmann::json& wj) { add_worker_json(w, wj); });
+    runtime_.add_metrics([this](stats::Metrics& m) { add_metrics(m); });
+}
+
+// The control thread's counters are atomics: readable while it runs (the JSON's "service").
+template <class Table>
+void KvService<Table>::add_metrics(stats::Metrics& m) const {
+    const ControlCounters& cc = control_->counters();
+    const std::pair<const char*, uint64_t> kinds[] = {
+        {"read", cc.reads.load()}, {"status", cc.statuses.load()}, {"flush", cc.flushes.load()}};
+    for (const auto& [kind, n] : kinds)
+        m.add("linerate_kvagg_service_requests_total",
+              "Control requests the service thread answered, by kind", stats::MetricType::counter,
+              {{"kind", kind}}, double(n));
 }
 
 // After the workers stopped: the tables merged into the run's figures, then the dump.

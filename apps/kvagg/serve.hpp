@@ -58,6 +58,7 @@ class KvService {
     void write_dump_file(const AggResult& merged);
     void add_json(nlohmann::json& j) const;
     void add_worker_json(unsigned w, nlohmann::json& wj) const;
+    void add_metrics(stats::Metrics& m) const;
     void poll(WorkerContext& ctx);
 
     Runtime& runtime_;

@@ -195,6 +195,10 @@ void add_sharing_options(CLI::App& app, CommonOptions& o) {
                    "tap[:NAME]: frames the app does not serve go to the kernel through a TAP "
                    "interface (default name lr-APP), and what the kernel sends there goes out the "
                    "first port; default: they are dropped and counted");
+    app.add_option("--metrics", o.metrics,
+                   "HOST:PORT (IPv4): serve OpenMetrics/Prometheus text at "
+                   "http://HOST:PORT/metrics while the app runs (docs/metrics.md); port 0 takes "
+                   "a free one (printed at start)");
 }
 
 }  // namespace

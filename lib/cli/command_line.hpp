@@ -32,6 +32,7 @@ struct CommonOptions {
     std::string xdp_steer;  // app, ipv4, all, udp:PORT; empty: "app" (--af-xdp always steers)
     bool isolate = false;   // rte_flow isolated mode + a rule for the app's traffic (--isolate)
     std::string exception_path;  // "tap[:NAME]" or empty (frames the app does not serve: dropped)
+    std::string metrics;         // HOST:PORT of the OpenMetrics endpoint, or empty: none
 };
 
 struct SplitArgs {

@@ -3,6 +3,7 @@
 // counts to the device limits, set up queues on a mempool, start, wait for link, stop, close.
 #include <rte_ethdev.h>
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -78,8 +79,9 @@ class Port {
     // Polls the link (no wait): its state now when it changed since the last call (or since the
     // port started), else nothing. A peer that vanished (vhost-user, memif) shows here as down.
     std::optional<bool> link_change();
-    bool link_up() const { return link_up_; }
-    unsigned link_downs() const { return link_downs_; }  // up -> down changes seen
+    // Also read by the metrics endpoint's thread while the monitor updates them.
+    bool link_up() const { return link_up_.load(std::memory_order_relaxed); }
+    unsigned link_downs() const { return link_downs_.load(std::memory_order_relaxed); }
     // Stops the port (net_pcap flushes its output here). Idempotent.
     void stop();
     std::string describe() const;
@@ -109,8 +111,8 @@ class Port {
     unsigned mbufs_beyond_rings_ = 0;
     std::string driver_;
     std::vector<int> af_xdp_sockets_;
-    bool link_up_ = false;
-    unsigned link_downs_ = 0;
+    std::atomic<bool> link_up_ = false;
+    std::atomic<unsigned> link_downs_ = 0;  // up -> down changes seen
 };
 
 // Every value of `key` among a port's devargs (a vdev's `--vdev=NAME,key=value,...`), in order;

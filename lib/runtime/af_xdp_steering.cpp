@@ -84,6 +84,23 @@ void AfXdpSteering::register_telemetry() {
                               [this](const std::string&) { return steering_->telemetry(); });
 }
 
+// Per interface and queue, what the steering program did (its JSON's "queues").
+void AfXdpSteering::add_metrics(stats::Metrics& m) const {
+    if (!steering_ || steering_->empty()) return;
+    const nlohmann::json j = steering_->json();
+    for (const auto& [iface, ij] : j["interfaces"].items())
+        for (const nlohmann::json& q : ij["queues"])
+            for (const char* action : {"redirected", "passed", "unclaimed"})
+                m.add("linerate_xdp_packets_total",
+                      "Frames the XDP steering program handled, by queue and action (redirected "
+                      "to the app's socket, passed to the kernel, unclaimed: no socket)",
+                      stats::MetricType::counter,
+                      {{"interface", iface},
+                       {"queue", std::to_string(q["queue"].get<unsigned>())},
+                       {"action", action}},
+                      q[action].get<double>());
+}
+
 void AfXdpSteering::add_json(nlohmann::json& j) const {
     if (!steering_->empty()) j["xdp"] = steering_->json();
 }

@@ -28,6 +28,7 @@ class AfXdpSteering final : public Feature {
     void start(const StartedRun& run) override;
     std::string interval_text() override;
     void register_telemetry() override;
+    void add_metrics(stats::Metrics& m) const override;
     void add_json(nlohmann::json& j) const override;
     std::string summary() const override;
 

@@ -19,6 +19,7 @@
 
 #include "eal/port.hpp"
 #include "mem/mempool.hpp"
+#include "stats/metrics.hpp"
 
 namespace linerate {
 
@@ -74,6 +75,12 @@ class Feature {
     virtual std::string interval_text() { return {}; }
     virtual void register_telemetry() {}
 
+    // Its figures for the --metrics endpoint, on the endpoint's thread at each scrape (while the
+    // workers run): it may only read, as its telemetry does.
+    virtual void add_metrics(stats::Metrics& /*m*/) const {}
+
+    // Right after the workers stopped, before the app's on_stopped hooks.
+    virtual void workers_stopped() {}
     // After the workers stopped, before the ports close: frees what it holds.
     virtual void drain() {}
     virtual void add_json(nlohmann::json& /*j*/) const {}

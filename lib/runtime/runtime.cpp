@@ -17,7 +17,9 @@
 #include "mem/mempool.hpp"
 #include "runtime/af_xdp_steering.hpp"
 #include "runtime/exception_feature.hpp"
+#include "runtime/metrics.hpp"
 #include "runtime/pcap_mode.hpp"
+#include "stats/board_metrics.hpp"
 #include "stats/port_drops.hpp"
 #include "stats/report.hpp"
 #include "stats/telemetry.hpp"
@@ -96,7 +98,8 @@ void Runtime::make_plan() {
 }
 
 // The features in the order their hooks run: the test input, AF_XDP and steering, then the
-// exception path (which takes its TAP out of whatever ports the others chose).
+// exception path (which takes its TAP out of whatever ports the others chose), then the metrics
+// endpoint (which reads what the others set up).
 void Runtime::add_features() {
     auto& f = plan_.features;
     if (pcap_mode()) f.push_back(std::make_unique<PcapMode>(info_.name, options_.pcap));
@@ -106,6 +109,9 @@ void Runtime::add_features() {
                                                 !options_.xdp_steer.empty()));
     if (!options_.exception_path.empty())
         f.push_back(std::make_unique<ExceptionPathFeature>(info_.name, options_.exception_path));
+    if (!options_.metrics.empty())
+        f.push_back(std::make_unique<MetricsEndpoint>(info_.name, options_.metrics,
+                                                      [this] { return collect_metrics(); }));
 }
 
 // The user's EAL args, then what the features add (net_pcap, net_tap, AF_XDP defaults).
@@ -386,6 +392,48 @@ void Runtime::register_telemetry() {
     for (auto& f : plan_.features) f->register_telemetry();
 }
 
+// Read as the stats line, telemetry and the JSON read them: the board's per-worker counters,
+// rte_eth_stats, the pool's count; then the features' and the app's own.
+std::vector<stats::MetricFamily> Runtime::collect_metrics() {
+    stats::Metrics m(info_.name);
+    stats::add_board_metrics(*stats_, m);
+    stats::add_port_drop_metrics(port_drops_now(), m);
+    add_port_metrics(m);
+    m.add("linerate_mempool_in_use", "Mbufs of the pool in use (rings, bursts, app state)",
+          stats::MetricType::gauge, {}, double(pool_->in_use()));
+    m.add("linerate_mempool_size", "Mbufs in the pool", stats::MetricType::gauge, {},
+          double(pool_->get()->size));
+    const double start = start_s_;
+    m.add("linerate_uptime_seconds", "Seconds the workers have run", stats::MetricType::gauge, {},
+          start > 0 ? now_s() - start : 0.0);
+    for (const auto& f : plan_.features) f->add_metrics(m);
+    std::lock_guard lock(metrics_mutex_);
+    for (auto& hook : metrics_hooks_) hook(m);
+    return m.families();
+}
+
+// Per port: link state and changes, and per queue what rte_eth_stats counted (q_ipackets,
+// q_opackets: queues past RTE_ETHDEV_QUEUE_STAT_CNTRS are not counted by DPDK).
+void Runtime::add_port_metrics(stats::Metrics& m) const {
+    for (const auto& port : ports_) {
+        const std::string id = std::to_string(port->id());
+        m.add("linerate_link_up", "1 while the port's link is up, else 0", stats::MetricType::gauge,
+              {{"port", id}}, port->link_up() ? 1 : 0);
+        m.add("linerate_link_downs_total", "Times the port's link went down",
+              stats::MetricType::counter, {{"port", id}}, double(port->link_downs()));
+        rte_eth_stats st{};
+        if (rte_eth_stats_get(port->id(), &st) != 0) continue;
+        const unsigned queues = std::min<unsigned>(port->queues(), RTE_ETHDEV_QUEUE_STAT_CNTRS);
+        for (unsigned q = 0; q < queues; ++q) {
+            const stats::MetricLabels labels = {{"port", id}, {"queue", std::to_string(q)}};
+            m.add("linerate_queue_rx_packets_total", "Frames the port received on the queue",
+                  stats::MetricType::counter, labels, double(st.q_ipackets[q]));
+            m.add("linerate_queue_tx_packets_total", "Frames the port sent on the queue",
+                  stats::MetricType::counter, labels, double(st.q_opackets[q]));
+        }
+    }
+}
+
 WorkerContext Runtime::worker_context(const worker::WorkerSlot& slot) {
     WorkerContext ctx{slot,    stats_->worker(slot.index), options_.burst, options_.tx_retries,
                       nullptr, unfinished_checksums_};
@@ -408,6 +456,7 @@ int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
         },
         [this] { monitor(); });
     elapsed_s_ = now_s() - start_s_;
+    for (auto& f : plan_.features) f->workers_stopped();
     for (auto& f : stopped_hooks_) f();
     leak_for_test();
     const Closed closed = close_ports();

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -122,6 +123,13 @@ class Runtime {
     }
     // Extra lines for the final summary.
     void add_summary(std::function<std::string()> fn) { summary_hooks_.push_back(std::move(fn)); }
+    // The app's own figures for the --metrics endpoint (docs/metrics.md), added at each scrape
+    // on the endpoint's thread while the workers run: it may only read what is safe to read
+    // beside them (what its telemetry reads), never worker-owned state.
+    void add_metrics(std::function<void(stats::Metrics&)> fn) {
+        std::lock_guard lock(metrics_mutex_);
+        metrics_hooks_.push_back(std::move(fn));
+    }
     // Called after the workers stopped and before ports close (e.g. to merge worker state).
     void on_stopped(std::function<void()> fn) { stopped_hooks_.push_back(std::move(fn)); }
 
@@ -157,6 +165,9 @@ class Runtime {
     void monitor();
     void print_interval(const stats::Totals& now, const stats::Totals& last, double seconds);
     void register_telemetry();
+    // Everything the --metrics endpoint serves, now (its thread, each scrape).
+    std::vector<stats::MetricFamily> collect_metrics();
+    void add_port_metrics(stats::Metrics& m) const;
     // What is left to report once the ports are closed.
     struct Closed {
         std::vector<stats::PortDrops> port_drops;
@@ -188,6 +199,8 @@ class Runtime {
     std::vector<std::function<void(unsigned, nlohmann::json&)>> worker_json_hooks_;
     std::vector<std::function<std::string()>> summary_hooks_;
     std::vector<std::function<void()>> stopped_hooks_;
+    std::mutex metrics_mutex_;  // the app may add hooks while the endpoint collects
+    std::vector<std::function<void(stats::Metrics&)>> metrics_hooks_;
 };
 
 }  // namespace linerate

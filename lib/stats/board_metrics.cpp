@@ -1,0 +1,56 @@
+#include "stats/board_metrics.hpp"
+
+#include <string>
+
+namespace linerate::stats {
+
+namespace {
+
+std::string text(unsigned n) {
+    return std::to_string(n);
+}
+
+}  // namespace
+
+void add_board_metrics(const StatsBoard& board, Metrics& m) {
+    for (unsigned w = 0; w < board.workers(); ++w) {
+        const Totals t = board.worker_totals(w);
+        const MetricLabels worker = {{"worker", text(w)}};
+        m.add("linerate_rx_packets_total", "Frames the worker received", MetricType::counter,
+              worker, double(t.rx_packets));
+        m.add("linerate_rx_bytes_total", "Bytes of the frames the worker received",
+              MetricType::counter, worker, double(t.rx_bytes));
+        m.add("linerate_tx_packets_total", "Frames the worker sent", MetricType::counter, worker,
+              double(t.tx_packets));
+        m.add("linerate_tx_bytes_total", "Bytes of the frames the worker sent", MetricType::counter,
+              worker, double(t.tx_bytes));
+        for (unsigned i : board.shown_drops())
+            m.add("linerate_drops_total", "Frames the worker dropped, by reason",
+                  MetricType::counter,
+                  {{"worker", text(w)}, {"reason", std::string(board.drop_reasons()[i].key)}},
+                  double(t.drops[i]));
+        for (unsigned i : board.shown_counters())
+            m.add("linerate_app_events_total",
+                  "The app's own counters (its JSON keys: tuples, requests, syncs, ...)",
+                  MetricType::counter,
+                  {{"worker", text(w)}, {"counter", std::string(board.app_counters()[i].key)}},
+                  double(t.app[i]));
+    }
+}
+
+void add_port_drop_metrics(const std::vector<PortDrops>& ports, Metrics& m) {
+    for (const PortDrops& p : ports) {
+        const std::pair<const char*, uint64_t> kinds[] = {
+            {"ierrors", p.ierrors},           {"imissed", p.imissed},
+            {"rx_nombuf", p.rx_nombuf},       {"oerrors", p.oerrors},
+            {"rx_ring_full", p.rx_ring_full}, {"rx_invalid", p.rx_invalid},
+            {"tx_invalid", p.tx_invalid}};
+        for (const auto& [kind, n] : kinds)
+            m.add("linerate_port_drops_total",
+                  "Frames the port dropped or failed to send itself (rte_eth_stats, AF_XDP "
+                  "socket drops), by kind",
+                  MetricType::counter, {{"port", text(p.port)}, {"kind", kind}}, double(n));
+    }
+}
+
+}  // namespace linerate::stats
