@@ -1,6 +1,6 @@
 #pragma once
-// Reads the field tables of docs/wire-formats.md (`| offset | size | field | meaning |`) so tests
-// can hold the document to the code's constants.
+// Reads the field tables of docs/wire-formats.md (`| offset | size | field | meaning |`), and the
+// metric tables of docs/metrics.md, so tests can hold the documents to the code.
 // Header-only: unit tests link no test support library. LINERATE_SOURCE_DIR comes from
 // linerate_test().
 #include <gtest/gtest.h>
@@ -103,6 +103,37 @@ inline void expect_json_documented(const nlohmann::json& j) {
     for (const auto& [key, value] : j.items())
         if (value.is_object()) check(value, key + ".");
     if (j.contains("workers") && !j["workers"].empty()) check(j["workers"][0], "workers[0].");
+}
+
+// A row of docs/metrics.md's tables: | `name` | type | labels | JSON twin |.
+struct DocMetric {
+    std::string type;                 // counter, gauge
+    std::vector<std::string> labels;  // as listed, comma-separated in the doc
+    std::string json;                 // the JSON key it matches, or "-"
+};
+
+// Every row of every `metric | type | labels | JSON` table of docs/metrics.md, by name.
+inline std::map<std::string, DocMetric> doc_metric_table() {
+    std::map<std::string, DocMetric> rows;
+    std::ifstream in(source_file("docs/metrics.md"));
+    bool in_table = false;
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty() || line[0] != '|') {
+            in_table = false;
+            continue;
+        }
+        auto row = doc_detail::cells(line);
+        if (!in_table) {
+            in_table = row.size() == 4 && row[0] == "metric" && row[1] == "type";
+            continue;
+        }
+        if (row.size() != 4 || row[0].find_first_not_of("-") == std::string::npos) continue;
+        DocMetric m{row[1], {}, row[3]};
+        std::stringstream labels(row[2]);
+        for (std::string l; std::getline(labels, l, ',');) m.labels.push_back(doc_detail::trim(l));
+        rows[row[0]] = m;
+    }
+    return rows;
 }
 
 }  // namespace linerate::test

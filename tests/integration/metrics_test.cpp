@@ -1,0 +1,305 @@
+// --metrics under a real Prometheus (Debian's `prometheus`, started here on 127.0.0.1 with a
+// generated config, a 1 s scrape interval and a TSDB in the test's scratch directory): it scrapes
+// l2reflect on net_null and kvagg on a veth (the sender stops before the app), and what it
+// stored, read back through its HTTP API, matches the app's JSON at exit: counters that
+// stopped moving equal it exactly, the moving ones only grew. The endpoint's text passes
+// `promtool check metrics`, and every family it serves is in docs/metrics.md with its type
+// and labels. Bad addresses exit 2 with one line, before the EAL.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "support/doc_table.hpp"
+#include "support/netns.hpp"
+#include "support/process.hpp"
+
+using namespace linerate::test;
+
+namespace {
+
+// Where the app runs (the host, or a namespace): Prometheus, curl and promtool run there too,
+// everything on that 127.0.0.1.
+struct Place {
+    std::function<std::vector<std::string>(const std::vector<std::string>&)> wrap;
+    std::function<ShellResult(const std::string&)> run;
+};
+
+Place host() {
+    return {[](const std::vector<std::string>& argv) { return argv; },
+            [](const std::string& cmd) { return shell(cmd); }};
+}
+
+Place inside(const NetNs& ns) {
+    return {[&ns](const std::vector<std::string>& argv) { return ns.wrap(argv); },
+            [&ns](const std::string& cmd) { return ns.try_run(cmd); }};
+}
+
+std::string prometheus_missing() {
+    for (const char* tool : {"prometheus", "promtool", "curl"})
+        if (shell(std::string("command -v ") + tool).status != 0)
+            return std::string(tool) + " is not installed (scripts/setup installs it)";
+    return {};
+}
+
+// A port nobody listens on now, on this namespace's 127.0.0.1.
+int free_port() {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+    socklen_t len = sizeof sa;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+    close(fd);
+    return ntohs(sa.sin_port);
+}
+
+// The endpoint's port, from the line the app prints at start.
+int metrics_port(const std::string& out) {
+    std::smatch m;
+    if (!std::regex_search(out, m, std::regex("metrics at http://127\\.0\\.0\\.1:(\\d+)/metrics")))
+        return -1;
+    return std::stoi(m[1]);
+}
+
+class PrometheusServer {
+  public:
+    PrometheusServer(const Place& place, int target_port, int web_port)
+        : place_(place), web_(web_port) {
+        const std::string config = scratch("prometheus.yml");
+        std::ofstream(config) << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                              << "scrape_configs:\n  - job_name: linerate\n    static_configs:\n"
+                              << "      - targets: ['127.0.0.1:" << target_port << "']\n";
+        std::string path = shell("command -v prometheus").out;
+        path.erase(path.find_last_not_of("\n") + 1);  // BackgroundProcess does not search PATH
+        proc_ = std::make_unique<BackgroundProcess>(place.wrap(
+            {path, "--config.file=" + config, "--storage.tsdb.path=" + scratch("tsdb"),
+             "--web.listen-address=127.0.0.1:" + std::to_string(web_port), "--log.level=warn"}));
+    }
+    ~PrometheusServer() {
+        proc_->signal(SIGTERM);
+        proc_->finish(20);
+    }
+
+    // The result of an instant query (the API's data.result), or null on an error.
+    nlohmann::json query(const std::string& expr) const {
+        const ShellResult r = place_.run("curl -sf -G http://127.0.0.1:" + std::to_string(web_) +
+                                         "/api/v1/query --data-urlencode 'query=" + expr + "'");
+        if (r.status != 0) return nullptr;
+        const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+        return j.is_object() && j.value("status", "") == "success" ? j["data"]["result"] : nullptr;
+    }
+    // The value of a query answered with one sample; NaN when there is none.
+    double value(const std::string& expr) const {
+        const nlohmann::json r = query(expr);
+        if (!r.is_array() || r.size() != 1) return NAN;
+        return std::stod(r[0]["value"][1].get<std::string>());
+    }
+    // Waits until `expr` has a value >= `at_least`.
+    bool wait_for(const std::string& expr, double at_least, double timeout_s) const {
+        for (auto end = clock::now() + seconds(timeout_s); clock::now() < end; sleep(0.2))
+            if (value(expr) >= at_least) return true;
+        return false;
+    }
+    std::string output() const { return proc_->output(); }
+
+  private:
+    using clock = std::chrono::steady_clock;
+    static std::chrono::duration<double> seconds(double s) {
+        return std::chrono::duration<double>(s);
+    }
+    static void sleep(double s) { std::this_thread::sleep_for(seconds(s)); }
+    Place place_;
+    int web_;
+    std::unique_ptr<BackgroundProcess> proc_;
+};
+
+// The value of every series of `expr` by the values of `label` (one label: worker, reason...).
+std::map<std::string, double> by_label(const nlohmann::json& result, const std::string& label) {
+    std::map<std::string, double> out;
+    if (!result.is_array()) return out;
+    for (const auto& s : result)
+        out[s["metric"].value(label, "")] = std::stod(s["value"][1].get<std::string>());
+    return out;
+}
+
+// The endpoint's text: promtool finds nothing to say, and every family is in docs/metrics.md
+// with the type and the labels served.
+void expect_clean_and_documented(const Place& place, int port) {
+    const std::string text = scratch("metrics.txt");
+    const ShellResult got =
+        place.run("curl -sf http://127.0.0.1:" + std::to_string(port) + "/metrics -o " + text);
+    ASSERT_EQ(got.status, 0) << got.out;
+    const ShellResult check = place.run("promtool check metrics < " + text);
+    EXPECT_EQ(check.status, 0) << check.out;
+    EXPECT_EQ(check.out, "") << "promtool's findings";
+
+    const std::map<std::string, DocMetric> doc = doc_metric_table();
+    ASSERT_FALSE(doc.empty()) << "docs/metrics.md has no metric table";
+    std::map<std::string, std::set<std::string>> labels;
+    std::ifstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        std::smatch m;
+        if (std::regex_match(line, m, std::regex("# TYPE (linerate_\\w+) (\\w+)"))) {
+            auto it = doc.find(m[1]);
+            ASSERT_NE(it, doc.end()) << m[1] << " is served but not in docs/metrics.md";
+            EXPECT_EQ(it->second.type, m[2]) << m[1];
+            EXPECT_NE(it->second.json, "") << m[1] << ": no JSON twin column";
+        } else if (std::regex_search(line, m, std::regex("^(linerate_\\w+)\\{([^}]*)\\}"))) {
+            const std::string ls = m[2];
+            const std::regex label("(\\w+)=\"");
+            for (std::sregex_iterator i(ls.begin(), ls.end(), label), e; i != e; ++i)
+                labels[m[1]].insert((*i)[1]);
+        }
+    }
+    EXPECT_FALSE(labels.empty());
+    for (const auto& [name, served] : labels) {
+        const std::vector<std::string>& listed = doc.at(name).labels;
+        EXPECT_EQ(served, std::set<std::string>(listed.begin(), listed.end())) << name;
+    }
+}
+
+// What Prometheus last stored of the stopped counters equals the JSON at exit: drops by reason
+// and app counters per worker, port drops by kind, links.
+void expect_stopped_counters_match(const PrometheusServer& p, const nlohmann::json& j) {
+    const nlohmann::json& w0 = j["workers"][0];
+    const auto drops =
+        by_label(p.query("last_over_time(linerate_drops_total{worker=\"0\"}[5m])"), "reason");
+    ASSERT_EQ(drops.size(), w0["drops"].size()) << w0.dump();
+    for (const auto& [reason, n] : w0["drops"].items())
+        EXPECT_EQ(drops.at(reason), n.get<double>()) << reason;
+    const auto kinds =
+        by_label(p.query("last_over_time(linerate_port_drops_total{port=\"0\"}[5m])"), "kind");
+    for (const auto& [kind, n] : kinds)
+        EXPECT_EQ(n, j["port_drops"]["0"][kind].get<double>()) << kind;
+    EXPECT_EQ(p.value("last_over_time(linerate_link_up{port=\"0\"}[5m])"),
+              j["links"]["0"]["up"].get<bool>() ? 1 : 0);
+    EXPECT_EQ(p.value("last_over_time(linerate_link_downs_total{port=\"0\"}[5m])"),
+              j["links"]["0"]["downs"].get<double>());
+}
+
+TEST(Metrics, PrometheusScrapesL2reflectOnNetNull) {
+    if (std::string why = prometheus_missing(); !why.empty()) GTEST_SKIP() << why;
+    const std::string json = scratch("l2.json");
+    std::vector<std::string> argv = {binary("apps/l2reflect/l2reflect")};
+    for (const std::string& a : no_huge_eal()) argv.push_back(a);
+    argv.insert(argv.end(), {"--vdev=net_null0", "--", "--metrics", "127.0.0.1:0", "--stats-period",
+                             "0", "--duration", "12", "--json", json});
+    BackgroundProcess app(argv);
+    ASSERT_TRUE(app.wait_for_output("/metrics", 30)) << app.output();
+    const int port = metrics_port(app.output());
+    ASSERT_GT(port, 0) << app.output();
+    expect_clean_and_documented(host(), port);
+
+    PrometheusServer prom(host(), port, free_port());
+    ASSERT_TRUE(prom.wait_for("count_over_time(linerate_rx_packets_total[1m])", 4, 20))
+        << prom.output();
+    // Moving: it only grew, and it grew.
+    EXPECT_EQ(prom.value("resets(linerate_rx_packets_total[1m])"), 0);
+    EXPECT_GT(prom.value("increase(linerate_rx_packets_total[1m])"), 0);
+    const ProcessResult r = app.finish(30);
+    ASSERT_EQ(r.exit_status, 0) << r.out;
+    const nlohmann::json j = read_json(json);
+    const double last_rx = prom.value("last_over_time(linerate_rx_packets_total[5m])");
+    EXPECT_GT(last_rx, 0);
+    EXPECT_LE(last_rx, j["rx_packets"].get<double>());
+    expect_stopped_counters_match(prom, j);
+}
+
+// The peer's sender: stream 5, seq 0..29, two tuples each (key k, value k + seq).
+constexpr const char* kSender = R"(
+import socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for seq in range(30):
+    tuples = b''.join(struct.pack('!QQ', k, k + seq) for k in (4, 9))
+    s.sendto(struct.pack('!HBBHIQI', 0x4B56, 1, 0, 2, 5, seq, 0) + tuples, (sys.argv[1], 9000))
+)";
+
+TEST(Metrics, PrometheusScrapesKvaggOnAVethAndTheStoppedCountersEqualTheJson) {
+    if (std::string why = prometheus_missing(); !why.empty()) GTEST_SKIP() << why;
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    NetNs app_ns("kvm"), peer("kvmp");
+    VethPair veth(app_ns, peer);
+    app_ns.run("ip addr add 10.97.0.1/24 dev " + veth.app_if);
+    peer.run("ip addr add 10.97.0.2/24 dev " + veth.peer_if);
+    const std::string json = scratch("kv.json"), sender = scratch("sender.py");
+    std::ofstream(sender) << kSender;
+    std::vector<std::string> argv = {binary("apps/kvagg/kvagg")};
+    for (const std::string& a : no_huge_eal()) argv.push_back(a);
+    argv.insert(argv.end(), {"--vdev=net_af_packet0,iface=" + veth.app_if, "--", "--metrics",
+                             "127.0.0.1:0", "--stats-period", "0", "--json", json});
+    BackgroundProcess app(app_ns.wrap(argv));
+    ASSERT_TRUE(app.wait_for_output("/metrics", 30)) << app.output();
+    const int port = metrics_port(app.output());
+    ASSERT_GT(port, 0) << app.output();
+    const Place place = inside(app_ns);
+    PrometheusServer prom(place, port, 9090);  // the namespace's own 127.0.0.1
+    ASSERT_TRUE(prom.wait_for("count_over_time(linerate_rx_packets_total[1m])", 2, 20))
+        << prom.output();
+
+    const ShellResult sent = peer.try_run("python3 " + sender + " 10.97.0.1");
+    ASSERT_EQ(sent.status, 0) << sent.out;
+    ASSERT_TRUE(prom.wait_for("linerate_app_events_total{counter=\"tuples\"}", 60, 20))
+        << app.output();
+    std::this_thread::sleep_for(std::chrono::seconds(3));  // scrapes of the stopped counters
+    expect_clean_and_documented(place, port);
+    app.signal(SIGINT);
+    const ProcessResult r = app.finish(30);
+    ASSERT_EQ(r.exit_status, 0) << r.out;
+    const nlohmann::json j = read_json(json);
+    ASSERT_EQ(j["tuples"], 60u) << r.out;
+
+    const nlohmann::json& w0 = j["workers"][0];
+    for (const char* key : {"rx_packets", "rx_bytes", "tx_packets", "tx_bytes"})
+        EXPECT_EQ(prom.value(std::string("last_over_time(linerate_") + key + "_total[5m])"),
+                  w0[key].get<double>())
+            << key;
+    const auto app_counters =
+        by_label(prom.query("last_over_time(linerate_app_events_total[5m])"), "counter");
+    for (const auto& [counter, n] : app_counters)
+        EXPECT_EQ(n, w0[counter].get<double>()) << counter;
+    EXPECT_EQ(app_counters.at("tuples"), 60);
+    expect_stopped_counters_match(prom, j);
+}
+
+TEST(Metrics, BadAddressesExit2WithOneLineBeforeTheEal) {
+    const std::string l2 = binary("apps/l2reflect/l2reflect");
+    std::vector<std::string> eal = no_huge_eal();
+    eal.insert(eal.end(), {"--vdev=net_null0", "--", "--duration", "1"});
+    auto with = [&](const std::string& address) {
+        std::vector<std::string> args = eal;
+        args.insert(args.end(), {"--metrics", address});
+        return args;
+    };
+    expect_usage_error(l2, with("127.0.0.1"), "is not HOST:PORT");
+    expect_usage_error(l2, with("localhost:9876"), "is not an IPv4 address");
+    expect_usage_error(l2, with("127.0.0.1:65536"), "is not a port");
+    // A port another socket listens on.
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+    ASSERT_EQ(listen(fd, 1), 0);
+    socklen_t len = sizeof sa;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+    expect_usage_error(l2, with("127.0.0.1:" + std::to_string(ntohs(sa.sin_port))),
+                       "Address already in use");
+    close(fd);
+}
+
+}  // namespace
