@@ -276,6 +276,25 @@ TEST(Metrics, PrometheusScrapesKvaggOnAVethAndTheStoppedCountersEqualTheJson) {
     expect_stopped_counters_match(prom, j);
 }
 
+// The scrape config is valid for promtool, and the dashboard asks only for documented metrics.
+TEST(Metrics, TheScrapeConfigAndTheDashboardHoldToTheDocs) {
+    if (std::string why = prometheus_missing(); !why.empty()) GTEST_SKIP() << why;
+    const ShellResult check = shell("promtool check config " + source_file("docs/prometheus.yml"));
+    EXPECT_EQ(check.status, 0) << check.out;
+    std::ifstream in(source_file("docs/grafana-linerate.json"));
+    const nlohmann::json dash = nlohmann::json::parse(in);
+    const std::map<std::string, DocMetric> doc = doc_metric_table();
+    size_t asked = 0;
+    for (const auto& panel : dash["panels"])
+        for (const auto& target : panel["targets"]) {
+            const std::string expr = target["expr"];
+            const std::regex name("linerate_\\w+");
+            for (std::sregex_iterator i(expr.begin(), expr.end(), name), e; i != e; ++i, ++asked)
+                EXPECT_TRUE(doc.contains(i->str())) << i->str() << " in panel " << panel["title"];
+        }
+    EXPECT_GT(asked, 0u);
+}
+
 TEST(Metrics, BadAddressesExit2WithOneLineBeforeTheEal) {
     const std::string l2 = binary("apps/l2reflect/l2reflect");
     std::vector<std::string> eal = no_huge_eal();
