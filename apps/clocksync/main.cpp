@@ -129,7 +129,8 @@ void report_client(Runtime& runtime, const Options& cs, const ClientSession& ses
         });
     runtime.add_metrics([&synced](stats::Metrics& m) {
         SyncSnapshot s = synced.snapshot();
-        add_client_metrics(m, s, SyncedClock::at(s, synced.local().now()));
+        add_client_metrics(m, s, SyncedClock::at(s, synced.local().now()), synced.epsilon_ns.read(),
+                           synced.rtt_ns.read());
     });
     auto report = [&] {
         return ClientReport{session.summary(), session.sync(), client.master_mac(),

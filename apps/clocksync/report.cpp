@@ -75,7 +75,14 @@ nlohmann::json client_telemetry(const SyncSnapshot& s, const ClockReading& now) 
     return j;
 }
 
-void add_client_metrics(stats::Metrics& m, const SyncSnapshot& s, const ClockReading& now) {
+namespace {
+// 100 ns to 10 ms: ε and RTT on a host (a few µs) to a congested path.
+constexpr double kClockBuckets[] = {1e-7,   2.5e-7, 5e-7, 1e-6,   2.5e-6, 5e-6, 1e-5,
+                                    2.5e-5, 5e-5,   1e-4, 2.5e-4, 5e-4,   1e-3, 1e-2};
+}  // namespace
+
+void add_client_metrics(stats::Metrics& m, const SyncSnapshot& s, const ClockReading& now,
+                        const stats::LogHistogram& epsilon, const stats::LogHistogram& rtt) {
     using stats::MetricType;
     m.add("linerate_clocksync_synced", "1 once the client has a good sync, else 0",
           MetricType::gauge, {}, s.state.synced ? 1 : 0);
@@ -86,6 +93,11 @@ void add_client_metrics(stats::Metrics& m, const SyncSnapshot& s, const ClockRea
     m.add("linerate_clocksync_theta_seconds",
           "The offset of the master's clock from the local clock (theta), last sync",
           MetricType::gauge, {}, double(s.state.theta_ns) * 1e-9);
+    m.add_histogram("linerate_clocksync_epsilon_grid_seconds",
+                    "Epsilon on the sample grid since the first sync", {}, epsilon, 1e-9,
+                    kClockBuckets);
+    m.add_histogram("linerate_clocksync_rtt_seconds", "Round trips of the answered probes", {}, rtt,
+                    1e-9, kClockBuckets);
     m.add("linerate_clocksync_syncs_total", "Good synchronizations", MetricType::counter, {},
           double(s.syncs));
     m.add("linerate_clocksync_violations_total",

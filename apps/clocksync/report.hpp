@@ -29,7 +29,8 @@ std::string client_summary_text(const ClientReport& r);
 // signed 64-bit values (offsets between machines' monotonic clocks exceed 32 bits).
 nlohmann::json client_telemetry(const SyncSnapshot& s, const ClockReading& now);
 // The same figures for the --metrics endpoint (docs/metrics.md): synced, epsilon and theta now
-// (seconds), syncs and violations.
-void add_client_metrics(stats::Metrics& m, const SyncSnapshot& s, const ClockReading& now);
+// (seconds), syncs and violations, and the session's ε and RTT histograms (ns).
+void add_client_metrics(stats::Metrics& m, const SyncSnapshot& s, const ClockReading& now,
+                        const stats::LogHistogram& epsilon, const stats::LogHistogram& rtt);
 
 }  // namespace linerate::clocksync

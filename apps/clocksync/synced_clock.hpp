@@ -9,6 +9,7 @@
 #include "clocksync/estimator.hpp"
 #include "clocksync/local_clock.hpp"
 #include "clocksync/seqlock.hpp"
+#include "stats/histogram.hpp"
 
 namespace linerate::clocksync {
 
@@ -39,6 +40,10 @@ class SyncedClock {
     static ClockReading at(const SyncSnapshot& s, uint64_t local) {
         return {s.state.synced, local, s.state.to_master(local), s.state.epsilon_at(local)};
     }
+
+    // The session's ε and RTT histograms as of the last sync (the worker offers them), for the
+    // metrics endpoint.
+    stats::HistogramMirror epsilon_ns, rtt_ns;
 
   private:
     LocalClock local_;

@@ -268,6 +268,8 @@ void ClientWorker::report(stats::WorkerCounters& c) {
         published_violations_ = session_.violations();
         synced_.publish({session_.sync(), published_syncs_, published_violations_});
         if (new_sync) publish_to_sinks();
+        synced_.epsilon_ns.offer(session_.epsilon_histogram());
+        synced_.rtt_ns.offer(session_.rtt_histogram());
     }
 }
 

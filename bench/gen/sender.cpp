@@ -52,6 +52,7 @@ struct Sender::Worker {
         : traffic(plan, index, workers), returns(plan.config(), clock) {}
     Traffic traffic;
     ReturnTracker returns;
+    stats::HistogramMirror latency;  // returns' round trips, copied about once a second
     uint64_t quota = std::numeric_limits<uint64_t>::max();
     uint64_t send_start = 0, send_end = 0;
     std::vector<uint8_t> scratch;  // frames longer than an mbuf are built here, then copied
@@ -70,6 +71,7 @@ Sender::Sender(Runtime& runtime, const GenOptions& options, const TrafficPlan& p
         workers_.push_back(std::move(worker));
     }
     rt_.on_stopped([this] { merge_and_write(); });
+    rt_.add_metrics([this](stats::Metrics& m) { add_metrics(m); });
     rt_.add_json([this](nlohmann::json& j) {
         const stats::Totals t = rt_.stats().totals();
         const uint64_t back = t.app[idx(GenCounter::expected_back)];
@@ -120,6 +122,29 @@ Sender::Sender(Runtime& runtime, const GenOptions& options, const TrafficPlan& p
 }
 
 Sender::~Sender() = default;
+
+namespace {
+// 1 µs to 100 ms: a host's loop to a congested path.
+constexpr double kRttBuckets[] = {1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5,
+                                  1e-4, 2.5e-4, 5e-4, 1e-3, 1e-2,   1e-1};
+}  // namespace
+
+// The round trips as the workers last copied them (about once a second): a histogram and the
+// JSON's percentiles; frames still expected back (the JSON's `lost` at exit).
+void Sender::add_metrics(stats::Metrics& m) const {
+    stats::LogHistogram rtt;
+    for (const auto& w : workers_) rtt.merge(w->latency.read());
+    m.add_histogram("linerate_gen_rtt_seconds", "Round trips of the frames that came back", {}, rtt,
+                    1e-9, kRttBuckets);
+    for (const auto& [q, key] : {std::pair{0.5, "p50"}, {0.99, "p99"}, {0.999, "p999"}})
+        m.add("linerate_gen_rtt_percentile_seconds", "Round-trip percentiles so far",
+              stats::MetricType::gauge, {{"percentile", key}}, double(rtt.percentile(q)) * 1e-9);
+    const stats::Totals t = rt_.stats().totals();
+    const uint64_t back = t.app[idx(GenCounter::expected_back)];
+    const uint64_t returned = t.app[idx(GenCounter::returned)];
+    m.add("linerate_gen_outstanding", "Frames sent that should come back and have not (yet)",
+          stats::MetricType::gauge, {}, double(back > returned ? back - returned : 0));
+}
 
 int Sender::run() {
     return rt_.run([this](WorkerContext& ctx) { work(ctx); });
@@ -175,12 +200,17 @@ void Sender::work(WorkerContext& ctx) {
     // Every frame that comes back is the generator's to count (foreign ones included); the
     // RX step sends what the host's kernel sent, with --exception-path.
     RxStep rx_step(ctx);
+    uint64_t next_offer = 0;  // of the round trips to --metrics
 
     auto receive = [&](const worker::QueueRef& q) {
         const RxBurst b = rx_step.receive(q, rx, ServesAll{});
         const uint16_t n = b.kept;
         if (n == 0) return;
         const uint64_t now = rte_rdtsc();
+        if (now >= next_offer) {
+            me.latency.offer(me.returns.latency_ns());
+            next_offer = now + hz;
+        }
         uint64_t bytes = 0, counts[3] = {0, 0, 0};
         for (uint16_t i = 0; i < n; ++i) {
             bytes += rte_pktmbuf_pkt_len(rx[i]);

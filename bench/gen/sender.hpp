@@ -38,6 +38,7 @@ class Sender {
     struct Worker;
     void work(WorkerContext& ctx);
     void merge_and_write();
+    void add_metrics(stats::Metrics& m) const;
 
     Runtime& rt_;
     const GenOptions& opt_;

@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 
 namespace linerate {
@@ -22,17 +23,28 @@ namespace {
 constexpr const char* kForm = "HOST:PORT (an IPv4 address and a port, e.g. 127.0.0.1:9876)";
 
 prometheus::MetricType prometheus_type(stats::MetricType t) {
-    return t == stats::MetricType::counter ? prometheus::MetricType::Counter
-                                           : prometheus::MetricType::Gauge;
+    switch (t) {
+        case stats::MetricType::counter:
+            return prometheus::MetricType::Counter;
+        case stats::MetricType::gauge:
+            return prometheus::MetricType::Gauge;
+        case stats::MetricType::histogram:
+            return prometheus::MetricType::Histogram;
+    }
+    return prometheus::MetricType::Untyped;
 }
 
 prometheus::ClientMetric client_metric(stats::MetricType type, const stats::MetricSample& s) {
     prometheus::ClientMetric c;
     for (const auto& [name, value] : s.labels) c.label.push_back({name, value});
-    if (type == stats::MetricType::counter)
-        c.counter.value = s.value;
-    else
-        c.gauge.value = s.value;
+    if (type == stats::MetricType::counter) c.counter.value = s.value;
+    if (type == stats::MetricType::gauge) c.gauge.value = s.value;
+    if (type == stats::MetricType::histogram) {
+        c.histogram.sample_count = s.count;
+        c.histogram.sample_sum = s.sum;
+        for (const auto& [bound, n] : s.buckets) c.histogram.bucket.push_back({n, bound});
+        c.histogram.bucket.push_back({s.count, std::numeric_limits<double>::infinity()});
+    }
     return c;
 }
 

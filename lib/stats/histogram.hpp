@@ -7,6 +7,7 @@
 #include <bit>
 #include <cstdint>
 #include <limits>
+#include <mutex>
 
 namespace linerate::stats {
 
@@ -54,6 +55,14 @@ class LogHistogram {
         return max_;
     }
 
+    // Samples in the buckets up to the one holding `v`: every sample <= v, and those of v's
+    // bucket above it (within 1/2^kSubBits of v): a Prometheus histogram's cumulative bucket.
+    uint64_t count_at_most(uint64_t v) const {
+        uint64_t n = 0;
+        for (unsigned i = 0; i <= index_of(v); ++i) n += counts_[i];
+        return n;
+    }
+
     static unsigned index_of(uint64_t v) {
         if (v < kSub) return unsigned(v);
         unsigned msb = 63 - unsigned(std::countl_zero(v));  // >= kSubBits
@@ -77,6 +86,25 @@ class LogHistogram {
     long double sum_ = 0;
     uint64_t min_ = std::numeric_limits<uint64_t>::max();
     uint64_t max_ = 0;
+};
+
+// A copy of a histogram its owner (a worker) hands out now and then, for readers on other
+// threads (the metrics endpoint): the owner never waits (a copy that finds the reader busy is
+// skipped), a reader gets the last copy made.
+class HistogramMirror {
+  public:
+    void offer(const LogHistogram& h) {
+        std::unique_lock lock(mutex_, std::try_to_lock);
+        if (lock) copy_ = h;
+    }
+    LogHistogram read() const {
+        std::lock_guard lock(mutex_);
+        return copy_;
+    }
+
+  private:
+    mutable std::mutex mutex_;
+    LogHistogram copy_;
 };
 
 }  // namespace linerate::stats

@@ -137,21 +137,33 @@ std::map<std::string, double> by_label(const nlohmann::json& result, const std::
     return out;
 }
 
-// The endpoint's text: promtool finds nothing to say, and every family is in docs/metrics.md
-// with the type and the labels served.
-void expect_clean_and_documented(const Place& place, int port) {
+void expect_documented(const std::string& file);
+
+// The endpoint's text in `file`: promtool finds nothing to say, and every family is in
+// docs/metrics.md with the type and the labels served.
+void expect_clean_and_documented(const std::string& file) {
+    const ShellResult check = shell("promtool check metrics < " + file);
+    EXPECT_EQ(check.status, 0) << check.out;
+    EXPECT_EQ(check.out, "") << "promtool's findings";
+    expect_documented(file);
+}
+
+// The same, of what the endpoint on `port` serves now.
+void expect_endpoint_clean_and_documented(const Place& place, int port) {
     const std::string text = scratch("metrics.txt");
     const ShellResult got =
         place.run("curl -sf http://127.0.0.1:" + std::to_string(port) + "/metrics -o " + text);
     ASSERT_EQ(got.status, 0) << got.out;
-    const ShellResult check = place.run("promtool check metrics < " + text);
-    EXPECT_EQ(check.status, 0) << check.out;
-    EXPECT_EQ(check.out, "") << "promtool's findings";
+    expect_clean_and_documented(text);
+}
 
+// Every family of the endpoint's text in `file` is in docs/metrics.md with the type and the
+// labels served.
+void expect_documented(const std::string& file) {
     const std::map<std::string, DocMetric> doc = doc_metric_table();
     ASSERT_FALSE(doc.empty()) << "docs/metrics.md has no metric table";
     std::map<std::string, std::set<std::string>> labels;
-    std::ifstream in(text);
+    std::ifstream in(file);
     for (std::string line; std::getline(in, line);) {
         std::smatch m;
         if (std::regex_match(line, m, std::regex("# TYPE (linerate_\\w+) (\\w+)"))) {
@@ -160,10 +172,15 @@ void expect_clean_and_documented(const Place& place, int port) {
             EXPECT_EQ(it->second.type, m[2]) << m[1];
             EXPECT_NE(it->second.json, "") << m[1] << ": no JSON twin column";
         } else if (std::regex_search(line, m, std::regex("^(linerate_\\w+)\\{([^}]*)\\}"))) {
+            // A histogram's samples: FAMILY_bucket{..., le=...}, FAMILY_sum, FAMILY_count.
+            const std::string family =
+                doc.contains(m[1])
+                    ? std::string(m[1])
+                    : std::regex_replace(std::string(m[1]), std::regex("_(bucket|sum|count)$"), "");
             const std::string ls = m[2];
             const std::regex label("(\\w+)=\"");
             for (std::sregex_iterator i(ls.begin(), ls.end(), label), e; i != e; ++i)
-                labels[m[1]].insert((*i)[1]);
+                if ((*i)[1] != "le") labels[family].insert((*i)[1]);
         }
     }
     EXPECT_FALSE(labels.empty());
@@ -203,7 +220,7 @@ TEST(Metrics, PrometheusScrapesL2reflectOnNetNull) {
     ASSERT_TRUE(app.wait_for_output("/metrics", 30)) << app.output();
     const int port = metrics_port(app.output());
     ASSERT_GT(port, 0) << app.output();
-    expect_clean_and_documented(host(), port);
+    expect_endpoint_clean_and_documented(host(), port);
 
     PrometheusServer prom(host(), port, free_port());
     ASSERT_TRUE(prom.wait_for("count_over_time(linerate_rx_packets_total[1m])", 4, 20))
@@ -256,7 +273,7 @@ TEST(Metrics, PrometheusScrapesKvaggOnAVethAndTheStoppedCountersEqualTheJson) {
     ASSERT_TRUE(prom.wait_for("linerate_app_events_total{counter=\"tuples\"}", 60, 20))
         << app.output();
     std::this_thread::sleep_for(std::chrono::seconds(3));  // scrapes of the stopped counters
-    expect_clean_and_documented(place, port);
+    expect_endpoint_clean_and_documented(place, port);
     app.signal(SIGINT);
     const ProcessResult r = app.finish(30);
     ASSERT_EQ(r.exit_status, 0) << r.out;
@@ -274,6 +291,101 @@ TEST(Metrics, PrometheusScrapesKvaggOnAVethAndTheStoppedCountersEqualTheJson) {
         EXPECT_EQ(n, w0[counter].get<double>()) << counter;
     EXPECT_EQ(app_counters.at("tuples"), 60);
     expect_stopped_counters_match(prom, j);
+}
+
+// A server app and a client app over net_memif (each with its own --file-prefix), the client
+// with --metrics: its endpoint's text (scraped `scrape_after_s` into the run) and its JSON.
+struct MemifPair {
+    std::string text;
+    nlohmann::json json;
+    ProcessResult server, client;
+};
+
+MemifPair memif_pair(const std::string& server_bin, std::vector<std::string> server_args,
+                     const std::string& client_bin, std::vector<std::string> client_args,
+                     double client_s, double scrape_after_s) {
+    const std::string id = std::to_string(getpid()), sock = "/tmp/lrm" + id + ".sock";
+    const std::string client_lcore = std::thread::hardware_concurrency() > 1 ? "1" : "0";
+    auto eal = [&](const std::string& bin, const std::string& lcore, const std::string& role) {
+        std::vector<std::string> argv = eal_command(bin, lcore, "lrm" + role + id);
+        argv.insert(argv.end(), {"--vdev=net_memif0,role=" + role + ",socket=" + sock, "--"});
+        return argv;
+    };
+    std::vector<std::string> server = eal(server_bin, "0", "server");
+    server.insert(server.end(),
+                  {"--duration", std::to_string(client_s + 2), "--stats-period", "0"});
+    server.insert(server.end(), server_args.begin(), server_args.end());
+    MemifPair r;
+    const std::string json = scratch("client.json");
+    std::vector<std::string> client = eal(client_bin, client_lcore, "client");
+    client.insert(client.end(), {"--duration", std::to_string(client_s), "--stats-period", "0",
+                                 "--metrics", "127.0.0.1:0", "--json", json});
+    client.insert(client.end(), client_args.begin(), client_args.end());
+    std::thread s([&] { r.server = run_process(server, {.timeout_s = client_s + 30}); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the server's socket first
+    BackgroundProcess c(client);
+    if (c.wait_for_output("/metrics", 30)) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(scrape_after_s));
+        r.text = shell("curl -sf http://127.0.0.1:" + std::to_string(metrics_port(c.output())) +
+                       "/metrics")
+                     .out;
+    }
+    r.client = c.finish(client_s + 30);
+    s.join();
+    r.json = read_json(json);
+    return r;
+}
+
+// The value of the sample line `series` (name and labels as served) in the endpoint's text.
+double sample(const std::string& text, const std::string& series) {
+    const size_t at = text.find("\n" + series + " ");
+    if (at == std::string::npos) return NAN;
+    return std::stod(text.substr(at + series.size() + 2));
+}
+
+TEST(Metrics, ClocksyncClientServesItsClockAndHistogramsDocumented) {
+    if (std::string why = prometheus_missing(); !why.empty()) GTEST_SKIP() << why;
+    const std::string cs = binary("apps/clocksync/clocksync");
+    const MemifPair r = memif_pair(cs, {"--role", "master"}, cs,
+                                   {"--role", "client", "--sync-period-ms", "10"}, 4, 2.5);
+    ASSERT_EQ(r.client.exit_status, 0) << r.client.out;
+    ASSERT_FALSE(r.text.empty()) << r.client.out;
+    const std::string file = scratch("clocksync.txt");
+    std::ofstream(file) << r.text;
+    expect_clean_and_documented(file);
+    EXPECT_EQ(sample(r.text, "linerate_clocksync_synced{app=\"clocksync\"}"), 1) << r.text;
+    const double syncs = sample(r.text, "linerate_clocksync_syncs_total{app=\"clocksync\"}");
+    EXPECT_GT(syncs, 0) << r.text;
+    EXPECT_LE(syncs, r.json["syncs"].get<double>());
+    // Copied at a sync, so no more than the run's samples; +Inf holds them all.
+    const double eps_count =
+        sample(r.text, "linerate_clocksync_epsilon_grid_seconds_count{app=\"clocksync\"}");
+    EXPECT_GT(eps_count, 0) << r.text;
+    EXPECT_LE(eps_count, r.json["epsilon_samples"].get<double>());
+    EXPECT_EQ(sample(r.text,
+                     "linerate_clocksync_epsilon_grid_seconds_bucket{app=\"clocksync\","
+                     "le=\"+Inf\"}"),
+              eps_count);
+    EXPECT_GT(sample(r.text, "linerate_clocksync_rtt_seconds_count{app=\"clocksync\"}"), 0);
+}
+
+TEST(Metrics, GenServesItsRoundTripsDocumented) {
+    if (std::string why = prometheus_missing(); !why.empty()) GTEST_SKIP() << why;
+    const MemifPair r =
+        memif_pair(binary("apps/l2reflect/l2reflect"), {}, binary("bench/gen/linerate-gen"),
+                   {"--kind", "udp", "--rate-pps", "20000"}, 4, 2.5);
+    ASSERT_EQ(r.client.exit_status, 0) << r.client.out;
+    ASSERT_FALSE(r.text.empty()) << r.client.out;
+    const std::string file = scratch("gen.txt");
+    std::ofstream(file) << r.text;
+    expect_clean_and_documented(file);
+    const double rtts = sample(r.text, "linerate_gen_rtt_seconds_count{app=\"linerate-gen\"}");
+    EXPECT_GT(rtts, 0) << r.text;
+    EXPECT_LE(rtts, r.json["latency_ns"]["count"].get<double>());
+    EXPECT_GT(sample(r.text,
+                     "linerate_gen_rtt_percentile_seconds{app=\"linerate-gen\","
+                     "percentile=\"p50\"}"),
+              0);
 }
 
 // The scrape config is valid for promtool, and the dashboard asks only for documented metrics.
