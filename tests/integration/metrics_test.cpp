@@ -293,8 +293,16 @@ TEST(Metrics, PrometheusScrapesKvaggOnAVethAndTheStoppedCountersEqualTheJson) {
     expect_stopped_counters_match(prom, j);
 }
 
+// The value of the sample line `series` (name and labels as served) in the endpoint's text.
+double sample(const std::string& text, const std::string& series) {
+    const size_t at = text.find("\n" + series + " ");
+    if (at == std::string::npos) return NAN;
+    return std::stod(text.substr(at + series.size() + 2));
+}
+
 // A server app and a client app over net_memif (each with its own --file-prefix), the client
-// with --metrics: its endpoint's text (scraped `scrape_after_s` into the run) and its JSON.
+// with --metrics: its endpoint's text (the first scrape that holds `ready`, polled while the
+// client runs: its first sync or return may take a while on a loaded machine) and its JSON.
 struct MemifPair {
     std::string text;
     nlohmann::json json;
@@ -303,7 +311,7 @@ struct MemifPair {
 
 MemifPair memif_pair(const std::string& server_bin, std::vector<std::string> server_args,
                      const std::string& client_bin, std::vector<std::string> client_args,
-                     double client_s, double scrape_after_s) {
+                     double client_s, const std::function<bool(const std::string&)>& ready) {
     const std::string id = std::to_string(getpid()), sock = "/tmp/lrm" + id + ".sock";
     const std::string client_lcore = std::thread::hardware_concurrency() > 1 ? "1" : "0";
     auto eal = [&](const std::string& bin, const std::string& lcore, const std::string& role) {
@@ -325,10 +333,13 @@ MemifPair memif_pair(const std::string& server_bin, std::vector<std::string> ser
     std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the server's socket first
     BackgroundProcess c(client);
     if (c.wait_for_output("/metrics", 30)) {
-        std::this_thread::sleep_for(std::chrono::duration<double>(scrape_after_s));
-        r.text = shell("curl -sf http://127.0.0.1:" + std::to_string(metrics_port(c.output())) +
-                       "/metrics")
-                     .out;
+        const std::string url =
+            "http://127.0.0.1:" + std::to_string(metrics_port(c.output())) + "/metrics";
+        const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(client_s);
+        while (!ready(r.text) && std::chrono::steady_clock::now() < end) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            if (const ShellResult got = shell("curl -sf " + url); got.status == 0) r.text = got.out;
+        }
     }
     r.client = c.finish(client_s + 30);
     s.join();
@@ -336,18 +347,18 @@ MemifPair memif_pair(const std::string& server_bin, std::vector<std::string> ser
     return r;
 }
 
-// The value of the sample line `series` (name and labels as served) in the endpoint's text.
-double sample(const std::string& text, const std::string& series) {
-    const size_t at = text.find("\n" + series + " ");
-    if (at == std::string::npos) return NAN;
-    return std::stod(text.substr(at + series.size() + 2));
-}
+const std::string kEpsCount = "linerate_clocksync_epsilon_grid_seconds_count{app=\"clocksync\"}";
+const std::string kRttCount = "linerate_clocksync_rtt_seconds_count{app=\"clocksync\"}";
+const std::string kGenRttCount = "linerate_gen_rtt_seconds_count{app=\"linerate-gen\"}";
 
 TEST(Metrics, ClocksyncClientServesItsClockAndHistogramsDocumented) {
     if (std::string why = prometheus_missing(); !why.empty()) GTEST_SKIP() << why;
     const std::string cs = binary("apps/clocksync/clocksync");
-    const MemifPair r = memif_pair(cs, {"--role", "master"}, cs,
-                                   {"--role", "client", "--sync-period-ms", "10"}, 4, 2.5);
+    const MemifPair r =
+        memif_pair(cs, {"--role", "master"}, cs, {"--role", "client", "--sync-period-ms", "10"}, 6,
+                   [](const std::string& text) {
+                       return sample(text, kEpsCount) > 0 && sample(text, kRttCount) > 0;
+                   });
     ASSERT_EQ(r.client.exit_status, 0) << r.client.out;
     ASSERT_FALSE(r.text.empty()) << r.client.out;
     const std::string file = scratch("clocksync.txt");
@@ -358,28 +369,28 @@ TEST(Metrics, ClocksyncClientServesItsClockAndHistogramsDocumented) {
     EXPECT_GT(syncs, 0) << r.text;
     EXPECT_LE(syncs, r.json["syncs"].get<double>());
     // Copied at a sync, so no more than the run's samples; +Inf holds them all.
-    const double eps_count =
-        sample(r.text, "linerate_clocksync_epsilon_grid_seconds_count{app=\"clocksync\"}");
+    const double eps_count = sample(r.text, kEpsCount);
     EXPECT_GT(eps_count, 0) << r.text;
     EXPECT_LE(eps_count, r.json["epsilon_samples"].get<double>());
     EXPECT_EQ(sample(r.text,
                      "linerate_clocksync_epsilon_grid_seconds_bucket{app=\"clocksync\","
                      "le=\"+Inf\"}"),
               eps_count);
-    EXPECT_GT(sample(r.text, "linerate_clocksync_rtt_seconds_count{app=\"clocksync\"}"), 0);
+    EXPECT_GT(sample(r.text, kRttCount), 0);
 }
 
 TEST(Metrics, GenServesItsRoundTripsDocumented) {
     if (std::string why = prometheus_missing(); !why.empty()) GTEST_SKIP() << why;
     const MemifPair r =
         memif_pair(binary("apps/l2reflect/l2reflect"), {}, binary("bench/gen/linerate-gen"),
-                   {"--kind", "udp", "--rate-pps", "20000"}, 4, 2.5);
+                   {"--kind", "udp", "--rate-pps", "20000"}, 6,
+                   [](const std::string& text) { return sample(text, kGenRttCount) > 0; });
     ASSERT_EQ(r.client.exit_status, 0) << r.client.out;
     ASSERT_FALSE(r.text.empty()) << r.client.out;
     const std::string file = scratch("gen.txt");
     std::ofstream(file) << r.text;
     expect_clean_and_documented(file);
-    const double rtts = sample(r.text, "linerate_gen_rtt_seconds_count{app=\"linerate-gen\"}");
+    const double rtts = sample(r.text, kGenRttCount);
     EXPECT_GT(rtts, 0) << r.text;
     EXPECT_LE(rtts, r.json["latency_ns"]["count"].get<double>());
     EXPECT_GT(sample(r.text,
