@@ -268,6 +268,7 @@ TEST(Metrics, PrometheusScrapesKvaggOnAVethAndTheStoppedCountersEqualTheJson) {
     ASSERT_TRUE(prom.wait_for("count_over_time(linerate_rx_packets_total[1m])", 2, 20))
         << prom.output();
 
+    ASSERT_TRUE(app.wait_for_output("kvagg: running", 30)) << app.output();
     const ShellResult sent = peer.try_run("python3 " + sender + " 10.97.0.1");
     ASSERT_EQ(sent.status, 0) << sent.out;
     ASSERT_TRUE(prom.wait_for("linerate_app_events_total{counter=\"tuples\"}", 60, 20))
@@ -329,8 +330,12 @@ MemifPair memif_pair(const std::string& server_bin, std::vector<std::string> ser
     client.insert(client.end(), {"--duration", std::to_string(client_s), "--stats-period", "0",
                                  "--metrics", "127.0.0.1:0", "--json", json});
     client.insert(client.end(), client_args.begin(), client_args.end());
-    std::thread s([&] { r.server = run_process(server, {.timeout_s = client_s + 30}); });
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the server's socket first
+    BackgroundProcess s(server);
+    // The server's socket first: its EAL is up once it describes its pool.
+    if (!s.wait_for_output(": netbuf", 30)) {
+        r.server = s.finish(5);
+        return r;
+    }
     BackgroundProcess c(client);
     if (c.wait_for_output("/metrics", 30)) {
         const std::string url =
@@ -342,7 +347,7 @@ MemifPair memif_pair(const std::string& server_bin, std::vector<std::string> ser
         }
     }
     r.client = c.finish(client_s + 30);
-    s.join();
+    r.server = s.finish(30);
     r.json = read_json(json);
     return r;
 }
@@ -359,12 +364,13 @@ TEST(Metrics, ClocksyncClientServesItsClockAndHistogramsDocumented) {
                    [](const std::string& text) {
                        return sample(text, kEpsCount) > 0 && sample(text, kRttCount) > 0;
                    });
-    ASSERT_EQ(r.client.exit_status, 0) << r.client.out;
+    ASSERT_EQ(r.client.exit_status, 0) << r.server.out << r.client.out;
     ASSERT_FALSE(r.text.empty()) << r.client.out;
     const std::string file = scratch("clocksync.txt");
     std::ofstream(file) << r.text;
     expect_clean_and_documented(file);
-    EXPECT_EQ(sample(r.text, "linerate_clocksync_synced{app=\"clocksync\"}"), 1) << r.text;
+    ASSERT_EQ(sample(r.text, "linerate_clocksync_synced{app=\"clocksync\"}"), 1)
+        << r.text << r.server.out << r.client.out;
     const double syncs = sample(r.text, "linerate_clocksync_syncs_total{app=\"clocksync\"}");
     EXPECT_GT(syncs, 0) << r.text;
     EXPECT_LE(syncs, r.json["syncs"].get<double>());
@@ -385,7 +391,7 @@ TEST(Metrics, GenServesItsRoundTripsDocumented) {
         memif_pair(binary("apps/l2reflect/l2reflect"), {}, binary("bench/gen/linerate-gen"),
                    {"--kind", "udp", "--rate-pps", "20000"}, 6,
                    [](const std::string& text) { return sample(text, kGenRttCount) > 0; });
-    ASSERT_EQ(r.client.exit_status, 0) << r.client.out;
+    ASSERT_EQ(r.client.exit_status, 0) << r.server.out << r.client.out;
     ASSERT_FALSE(r.text.empty()) << r.client.out;
     const std::string file = scratch("gen.txt");
     std::ofstream(file) << r.text;
