@@ -24,6 +24,11 @@ void add_board_metrics(const StatsBoard& board, Metrics& m) {
               double(t.tx_packets));
         m.add("linerate_tx_bytes_total", "Bytes of the frames the worker sent", MetricType::counter,
               worker, double(t.tx_bytes));
+        m.add("linerate_busy_cycles_total",
+              "TSC cycles the worker was busy: from each RX poll that returned frames to the next",
+              MetricType::counter, worker, double(t.busy_cycles));
+        m.add("linerate_cycles_per_packet", "Busy TSC cycles per frame received (docs/capacity.md)",
+              MetricType::gauge, worker, t.cycles_per_packet());
         for (unsigned i : board.shown_drops())
             m.add("linerate_drops_total", "Frames the worker dropped, by reason",
                   MetricType::counter,
