@@ -196,6 +196,11 @@ void KvService<Table>::add_metrics(stats::Metrics& m) const {
         m.add("linerate_kvagg_service_requests_total",
               "Control requests the service thread answered, by kind", stats::MetricType::counter,
               {{"kind", kind}}, double(n));
+    // Each worker publishes its table's key count once per burst (WorkerLink::keys).
+    for (unsigned w = 0; w < workers_; ++w)
+        m.add("linerate_kvagg_keys", "Distinct keys in the worker's table (shared: all of them)",
+              stats::MetricType::gauge, {{"worker", std::to_string(w)}},
+              double(links_[w].keys.load(std::memory_order_relaxed)));
 }
 
 // After the workers stopped: the tables merged into the run's figures, then the dump.

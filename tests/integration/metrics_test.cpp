@@ -246,52 +246,84 @@ for seq in range(30):
     s.sendto(struct.pack('!HBBHIQI', 0x4B56, 1, 0, 2, 5, seq, 0) + tuples, (sys.argv[1], 9000))
 )";
 
-TEST(Metrics, PrometheusScrapesKvaggOnAVethAndTheStoppedCountersEqualTheJson) {
-    if (std::string why = prometheus_missing(); !why.empty()) GTEST_SKIP() << why;
-    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
-    NetNs app_ns("kvm"), peer("kvmp");
+// `app` on net_af_packet on the app end of a default veth (addresses 10.97.0.1/.2), scraped every
+// second by a Prometheus in the app's namespace. Once the app runs, `send` runs in the peer
+// namespace with the app's address as its last argument; once the PromQL query `arrived` reaches
+// `at_least` the scrapes go on 3 s over the stopped counters, the app stops with SIGINT, and
+// `check(prometheus, json)` judges what Prometheus stored against the app's exit JSON.
+template <class Check>
+void scrape_on_veth(const std::string& app, const std::string& send, const std::string& arrived,
+                    double at_least, Check&& check) {
+    NetNs app_ns("mtr"), peer("mtrp");
     VethPair veth(app_ns, peer);
     app_ns.run("ip addr add 10.97.0.1/24 dev " + veth.app_if);
     peer.run("ip addr add 10.97.0.2/24 dev " + veth.peer_if);
-    const std::string json = scratch("kv.json"), sender = scratch("sender.py");
-    std::ofstream(sender) << kSender;
-    std::vector<std::string> argv = {binary("apps/kvagg/kvagg")};
+    const std::string json = scratch(app + "_veth.json");
+    std::vector<std::string> argv = {binary("apps/" + app + "/" + app)};
     for (const std::string& a : no_huge_eal()) argv.push_back(a);
     argv.insert(argv.end(), {"--vdev=net_af_packet0,iface=" + veth.app_if, "--", "--metrics",
                              "127.0.0.1:0", "--stats-period", "0", "--json", json});
-    BackgroundProcess app(app_ns.wrap(argv));
-    ASSERT_TRUE(app.wait_for_output("/metrics", 30)) << app.output();
-    const int port = metrics_port(app.output());
-    ASSERT_GT(port, 0) << app.output();
+    BackgroundProcess proc(app_ns.wrap(argv));
+    ASSERT_TRUE(proc.wait_for_output("/metrics", 30)) << proc.output();
+    const int port = metrics_port(proc.output());
+    ASSERT_GT(port, 0) << proc.output();
     const Place place = inside(app_ns);
     PrometheusServer prom(place, port, 9090);  // the namespace's own 127.0.0.1
     ASSERT_TRUE(prom.wait_for("count_over_time(linerate_rx_packets_total[1m])", 2, 20))
         << prom.output();
-
-    ASSERT_TRUE(app.wait_for_output("kvagg: running", 30)) << app.output();
-    const ShellResult sent = peer.try_run("python3 " + sender + " 10.97.0.1");
+    ASSERT_TRUE(proc.wait_for_output(app + ": running", 30)) << proc.output();
+    const ShellResult sent = peer.try_run(send + " 10.97.0.1");
     ASSERT_EQ(sent.status, 0) << sent.out;
-    ASSERT_TRUE(prom.wait_for("linerate_app_events_total{counter=\"tuples\"}", 60, 20))
-        << app.output();
+    ASSERT_TRUE(prom.wait_for(arrived, at_least, 20)) << proc.output();
     std::this_thread::sleep_for(std::chrono::seconds(3));  // scrapes of the stopped counters
     expect_endpoint_clean_and_documented(place, port);
-    app.signal(SIGINT);
-    const ProcessResult r = app.finish(30);
+    proc.signal(SIGINT);
+    const ProcessResult r = proc.finish(30);
     ASSERT_EQ(r.exit_status, 0) << r.out;
     const nlohmann::json j = read_json(json);
-    ASSERT_EQ(j["tuples"], 60u) << r.out;
-
+    ASSERT_TRUE(j.is_object()) << r.out;
     const nlohmann::json& w0 = j["workers"][0];
     for (const char* key : {"rx_packets", "rx_bytes", "tx_packets", "tx_bytes"})
         EXPECT_EQ(prom.value(std::string("last_over_time(linerate_") + key + "_total[5m])"),
                   w0[key].get<double>())
             << key;
-    const auto app_counters =
-        by_label(prom.query("last_over_time(linerate_app_events_total[5m])"), "counter");
-    for (const auto& [counter, n] : app_counters)
-        EXPECT_EQ(n, w0[counter].get<double>()) << counter;
-    EXPECT_EQ(app_counters.at("tuples"), 60);
     expect_stopped_counters_match(prom, j);
+    check(prom, j);
+}
+
+TEST(Metrics, PrometheusScrapesKvaggOnAVethAndTheStoppedCountersEqualTheJson) {
+    if (std::string why = prometheus_missing(); !why.empty()) GTEST_SKIP() << why;
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    const std::string sender = scratch("sender.py");
+    std::ofstream(sender) << kSender;
+    scrape_on_veth(
+        "kvagg", "python3 " + sender, "linerate_app_events_total{counter=\"tuples\"}", 60,
+        [](const PrometheusServer& prom, const nlohmann::json& j) {
+            const nlohmann::json& w0 = j["workers"][0];
+            ASSERT_EQ(j["tuples"], 60u);
+            const auto app_counters =
+                by_label(prom.query("last_over_time(linerate_app_events_total[5m])"), "counter");
+            for (const auto& [counter, n] : app_counters)
+                EXPECT_EQ(n, w0[counter].get<double>()) << counter;
+            EXPECT_EQ(app_counters.at("tuples"), 60);
+            EXPECT_EQ(w0["keys"], 2u);  // keys 4 and 9
+            EXPECT_EQ(prom.value("last_over_time(linerate_kvagg_keys{worker=\"0\"}[5m])"), 2);
+        });
+}
+
+// nfv on a default veth: the peer's kernel pings it (valid IPv4, reflected) and resolves it by
+// ARP (not IPv4: dropped by reason); Prometheus's last samples equal the exit JSON.
+TEST(Metrics, PrometheusScrapesNfvOnAVethAndTheStoppedCountersEqualTheJson) {
+    if (std::string why = prometheus_missing(); !why.empty()) GTEST_SKIP() << why;
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    scrape_on_veth("nfv", "ping -c 5 -i 0.2 -W 1 -q", "linerate_tx_packets_total", 5,
+                   [](const PrometheusServer& prom, const nlohmann::json& j) {
+                       EXPECT_GE(j["tx_packets"].get<uint64_t>(), 5u);         // the echo requests
+                       EXPECT_GE(j["drops"]["not_ipv4"].get<uint64_t>(), 1u);  // ARP
+                       EXPECT_EQ(prom.value("last_over_time(linerate_drops_total{reason=\"not_"
+                                            "ipv4\"}[5m])"),
+                                 j["drops"]["not_ipv4"].get<double>());
+                   });
 }
 
 // The value of the sample line `series` (name and labels as served) in the endpoint's text.
