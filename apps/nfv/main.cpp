@@ -68,6 +68,25 @@ void configure_xdp(XdpDatapath& xdp, const nfv::CheckIpHeader& check, const nfv:
     }
 }
 
+// --forward pair's pairing and --bad-port against the ports in use; false: one line said why.
+bool ports_fit(const Runtime& runtime, ForwardMode mode, std::optional<uint16_t> bad_port) {
+    const std::vector<uint16_t> ports = runtime.port_ids();
+    if (std::string e = forward_pairing_error(runtime.workers().slots(), mode, ports); !e.empty()) {
+        fmt::print(stderr, "{}: {}\n", kApp, e);
+        return false;
+    }
+    if (bad_port && !port_in_use(runtime, *bad_port)) {
+        fmt::print(stderr, "{}: --bad-port {}: not one of the ports in use (see --help)\n", kApp,
+                   *bad_port);
+        return false;
+    }
+    for (const worker::WorkerSlot& slot : runtime.workers().slots())
+        if (bad_port && !slot.queues.empty() && !divert_for(slot, bad_port))
+            fmt::print(stderr, "{}: warning: worker {} has no queue on port {}, frees bad frames\n",
+                       kApp, slot.index, *bad_port);
+    return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -95,20 +114,8 @@ int main(int argc, char** argv) {
 
     const std::vector<uint16_t> ports = runtime.port_ids();
     const ForwardMode mode = nfv_options.forward.mode;
-    if (std::string e = forward_pairing_error(runtime.workers().slots(), mode, ports); !e.empty()) {
-        fmt::print(stderr, "{}: {}\n", kApp, e);
-        return 2;
-    }
     const std::optional<uint16_t> bad_port = nfv_options.bad_port;
-    if (bad_port && !port_in_use(runtime, *bad_port)) {
-        fmt::print(stderr, "{}: --bad-port {}: not one of the ports in use (see --help)\n", kApp,
-                   *bad_port);
-        return 2;
-    }
-    for (const worker::WorkerSlot& slot : runtime.workers().slots())
-        if (bad_port && !slot.queues.empty() && !divert_for(slot, bad_port))
-            fmt::print(stderr, "{}: warning: worker {} has no queue on port {}, frees bad frames\n",
-                       kApp, slot.index, *bad_port);
+    if (!ports_fit(runtime, mode, bad_port)) return 2;
 
     const nfv::CheckIpHeader check(nfv::make_config(nfv_options));
     const nlohmann::json config = nfv::config_json(nfv_options, check);
