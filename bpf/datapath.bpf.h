@@ -8,6 +8,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "datapath_abi.h"
+#include "steer_match.h"
 
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -20,7 +21,7 @@ struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __uint(max_entries, DP_SLOTS);
     __type(key, __u32);
-    __type(value, __u64);
+    __type(value, struct dp_count);
 } dp_counters SEC(".maps");
 
 struct {
@@ -35,27 +36,36 @@ struct {
     __uint(max_entries, DP_MAX_QUEUES);
     __type(key, __u32);
     __type(value, __u32);
-} dp_xsks SEC(".maps");
+} xsks_map SEC(".maps");
 
-static __always_inline __u32 dp_flags(void) {
+/* The config (never null in practice: an ARRAY's entry; the programs pass the frame if it is). */
+static __always_inline const struct dp_config* dp_config_of(void) {
     __u32 key = 0;
-    const struct dp_config* c = bpf_map_lookup_elem(&dp_config, &key);
-    return c ? c->flags : 0;
+    return bpf_map_lookup_elem(&dp_config, &key);
+}
+
+/* Counts a frame of `bytes` under `slot`. */
+static __always_inline void dp_count(__u32 slot, __u64 bytes) {
+    struct dp_count* c = bpf_map_lookup_elem(&dp_counters, &slot);
+    if (c) {
+        c->packets += 1;
+        c->bytes += bytes;
+    }
 }
 
 /* Counts the frame under `slot` and returns the action that goes with it. */
 static __always_inline int dp_finish(struct xdp_md* ctx, __u32 flags, __u32 slot) {
-    __u64* n = bpf_map_lookup_elem(&dp_counters, &slot);
-    if (n) *n += 1;
+    /* The first buffer's bytes: a multi-buffer frame's slow path is counted by the DPDK tier. */
+    dp_count(slot, (__u64)(ctx->data_end - ctx->data));
     if (flags & DP_RECORD_LAST) {
         __u32 key = 0;
         __u32* last = bpf_map_lookup_elem(&dp_last, &key);
         if (last) *last = slot;
     }
     if (slot == DP_TX) return XDP_TX;
-    if (slot == DP_PASSED) return XDP_PASS;
+    if (slot == DP_PASSED || slot == DP_NOT_SERVED) return XDP_PASS;
     /* No socket on the queue (as in BPF_PROG_TEST_RUN): the kernel's, as --xdp-steer does. */
-    if (slot == DP_SLOW_PATH) return bpf_redirect_map(&dp_xsks, ctx->rx_queue_index, XDP_PASS);
+    if (slot == DP_SLOW_PATH) return bpf_redirect_map(&xsks_map, ctx->rx_queue_index, XDP_PASS);
     return XDP_DROP;
 }
 
@@ -66,6 +76,27 @@ static __always_inline int dp_multi_buffer(struct xdp_md* ctx, __u32 flags) {
            bpf_xdp_get_buff_len(ctx) > (__u64)(ctx->data_end - ctx->data);
 }
 
+/* Where the frame goes before the app's kernel sees it: outside the served set, to the kernel
+ * (DP_NOT_SERVED); multi-buffer, or every frame under DP_SLOW_PATH_ALL, to the slow path.
+ * Returns the slot, or DP_SLOTS when the app's kernel is to decide. */
+static __always_inline __u32 dp_route(struct xdp_md* ctx, const struct dp_config* cfg) {
+    if (!lr_steer_matches(&cfg->serve, (void*)(long)ctx->data, (void*)(long)ctx->data_end))
+        return DP_NOT_SERVED;
+    if (cfg->flags & DP_SLOW_PATH_ALL) return DP_SLOW_PATH;
+    if (dp_multi_buffer(ctx, cfg->flags)) return DP_SLOW_PATH;
+    return DP_SLOTS;
+}
+
+/* A frame's first step: the config's flags into *flags, and dp_route's slot (DP_SLOTS: the app's
+ * kernel decides). Without a config (never: an ARRAY's entry) the frame is the kernel's. */
+static __always_inline __u32 dp_begin(struct xdp_md* ctx, __u32* flags) {
+    const struct dp_config* cfg = dp_config_of();
+    *flags = cfg ? cfg->flags : 0;
+    return cfg ? dp_route(ctx, cfg) : DP_NOT_SERVED;
+}
+
 char _license[] SEC("license") = "Dual BSD/GPL";
+/* libxdp's tag (DP_PROGRAM): no global variables either, or libxdp takes one for a count. */
+__uint(xsk_prog_version, 1) SEC("xdp_metadata");
 
 #endif

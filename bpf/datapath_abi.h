@@ -6,6 +6,8 @@
 
 #include <linux/types.h>
 
+#include "steer_abi.h"
+
 /* dp_config[0].flags: the app's options. */
 enum dp_flag {
     DP_MAC_SWAP = 1u << 0,        /* swap source and destination MAC of what is sent back */
@@ -19,22 +21,41 @@ enum dp_flag {
      * (bpf_xdp_get_buff_len, a helper call: ~6 ns) and leave multi-buffer frames to the slow
      * path. Off, no frame is taken for one. */
     DP_MULTI_BUFFER = 1u << 4,
+    /* Every frame the app serves to the slow path: the two tiers compared on live traffic
+     * (LINERATE_TEST_XDP_SLOW_PATH, a test hook; lib/runtime/xdp_datapath). */
+    DP_SLOW_PATH_ALL = 1u << 5,
 };
 
 struct dp_config {
     __u32 flags; /* enum dp_flag */
+    /* The frames the app serves (--xdp-steer, as the steering program decides); the others go
+     * to the kernel (XDP_PASS), counted DP_NOT_SERVED. All zeros (STEER_NONE, a program not
+     * configured yet): every frame to the kernel. */
+    struct steer_config serve;
 };
 
-/* Counter slots (a PERCPU_ARRAY of __u64 frame counts, DP_SLOTS entries): what became of each
+/* Counter slots (a PERCPU_ARRAY of struct dp_count, DP_SLOTS entries): what became of each
  * frame. A drop is DP_DROP_FIRST + the app's reason index (nfv: enum lr_ipv4_verdict of
  * bpf/check_ipv4.h; l2reflect: 0 = runt). */
 enum dp_slot {
-    DP_TX = 0,        /* sent back out (XDP_TX) */
-    DP_PASSED = 1,    /* not the app's: to the kernel (XDP_PASS); nfv: not IPv4 */
-    DP_SLOW_PATH = 2, /* left to the DPDK kernel (multi-buffer frames): to the AF_XDP queue */
-    DP_DROP_FIRST = 3,
+    DP_TX = 0,         /* sent back out (XDP_TX); bytes as sent (trimmed) */
+    DP_PASSED = 1,     /* the app's verdict "not mine": to the kernel (XDP_PASS); nfv: not IPv4 */
+    DP_SLOW_PATH = 2,  /* left to the DPDK kernel (multi-buffer frames): to the AF_XDP queue */
+    DP_NOT_SERVED = 3, /* outside dp_config.serve: to the kernel (XDP_PASS), never the app's */
+    DP_TRIMMED = 4,    /* not an outcome: frames trimmed before DP_TX, bytes cut off */
+    DP_DROP_FIRST = 5,
     DP_SLOTS = 16,
 };
+
+struct dp_count {
+    __u64 packets;
+    __u64 bytes; /* of the frames as they left the program (received, trimmed for DP_TX) */
+};
+
+/* The program's function name and its libxdp version tag (bpf/datapath.bpf.h): a net_af_xdp
+ * vdev made without xdp_prog= finds the program the app attached by them, as it finds libxdp's
+ * own default program, and inserts its AF_XDP socket into DP_SLOW_PATH_MAP. */
+#define DP_PROGRAM "xsk_def_prog"
 
 /* The AF_XDP sockets of the slow path, by RX queue. */
 #define DP_MAX_QUEUES 64
@@ -42,7 +63,7 @@ enum dp_slot {
 #define DP_CONFIG_MAP "dp_config"
 #define DP_COUNTERS_MAP "dp_counters"
 #define DP_LAST_MAP "dp_last"
-#define DP_SLOW_PATH_MAP "dp_xsks"
+#define DP_SLOW_PATH_MAP "xsks_map" /* the name net_af_xdp looks for */
 /* nfv's address sets (host-order __u32 keys, __u8 values): Click's BADSRC and GOODDST. */
 #define DP_NFV_BAD_SRC_MAP "nfv_bad_src"
 #define DP_NFV_GOOD_DST_MAP "nfv_good_dst"

@@ -1,6 +1,7 @@
 /* l2reflect on the XDP datapath: every frame back out (XDP_TX), MACs swapped by bpf/check_ipv4.h's
  * swap (the one the C++ kernel compiles) unless the config says not; a frame shorter than an
- * Ethernet header is a runt (dropped, counted); a multi-buffer frame goes to the slow path. */
+ * Ethernet header is a runt (dropped, counted); a multi-buffer frame goes to the slow path, a
+ * frame the app does not serve (dp_config.serve) to the kernel. */
 #include <linux/bpf.h>
 
 #include <bpf/bpf_helpers.h>
@@ -12,9 +13,10 @@
 #define L2REFLECT_RUNT 0
 
 SEC("xdp.frags")
-int xdp_l2reflect(struct xdp_md* ctx) {
-    const __u32 flags = dp_flags();
-    if (dp_multi_buffer(ctx, flags)) return dp_finish(ctx, flags, DP_SLOW_PATH);
+int xsk_def_prog(struct xdp_md* ctx) {
+    __u32 flags;
+    const __u32 route = dp_begin(ctx, &flags);
+    if (route != DP_SLOTS) return dp_finish(ctx, flags, route);
     __u8* data = (__u8*)(long)ctx->data;
     const __u8* data_end = (const __u8*)(long)ctx->data_end;
     if (data + LR_ETH_HLEN > data_end) return dp_finish(ctx, flags, DP_DROP_FIRST + L2REFLECT_RUNT);

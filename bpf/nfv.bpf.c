@@ -1,7 +1,8 @@
 /* nfv on the XDP datapath: Click's CheckIPHeader (bpf/check_ipv4.h, the check the C++ kernel
  * compiles too) on every frame. Valid: trimmed to the IP length and MAC-swapped (per the config),
  * XDP_TX. Invalid: XDP_DROP, counted by reason. Not IPv4: XDP_PASS to the kernel. A multi-buffer
- * frame: to the slow path (the DPDK kernel behind the queue's AF_XDP socket). */
+ * frame: to the slow path (the DPDK kernel behind the queue's AF_XDP socket); a frame the app does
+ * not serve (dp_config.serve), to the kernel. */
 #include <linux/bpf.h>
 
 #include <bpf/bpf_helpers.h>
@@ -52,9 +53,10 @@ static __always_inline struct lr_ipv4_check nfv_check(const __u8* data, const __
 }
 
 SEC("xdp.frags")
-int xdp_nfv(struct xdp_md* ctx) {
-    const __u32 flags = dp_flags();
-    if (dp_multi_buffer(ctx, flags)) return dp_finish(ctx, flags, DP_SLOW_PATH);
+int xsk_def_prog(struct xdp_md* ctx) {
+    __u32 flags;
+    const __u32 route = dp_begin(ctx, &flags);
+    if (route != DP_SLOTS) return dp_finish(ctx, flags, route);
     const __u8* data = (const __u8*)(long)ctx->data;
     const __u8* data_end = (const __u8*)(long)ctx->data_end;
     const struct lr_ipv4_check r = nfv_check(data, data_end, flags);
@@ -62,8 +64,11 @@ int xdp_nfv(struct xdp_md* ctx) {
     if (r.verdict != LR_IPV4_OK) return dp_finish(ctx, flags, DP_DROP_FIRST + r.verdict);
     /* The Ethernet padding goes, as the DPDK kernel trims its mbuf. */
     const __u32 len = (__u32)(data_end - data);
-    if (r.out_len < len && bpf_xdp_adjust_tail(ctx, (int)r.out_len - (int)len))
-        return dp_finish(ctx, flags, DP_SLOW_PATH);
+    if (r.out_len < len) {
+        if (bpf_xdp_adjust_tail(ctx, (int)r.out_len - (int)len))
+            return dp_finish(ctx, flags, DP_SLOW_PATH);
+        dp_count(DP_TRIMMED, len - r.out_len);
+    }
     if (flags & DP_MAC_SWAP) lr_swap_macs((__u8*)(long)ctx->data, (const __u8*)(long)ctx->data_end);
     return dp_finish(ctx, flags, DP_TX);
 }

@@ -15,18 +15,30 @@ using namespace linerate;
 
 namespace {
 
-// `xdp`: the XDP program runs the frames, the C++ kernel takes its slow path.
+// `xdp` in test mode: the XDP program runs the frames, the C++ kernel takes its slow path (on an
+// interface the program runs in the kernel and the loop is the slow path).
 template <bool kSwap>
 void run_worker(WorkerContext& ctx, const ForwardOptions& forward, XdpDatapath* xdp) {
     auto kernel = [](rte_mbuf* m) {
         return l2reflect::reflect_frame<kSwap>(rte_pktmbuf_mtod(m, uint8_t*),
                                                rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m));
     };
-    if (!xdp) return forward_loop(ctx, kernel, forward);
-    // bpf/l2reflect.bpf.c's one reason (its slot DP_DROP_FIRST + 0) is the runt.
-    const XdpBoardSlots slots{kTransmit, {stats::drop_slot(l2reflect::Drop::runt)}};
-    XdpTestRunKernel xdp_kernel(*xdp, slots, kernel);
+    if (!xdp || xdp->on_interface()) return forward_loop(ctx, kernel, forward);
+    XdpTestRunKernel xdp_kernel(*xdp, xdp->slots(), kernel);
     forward_loop(ctx, xdp_kernel, forward);
+}
+
+// --datapath xdp: bpf/l2reflect.bpf.c, its one reason (slot DP_DROP_FIRST + 0) the runt.
+std::shared_ptr<const XdpDatapathSpec> xdp_spec(xdp::Datapath datapath, xdp::XdpMode mode,
+                                                const ForwardChoice& forward) {
+    if (datapath != xdp::Datapath::xdp) return nullptr;
+    auto spec = std::make_shared<XdpDatapathSpec>();
+    spec->object = "l2reflect.bpf.o";
+    spec->flags = forward.swaps_macs() ? DP_MAC_SWAP : 0;
+    spec->slots = {kTransmit, {stats::drop_slot(l2reflect::Drop::runt)}};
+    if (forward.mode == ForwardMode::pair) spec->not_on_interface = "--forward pair";
+    spec->mode = mode;
+    return spec;
 }
 
 }  // namespace
@@ -41,15 +53,11 @@ int main(int argc, char** argv) {
     ForwardChoice forward;
     add_forward_options(cli, forward);
     xdp::Datapath datapath = xdp::Datapath::dpdk;
-    xdp::add_datapath_option(cli, datapath);
+    xdp::XdpMode xdp_mode = xdp::XdpMode::automatic;
+    xdp::add_datapath_option(cli, datapath, xdp_mode);
     cli::SplitArgs args = cli::parse_or_exit(cli, argc, argv);
-    std::unique_ptr<XdpDatapath> xdp;
-    if (datapath == xdp::Datapath::xdp) {
-        xdp =
-            std::make_unique<XdpDatapath>("l2reflect", options, "l2reflect.bpf.o", "xdp_l2reflect");
-        xdp->set_flags(forward.swaps_macs() ? DP_MAC_SWAP : 0);
-    }
     AppInfo info{"l2reflect", "MAC-swap reflector", l2reflect::kDrops};
+    info.xdp_datapath = xdp_spec(datapath, xdp_mode, forward);
     Runtime runtime(info, std::move(args), options);
     const std::vector<uint16_t> ports = runtime.port_ids();
     if (std::string e = forward_pairing_error(runtime.workers().slots(), forward.mode, ports);
@@ -61,10 +69,11 @@ int main(int argc, char** argv) {
         j["forward"] = forward_mode_name(forward.mode);
         j["mac_swap"] = forward.swaps_macs();
     });
-    report_datapath(runtime, xdp.get());
+    report_datapath(runtime);
+    XdpDatapath* xdp = runtime.xdp_datapath();
     const bool swap = forward.swaps_macs();
     return runtime.run([&](WorkerContext& ctx) {
         const ForwardOptions fo{std::nullopt, forward_tx_queues(ctx.slot, forward.mode, ports)};
-        swap ? run_worker<true>(ctx, fo, xdp.get()) : run_worker<false>(ctx, fo, xdp.get());
+        swap ? run_worker<true>(ctx, fo, xdp) : run_worker<false>(ctx, fo, xdp);
     });
 }

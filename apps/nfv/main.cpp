@@ -57,15 +57,24 @@ XdpBoardSlots xdp_board_slots() {
     return slots;
 }
 
-// nfv's program, configured as `check`; exits 1 when it cannot be.
-void configure_xdp(XdpDatapath& xdp, const nfv::CheckIpHeader& check, const nfv::Options& o) {
-    xdp.set_flags(xdp_flags(check, o));
-    try {
-        xdp.program().set_nfv_sources(check.bad_src(), check.good_dst());
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "{}: --datapath xdp: {}\n", kApp, e.what());
-        std::exit(1);
-    }
+// --datapath xdp: bpf/nfv.bpf.c configured as `check` (options, address sets).
+std::shared_ptr<const XdpDatapathSpec> xdp_spec(xdp::Datapath datapath, xdp::XdpMode mode,
+                                                const nfv::CheckIpHeader& check,
+                                                const nfv::Options& o) {
+    if (datapath != xdp::Datapath::xdp) return nullptr;
+    auto spec = std::make_shared<XdpDatapathSpec>();
+    spec->object = "nfv.bpf.o";
+    spec->flags = xdp_flags(check, o);
+    spec->configure = [bad = check.bad_src(), good = check.good_dst()](xdp::DatapathProgram& p) {
+        p.set_nfv_sources(bad, good);
+    };
+    spec->slots = xdp_board_slots();
+    // The program drops bad frames (no divert) and logs none; it sends back out, not across.
+    if (o.forward.mode == ForwardMode::pair) spec->not_on_interface = "--forward pair";
+    if (o.bad_port) spec->not_on_interface = "--bad-port";
+    if (o.verbose) spec->not_on_interface = "--verbose";
+    spec->mode = mode;
+    return spec;
 }
 
 // --forward pair's pairing and --bad-port against the ports in use; false: one line said why.
@@ -101,31 +110,29 @@ int main(int argc, char** argv) {
     nfv::Options nfv_options;
     nfv::add_options(cli, nfv_options);
     xdp::Datapath datapath = xdp::Datapath::dpdk;
-    xdp::add_datapath_option(cli, datapath);
+    xdp::XdpMode xdp_mode = xdp::XdpMode::automatic;
+    xdp::add_datapath_option(cli, datapath, xdp_mode);
     cli::SplitArgs args = cli::parse_or_exit(cli, argc, argv);
-    std::unique_ptr<XdpDatapath> xdp;
-    if (datapath == xdp::Datapath::xdp)
-        xdp = std::make_unique<XdpDatapath>(kApp, options, "nfv.bpf.o", "xdp_nfv");
+    const nfv::CheckIpHeader check(nfv::make_config(nfv_options));
     // The divert counters exist only with --bad-port.
     const stats::Names counters =
         nfv_options.bad_port ? stats::Names(kDivertCounters) : stats::kRuntimeCounters;
-    Runtime runtime({kApp, "CheckIPHeader network function", nfv::kDrops, counters},
-                    std::move(args), options);
+    AppInfo info{kApp, "CheckIPHeader network function", nfv::kDrops, counters};
+    info.xdp_datapath = xdp_spec(datapath, xdp_mode, check, nfv_options);
+    Runtime runtime(std::move(info), std::move(args), options);
 
     const std::vector<uint16_t> ports = runtime.port_ids();
     const ForwardMode mode = nfv_options.forward.mode;
     const std::optional<uint16_t> bad_port = nfv_options.bad_port;
     if (!ports_fit(runtime, mode, bad_port)) return 2;
 
-    const nfv::CheckIpHeader check(nfv::make_config(nfv_options));
     const nlohmann::json config = nfv::config_json(nfv_options, check);
     fmt::print("{}: config {}\n", kApp, config.dump());
     stats::register_telemetry("/linerate/nfv/config", "Effective CheckIPHeader configuration",
                               [config](const std::string&) { return config; });
     runtime.add_json([config](nlohmann::json& j) { j["nfv"] = config; });
-    if (xdp) configure_xdp(*xdp, check, nfv_options);
-    report_datapath(runtime, xdp.get());
-    const XdpBoardSlots xdp_slots = xdp_board_slots();
+    report_datapath(runtime);
+    XdpDatapath* xdp = runtime.xdp_datapath();
 
     nfv::FirstBadLog first_bad(kApp);
     nfv::FirstBadLog* log = nfv_options.verbose ? &first_bad : nullptr;
@@ -136,8 +143,9 @@ int main(int argc, char** argv) {
                                      forward_tx_queues(ctx.slot, mode, ports),
                                      unsigned(nfv::Verdict::not_ipv4)};
         nfv::with_mbuf_kernel(check, log, mac_swap, [&](auto& kernel) {
-            if (!xdp) return forward_loop(ctx, kernel, forward);
-            XdpTestRunKernel xdp_kernel(*xdp, xdp_slots, kernel);  // the slow path: `kernel`
+            // On an interface the program runs in the kernel, and this loop is its slow path.
+            if (!xdp || xdp->on_interface()) return forward_loop(ctx, kernel, forward);
+            XdpTestRunKernel xdp_kernel(*xdp, xdp->slots(), kernel);  // the slow path: `kernel`
             forward_loop(ctx, xdp_kernel, forward);
         });
     });

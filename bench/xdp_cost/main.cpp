@@ -55,10 +55,11 @@ int main(int argc, char** argv) {
     const std::vector<uint8_t> frame = pkt::make_udp_frame(pkt::UdpFrameSpec{}, size);
     std::vector<Candidate> cands;
     cands.push_back({"reflect", "reflect.bpf.o", "xdp_reflect", 0, nullptr, {}});
-    cands.push_back({"l2reflect", "l2reflect.bpf.o", "xdp_l2reflect", DP_MAC_SWAP, nullptr, {}});
-    cands.push_back({"nfv", "nfv.bpf.o", "xdp_nfv", DP_MAC_SWAP | DP_VERIFY_CHECKSUM, nullptr, {}});
+    cands.push_back({"l2reflect", "l2reflect.bpf.o", DP_PROGRAM, DP_MAC_SWAP, nullptr, {}});
+    cands.push_back(
+        {"nfv", "nfv.bpf.o", DP_PROGRAM, DP_MAC_SWAP | DP_VERIFY_CHECKSUM, nullptr, {}});
     // nfv --no-checksum: what the header checksum costs.
-    cands.push_back({"nfv_no_checksum", "nfv.bpf.o", "xdp_nfv", DP_MAC_SWAP, nullptr, {}});
+    cands.push_back({"nfv_no_checksum", "nfv.bpf.o", DP_PROGRAM, DP_MAC_SWAP, nullptr, {}});
     try {
         for (Candidate& c : cands) {
             c.loaded = std::make_unique<xdp::DatapathProgram>(c.object, c.program);

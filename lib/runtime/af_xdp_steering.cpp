@@ -9,10 +9,10 @@
 namespace linerate {
 
 AfXdpSteering::AfXdpSteering(std::string app, const std::vector<std::string>& af_xdp_specs,
-                             xdp::SteerFilter filter, bool steer_asked)
-    : app_(std::move(app)), filter_(filter), steer_asked_(steer_asked) {
+                             xdp::SteerFilter filter, bool steer_asked, bool app_program)
+    : app_(std::move(app)), filter_(filter), steer_asked_(steer_asked), app_program_(app_program) {
     for (const auto& spec : af_xdp_specs) specs_.push_back(eal::parse_af_xdp_spec(spec));
-    if (specs_.empty()) return;
+    if (specs_.empty() || app_program_) return;
     // Always linerate's steering program: DPDK's default one would hand the app every frame of
     // the interface, the host's ARP, ping and ssh included.
     const std::string prog = xdp::find_bpf_object(xdp::kSteerObjectName);
@@ -46,9 +46,11 @@ std::optional<unsigned> AfXdpSteering::first_worker(uint16_t port) const {
 
 void AfXdpSteering::start(const StartedRun& run) {
     std::vector<uint16_t> ids;
-    for (const auto& port : run.ports) ids.push_back(port->id());
+    // The app's own program steers (and counts) by itself: no steering program to find.
+    if (!app_program_)
+        for (const auto& port : run.ports) ids.push_back(port->id());
     steering_ = std::make_unique<xdp::Steering>(ids, filter_);
-    if (steer_asked_ && steering_->empty()) {
+    if (steer_asked_ && steering_->empty() && !app_program_) {
         std::string prog = xdp::find_bpf_object(xdp::kSteerObjectName);
         if (prog.empty()) prog = std::string("PATH/") + xdp::kSteerObjectName;
         throw std::runtime_error(

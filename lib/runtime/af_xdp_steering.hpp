@@ -17,10 +17,12 @@ namespace linerate {
 class AfXdpSteering final : public Feature {
   public:
     // `filter`: what --xdp-steer asks for (the app's own by default); `steer_asked`: the user
-    // gave --xdp-steer. Throws std::invalid_argument for a bad --af-xdp spec, and
-    // std::runtime_error when linerate's steering program cannot be found.
+    // gave --xdp-steer; `app_program`: the app attached its own XDP program (--datapath xdp),
+    // which the vdevs adopt and which applies the filter itself. Throws std::invalid_argument for
+    // a bad --af-xdp spec, and std::runtime_error when linerate's steering program cannot be
+    // found.
     AfXdpSteering(std::string app, const std::vector<std::string>& af_xdp_specs,
-                  xdp::SteerFilter filter, bool steer_asked);
+                  xdp::SteerFilter filter, bool steer_asked, bool app_program = false);
 
     void add_eal_args(std::vector<std::string>& args, bool user_gave_eal_args) override;
     std::optional<std::vector<uint16_t>> make_ports(unsigned workers) override;
@@ -39,6 +41,7 @@ class AfXdpSteering final : public Feature {
     std::vector<eal::AfXdpSpec> specs_;
     xdp::SteerFilter filter_;
     bool steer_asked_;
+    bool app_program_;
     std::vector<eal::AfXdpPort> ports_;
     std::unique_ptr<xdp::Steering> steering_;
 };

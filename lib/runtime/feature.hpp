@@ -19,17 +19,20 @@
 
 #include "eal/port.hpp"
 #include "mem/mempool.hpp"
+#include "stats/counters.hpp"
 #include "stats/metrics.hpp"
 
 namespace linerate {
 
 struct WorkerContext;
 
-// What a feature's start hook sees: the run's pool and the app's ports, started.
+// What a feature's start hook sees: the run's pool and the app's ports, started, and the stats
+// board.
 struct StartedRun {
     const std::string& app;
     rte_mempool* pool;
     const std::vector<std::unique_ptr<eal::Port>>& ports;
+    stats::StatsBoard& board;
 };
 
 // What the main lcore's monitor hands every feature at each tick.

@@ -19,6 +19,7 @@
 #include "runtime/exception_feature.hpp"
 #include "runtime/metrics.hpp"
 #include "runtime/pcap_mode.hpp"
+#include "runtime/xdp_datapath.hpp"
 #include "stats/board_metrics.hpp"
 #include "stats/port_drops.hpp"
 #include "stats/report.hpp"
@@ -97,16 +98,25 @@ void Runtime::make_plan() {
     }
 }
 
-// The features in the order their hooks run: the test input, AF_XDP and steering, then the
-// exception path (which takes its TAP out of whatever ports the others chose), then the metrics
-// endpoint (which reads what the others set up).
+// The features in the order their hooks run: the app's XDP datapath, the test input, AF_XDP and
+// steering, then the exception path (which takes its TAP out of whatever ports the others
+// chose), then the metrics endpoint (which reads what the others set up).
 void Runtime::add_features() {
     auto& f = plan_.features;
-    if (pcap_mode()) f.push_back(std::make_unique<PcapMode>(info_.name, options_.pcap));
     const xdp::SteerFilter steer = xdp::parse_steer_filter(
         options_.xdp_steer.empty() ? "app" : options_.xdp_steer, plan_.served);
+    // The app's XDP program first: a run it cannot serve is refused before the input is read,
+    // and it is attached before --af-xdp's vdevs are made (they adopt it).
+    if (info_.xdp_datapath) {
+        auto datapath =
+            std::make_unique<XdpDatapath>(info_.name, options_, *info_.xdp_datapath, steer);
+        xdp_datapath_ = datapath.get();
+        f.push_back(std::move(datapath));
+    }
+    if (pcap_mode()) f.push_back(std::make_unique<PcapMode>(info_.name, options_.pcap));
+    const bool app_program = xdp_datapath_ && xdp_datapath_->on_interface();
     f.push_back(std::make_unique<AfXdpSteering>(info_.name, options_.af_xdp, steer,
-                                                !options_.xdp_steer.empty()));
+                                                !options_.xdp_steer.empty(), app_program));
     if (!options_.exception_path.empty())
         f.push_back(std::make_unique<ExceptionPathFeature>(info_.name, options_.exception_path));
     if (!options_.metrics.empty())
@@ -234,7 +244,7 @@ void Runtime::start_pool_and_ports(unsigned mbufs, unsigned data_room) {
 }
 
 void Runtime::start_features() {
-    const StartedRun run{info_.name, pool_->get(), ports_};
+    const StartedRun run{info_.name, pool_->get(), ports_, *stats_};
     for (auto& f : plan_.features) f->start(run);
 }
 

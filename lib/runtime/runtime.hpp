@@ -32,6 +32,8 @@ namespace mem {
 class PacketPool;
 }
 class ExceptionPath;
+struct XdpDatapathSpec;
+class XdpDatapath;
 
 // A region option of the app's own (kvagg's --aggbuf), resolved with the runtime's catalogue
 // (--regions, --region) before the EAL: a bad one exits 2 at once.
@@ -52,6 +54,9 @@ struct AppInfo {
     std::function<xdp::SteerFilter()> xdp_filter;
     // The app's own region options, judged with the runtime's (Plan::app_region).
     std::vector<AppRegion> regions = {};
+    // --datapath xdp: the app's XDP program and options (runtime/xdp_datapath.hpp); none: the
+    // DPDK datapath.
+    std::shared_ptr<const XdpDatapathSpec> xdp_datapath = nullptr;
 };
 
 // What the command line asks for, judged before the EAL (the runtime's first stage): every
@@ -111,6 +116,8 @@ class Runtime {
     const mem::RegionCatalog& regions() const { return plan_.regions; }
     const cli::CommonOptions& options() const { return options_; }
     bool pcap_mode() const { return !options_.pcap.empty(); }
+    // The XDP datapath's feature (AppInfo::xdp_datapath), or none.
+    XdpDatapath* xdp_datapath() const { return xdp_datapath_; }
     // Seconds the workers ran: the JSON's duration_s, set once run() stopped them (for the
     // on_stopped, summary and JSON hooks).
     double elapsed_s() const { return elapsed_s_; }
@@ -189,6 +196,7 @@ class Runtime {
     bool pdump_ = false;
     std::unique_ptr<mem::PacketPool> pool_;
     std::vector<std::unique_ptr<eal::Port>> ports_;
+    XdpDatapath* xdp_datapath_ = nullptr;  // one of plan_.features
     std::unique_ptr<worker::WorkerMap> workers_;
     std::unique_ptr<stats::StatsBoard> stats_;
     std::vector<uint8_t> unfinished_checksums_;  // WorkerContext::unfinished_checksums

@@ -1,84 +1,213 @@
 #include "runtime/xdp_datapath.hpp"
 
 #include <fmt/core.h>
+#include <rte_ethdev.h>
 
 #include <cstdlib>
+#include <stdexcept>
 
 #include "cli/command_line.hpp"
+#include "eal/af_xdp.hpp"
 #include "runtime/runtime.hpp"
+#include "stats/telemetry.hpp"
 
 namespace linerate {
 
 namespace {
-constexpr const char* kOnlyPcap =
-    "--datapath xdp runs only in pcap test mode for now (--pcap IN:OUT, or net_pcap vdevs): each "
-    "frame through the XDP program with BPF_PROG_TEST_RUN";
-}  // namespace
 
-XdpDatapath::XdpDatapath(const std::string& app, const cli::CommonOptions& options,
-                         const std::string& object, const std::string& program)
-    : app_(app) {
-    // Without --pcap the ports may still all be net_pcap vdevs: report() checks that.
-    if (!options.pcap.empty() && options.pcap.find(':') == std::string::npos)
-        cli::usage_error(app, kOnlyPcap);
-    try {
-        program_ = std::make_unique<xdp::DatapathProgram>(object, program);
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "{}: --datapath xdp: {}\n", app, e.what());
-        std::exit(1);
+constexpr const char* kWhere =
+    "--datapath xdp runs on one --af-xdp interface or in pcap test mode (--pcap IN:OUT, or "
+    "net_pcap vdevs)";
+
+// The interface of --af-xdp, "" for none; std::invalid_argument for a run it cannot serve.
+std::string datapath_interface(const cli::CommonOptions& options, const XdpDatapathSpec& spec) {
+    if (!options.pcap.empty()) {
+        if (options.pcap.find(':') == std::string::npos) throw std::invalid_argument(kWhere);
+        return {};
     }
+    if (options.af_xdp.empty()) return {};  // net_pcap vdevs, checked at start
+    if (options.af_xdp.size() > 1)
+        throw std::invalid_argument("--datapath xdp: one --af-xdp interface (" +
+                                    std::to_string(options.af_xdp.size()) + " given)");
+    if (!spec.not_on_interface.empty())
+        throw std::invalid_argument("--datapath xdp on an interface: " + spec.not_on_interface +
+                                    " is the DPDK datapath's only (--datapath dpdk)");
+    return eal::parse_af_xdp_spec(options.af_xdp.front()).iface;
 }
 
-void XdpDatapath::set_flags(uint32_t flags) {
-    try {
-        program_->set_flags(flags | DP_RECORD_LAST | DP_MULTI_BUFFER);
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "{}: --datapath xdp: {}\n", app_, e.what());
-        std::exit(1);
-    }
+// Frames the program served (the app's verdicts: XDP tier) of `c`, and their bytes received.
+uint64_t served(const xdp::SlotCounts& c) {
+    uint64_t n = c[DP_TX] + c[DP_PASSED];
+    for (unsigned s = DP_DROP_FIRST; s < DP_SLOTS; ++s) n += c[s];
+    return n;
 }
 
-namespace {
-
-// What the program's counters say (summed over CPUs) and which tier handled what.
-nlohmann::json xdp_json(const xdp::DatapathProgram& program, const XdpTiers& tiers) {
-    const xdp::SlotCounts c = program.counts();
-    uint64_t drops = 0;
-    for (unsigned s = DP_DROP_FIRST; s < DP_SLOTS; ++s) drops += c[s];
-    return {{"object", program.object_path()},
-            {"mode", "test_run"},
-            {"tiers", {{"xdp", tiers.xdp.load()}, {"slow_path", tiers.slow_path.load()}}},
-            {"program",
-             {{"tx", c[DP_TX]},
-              {"pass", c[DP_PASSED]},
-              {"drop", drops},
-              {"slow_path", c[DP_SLOW_PATH]}}}};
+uint64_t dropped(const xdp::SlotCounts& c) {
+    uint64_t n = 0;
+    for (unsigned s = DP_DROP_FIRST; s < DP_SLOTS; ++s) n += c[s];
+    return n;
 }
 
 }  // namespace
 
-void XdpDatapath::report(Runtime& runtime) {
-    for (const auto& port : runtime.ports())
-        if (port->driver() != "net_pcap") cli::usage_error(app_, kOnlyPcap);
-    runtime.add_json([this](nlohmann::json& j) {
-        j["datapath"] = "xdp";
-        j["xdp"] = xdp_json(*program_, tiers_);
-    });
-    runtime.add_summary([this] {
-        const nlohmann::json x = xdp_json(*program_, tiers_);
-        return fmt::format(
-            "xdp datapath ({}): {} frames finished by the XDP program (tx {}, pass {}, drop {}), "
-            "{} by the slow path (the C++ kernel)",
-            x["mode"].get<std::string>(), x["tiers"]["xdp"].get<uint64_t>(),
-            x["program"]["tx"].get<uint64_t>(), x["program"]["pass"].get<uint64_t>(),
-            x["program"]["drop"].get<uint64_t>(), x["tiers"]["slow_path"].get<uint64_t>());
-    });
+XdpDatapath::XdpDatapath(const std::string& app, const cli::CommonOptions& options,
+                         const XdpDatapathSpec& spec, const xdp::SteerFilter& serve)
+    : app_(app), spec_(spec), iface_(datapath_interface(options, spec)), serve_(serve) {
+    try {
+        program_ = std::make_unique<xdp::DatapathProgram>(spec.object, DP_PROGRAM);
+        if (on_interface()) {
+            // Test hook: every served frame through the slow path, to compare the tiers.
+            const bool slow = std::getenv("LINERATE_TEST_XDP_SLOW_PATH") != nullptr;
+            program_->set_config(spec.flags | DP_MULTI_BUFFER | (slow ? DP_SLOW_PATH_ALL : 0),
+                                 serve);
+        } else {
+            // The test mode's long frames are multi-buffer; dp_last says what became of each.
+            program_->set_flags(spec.flags | DP_RECORD_LAST | DP_MULTI_BUFFER);
+        }
+        if (spec.configure) spec.configure(*program_);
+    } catch (const std::exception& e) {
+        throw std::runtime_error(std::string("--datapath xdp: ") + e.what());
+    }
 }
 
-void report_datapath(Runtime& runtime, XdpDatapath* xdp) {
-    if (xdp)
-        xdp->report(runtime);
-    else
+XdpDatapath::~XdpDatapath() = default;
+
+// After the EAL, before --af-xdp's vdevs (the next feature) are made: they adopt the program.
+std::optional<std::vector<uint16_t>> XdpDatapath::make_ports(unsigned /*workers*/) {
+    if (on_interface()) mode_ = program_->attach(iface_, spec_.mode);
+    return std::nullopt;
+}
+
+// Before any port is set up, so that the refusal is the one line.
+void XdpDatapath::claim_ports(std::vector<uint16_t>& ports) {
+    if (on_interface()) return;
+    for (uint16_t id : ports) {
+        rte_eth_dev_info info{};
+        if (rte_eth_dev_info_get(id, &info) != 0 || !info.driver_name ||
+            std::string(info.driver_name) != "net_pcap")
+            cli::usage_error(app_, kWhere);
+    }
+}
+
+void XdpDatapath::start(const StartedRun& run) {
+    board_ = &run.board;
+    if (!on_interface()) return;
+    board_->kernel_tier();  // made before the workers start
+    fmt::print("{}: xdp datapath on {}: program id {} ({} mode), to the app: {}\n", app_, iface_,
+               program_->prog_id(), xdp::xdp_mode_name(mode_), serve_.describe());
+    std::fflush(stdout);
+}
+
+void XdpDatapath::publish() {
+    if (!on_interface() || !board_) return;
+    const xdp::SlotTotals now = program_->totals();
+    const auto dp = [&](unsigned s) { return now.packets[s] - published_.packets[s]; };
+    const auto db = [&](unsigned s) { return now.bytes[s] - published_.bytes[s]; };
+    stats::WorkerCounters& c = board_->kernel_tier();
+    uint64_t rx = dp(DP_TX) + dp(DP_PASSED), rx_bytes = db(DP_TX) + db(DP_PASSED) + db(DP_TRIMMED);
+    if (spec_.slots.passed != kTransmit) c.drops[spec_.slots.passed].add(dp(DP_PASSED));
+    for (unsigned r = 0; r < spec_.slots.drops.size(); ++r) {
+        rx += dp(DP_DROP_FIRST + r);
+        rx_bytes += db(DP_DROP_FIRST + r);
+        c.drops[spec_.slots.drops[r]].add(dp(DP_DROP_FIRST + r));
+    }
+    c.rx_packets.add(rx);
+    c.rx_bytes.add(rx_bytes);
+    c.tx_packets.add(dp(DP_TX));
+    c.tx_bytes.add(db(DP_TX));
+    published_ = now;
+}
+
+void XdpDatapath::tick(const MonitorTick& /*tick*/) {
+    publish();
+}
+
+std::string XdpDatapath::interval_text() {
+    if (!on_interface()) return {};
+    const xdp::SlotCounts now = program_->counts();
+    xdp::SlotCounts d{};
+    for (unsigned s = 0; s < DP_SLOTS; ++s) d[s] = now[s] - interval_last_[s];
+    interval_last_ = now;
+    return fmt::format(" | xdp program {} slow path {} kernel {}", served(d), d[DP_SLOW_PATH],
+                       d[DP_NOT_SERVED]);
+}
+
+void XdpDatapath::register_telemetry() {
+    stats::register_telemetry("/linerate/xdp", "XDP datapath: mode, tiers, program counters",
+                              [this](const std::string&) {
+                                  nlohmann::json j = json();
+                                  // rte_telemetry takes one level of nesting.
+                                  j["tiers"] = j["tiers"].dump();
+                                  j["program"] = j["program"].dump();
+                                  return j;
+                              });
+}
+
+// The program's outcomes (the board has the frames by reason, as worker "xdp").
+void XdpDatapath::add_metrics(stats::Metrics& m) const {
+    const nlohmann::json j = json();
+    for (const auto& [outcome, n] : j["program"].items())
+        m.add("linerate_xdp_program_packets_total",
+              "Frames the app's XDP program (--datapath xdp) handled, by outcome: tx, pass (the "
+              "app's not-mine verdict), drop, slow_path (to the DPDK tier), not_served (to the "
+              "kernel)",
+              stats::MetricType::counter, {{"outcome", outcome}}, n.get<double>());
+    for (const auto& [tier, n] : j["tiers"].items())
+        m.add("linerate_xdp_tier_packets_total",
+              "Frames of the app by the tier that answered them: xdp (the program), slow_path "
+              "(the DPDK poll loop)",
+              stats::MetricType::counter, {{"tier", tier}}, n.get<double>());
+}
+
+// Before the ports close: the interface goes back to the kernel as it was, and the counters are
+// final.
+void XdpDatapath::workers_stopped() {
+    program_->detach();
+    publish();
+}
+
+nlohmann::json XdpDatapath::json() const {
+    const xdp::SlotCounts c = program_->counts();
+    nlohmann::json j = {{"object", program_->object_path()},
+                        {"program",
+                         {{"tx", c[DP_TX]},
+                          {"pass", c[DP_PASSED]},
+                          {"drop", dropped(c)},
+                          {"slow_path", c[DP_SLOW_PATH]},
+                          {"not_served", c[DP_NOT_SERVED]}}}};
+    if (!on_interface()) {
+        j["mode"] = "test_run";
+        j["tiers"] = {{"xdp", tiers_.xdp.load()}, {"slow_path", tiers_.slow_path.load()}};
+        return j;
+    }
+    j["mode"] = xdp::xdp_mode_name(mode_);
+    j["interface"] = iface_;
+    j["prog_id"] = program_->prog_id();
+    j["serve"] = serve_.describe();
+    j["tiers"] = {{"xdp", served(c)}, {"slow_path", c[DP_SLOW_PATH]}};
+    return j;
+}
+
+void XdpDatapath::add_json(nlohmann::json& j) const {
+    j["datapath"] = "xdp";
+    j["xdp"] = json();
+}
+
+std::string XdpDatapath::summary() const {
+    const nlohmann::json x = json();
+    const nlohmann::json& p = x["program"];
+    std::string where = x["mode"].get<std::string>();
+    if (on_interface()) where += " mode on " + iface_;
+    return fmt::format(
+        "xdp datapath ({}): {} frames finished by the XDP program (tx {}, pass {}, drop {}), {} by "
+        "the slow path (the C++ kernel), {} not served (to the kernel)",
+        where, x["tiers"]["xdp"].get<uint64_t>(), p["tx"].get<uint64_t>(),
+        p["pass"].get<uint64_t>(), p["drop"].get<uint64_t>(),
+        x["tiers"]["slow_path"].get<uint64_t>(), p["not_served"].get<uint64_t>());
+}
+
+void report_datapath(Runtime& runtime) {
+    if (!runtime.xdp_datapath())
         runtime.add_json([](nlohmann::json& j) { j["datapath"] = "dpdk"; });
 }
 

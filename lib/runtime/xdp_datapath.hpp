@@ -1,22 +1,30 @@
 #pragma once
-// --datapath xdp with --pcap IN:OUT: the app's XDP program (lib/xdp/datapath) instead of its C++
-// kernel in the forwarding loop. Every frame of IN is run through the program once with
-// BPF_PROG_TEST_RUN; what the program transmits (XDP_TX) goes to OUT in order with the bytes
-// the program left (trimmed, MACs swapped), a drop counts under the reason the program counted,
-// a frame it passes to the kernel (XDP_PASS: not the app's) is what the C++ kernel's "not mine"
-// verdict is, and a frame it leaves to the slow path (multi-buffer) is handed to the app's C++
-// kernel, the one the DPDK datapath runs. Everything around the kernel (net_pcap port, stats,
-// summary, JSON) is the runtime's, so both datapaths report with the same keys.
+// --datapath xdp: the app's XDP program (lib/xdp/datapath) instead of its C++ kernel, as a
+// runtime feature (Runtime::add_features, from AppInfo::xdp_datapath), in one of two places:
+// - on the --af-xdp interface: the app loads the program, writes its options into the maps,
+//   attaches it (native or generic) before the net_af_xdp vdevs are made, so that they adopt it
+//   (its name and tag are libxdp's default program's) and put their AF_XDP sockets into its
+//   xsks_map. The program answers what it can (XDP_TX, XDP_DROP), passes to the kernel what the
+//   app does not serve (--xdp-steer), and redirects what it leaves to the slow path to the
+//   queue's socket, where the DPDK poll loop runs the C++ kernel. The program's counters join the
+//   stats board (its kernel tier), so the stats line, summary, JSON, telemetry and --metrics count
+//   both tiers as the DPDK datapath counts one. Stop detaches it.
+// - in pcap test mode (--pcap IN:OUT, or net_pcap vdevs): every frame of IN is run through the
+//   program once with BPF_PROG_TEST_RUN (XdpTestRunKernel, a forward_loop kernel); what it
+//   transmits goes to OUT with the bytes it left, a drop counts under its reason, a frame it
+//   leaves to the slow path goes to the app's C++ kernel.
 #include <rte_mbuf.h>
 
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "runtime/feature.hpp"
 #include "runtime/forward_loop.hpp"
 #include "runtime/mbuf_frame.hpp"
 #include "xdp/datapath.hpp"
@@ -34,35 +42,69 @@ struct XdpBoardSlots {
     std::vector<unsigned> drops;  // DP_DROP_FIRST + i: the board slot of the program's reason i
 };
 
-// Frames by the tier that handled them (summed over workers).
+// What an app gives the runtime for --datapath xdp.
+struct XdpDatapathSpec {
+    std::string object;  // its BPF object ("nfv.bpf.o"), function DP_PROGRAM
+    uint32_t flags = 0;  // enum dp_flag: its options
+    // Its further options into the program's maps (nfv's address sets); throws.
+    std::function<void(xdp::DatapathProgram&)> configure;
+    XdpBoardSlots slots;
+    // Its options the program cannot serve on an interface ("--forward pair"), "" when none.
+    std::string not_on_interface;
+    xdp::XdpMode mode = xdp::XdpMode::automatic;  // --xdp-mode
+};
+
+// Frames by the tier that handled them (test mode: summed over workers).
 struct XdpTiers {
     std::atomic<uint64_t> xdp{0};        // finished by the XDP program
     std::atomic<uint64_t> slow_path{0};  // handed to the C++ kernel
 };
 
-// The app's XDP program for the run: exits 1 with one line when it cannot be loaded (not root,
-// verifier), 2 when the run is not in pcap test mode (--pcap IN without OUT at once, ports other
-// than net_pcap's in report()). Its JSON ("datapath", "xdp") and summary line are added to the
-// runtime's.
-class XdpDatapath {
+class XdpDatapath final : public Feature {
   public:
+    // Loads and configures the program (std::runtime_error: it cannot be, exit 1);
+    // std::invalid_argument (exit 2) for a run it cannot serve: --pcap IN without OUT, several
+    // --af-xdp interfaces, an option of the spec's not_on_interface. `serve`: --xdp-steer's
+    // filter (on an interface).
     XdpDatapath(const std::string& app, const cli::CommonOptions& options,
-                const std::string& object, const std::string& program);
+                const XdpDatapathSpec& spec, const xdp::SteerFilter& serve);
+    ~XdpDatapath() override;
+
+    bool on_interface() const { return !iface_.empty(); }
     xdp::DatapathProgram& program() { return *program_; }
     XdpTiers& tiers() { return tiers_; }
-    // The app's options (enum dp_flag); the test mode adds DP_RECORD_LAST and DP_MULTI_BUFFER
-    // (its long frames are multi-buffer). Exits 1 on failure.
-    void set_flags(uint32_t flags);
-    void report(Runtime& runtime);
+    const XdpBoardSlots& slots() const { return spec_.slots; }
+
+    std::optional<std::vector<uint16_t>> make_ports(unsigned workers) override;
+    void claim_ports(std::vector<uint16_t>& ports) override;
+    void start(const StartedRun& run) override;
+    void tick(const MonitorTick& tick) override;
+    std::string interval_text() override;
+    void register_telemetry() override;
+    void add_metrics(stats::Metrics& m) const override;
+    void workers_stopped() override;
+    void add_json(nlohmann::json& j) const override;
+    std::string summary() const override;
 
   private:
+    nlohmann::json json() const;
+    // The program's counters since the last call onto the board's kernel tier.
+    void publish();
+
     std::string app_;
+    XdpDatapathSpec spec_;
+    std::string iface_;  // --af-xdp's interface, "" in test mode
+    xdp::SteerFilter serve_;
+    xdp::XdpMode mode_ = xdp::XdpMode::automatic;
     std::unique_ptr<xdp::DatapathProgram> program_;
     XdpTiers tiers_;
+    stats::StatsBoard* board_ = nullptr;
+    xdp::SlotTotals published_;
+    xdp::SlotCounts interval_last_{};
 };
 
-// The JSON's "datapath" ("dpdk" without `xdp`), and the XDP datapath's own report.
-void report_datapath(Runtime& runtime, XdpDatapath* xdp);
+// The JSON's "datapath": "dpdk" unless the XDP datapath's feature says "xdp".
+void report_datapath(Runtime& runtime);
 
 // Copies `bytes` over the frame's segments from its start and cuts it to their length.
 inline void overwrite_frame(rte_mbuf* m, const std::vector<uint8_t>& bytes) {

@@ -75,7 +75,10 @@ unsigned StatsBoard::counter_slot(std::string_view key) const {
 }
 
 Totals StatsBoard::worker_totals(unsigned i) const {
-    const WorkerCounters& w = workers_[i];
+    return totals_of(workers_[i]);
+}
+
+Totals StatsBoard::totals_of(const WorkerCounters& w) const {
     Totals t;
     t.rx_packets = w.rx_packets.get();
     t.rx_bytes = w.rx_bytes.get();
@@ -90,7 +93,17 @@ Totals StatsBoard::worker_totals(unsigned i) const {
 Totals StatsBoard::totals() const {
     Totals t = worker_totals(0);
     for (unsigned i = 1; i < workers(); ++i) t += worker_totals(i);
+    if (kernel_tier_) t += totals_of(*kernel_tier_);
     return t;
+}
+
+WorkerCounters& StatsBoard::kernel_tier() {
+    if (!kernel_tier_) kernel_tier_ = std::make_unique<WorkerCounters>();
+    return *kernel_tier_;
+}
+
+Totals StatsBoard::kernel_tier_totals() const {
+    return kernel_tier_ ? totals_of(*kernel_tier_) : totals_of(WorkerCounters{});
 }
 
 }  // namespace linerate::stats

@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -82,11 +83,22 @@ class StatsBoard {
     unsigned counter_slot(std::string_view key) const;
 
     Totals worker_totals(unsigned i) const;
+    // Every worker's and the kernel tier's.
     Totals totals() const;
 
+    // Counters of frames no worker handled (the app's XDP program: --datapath xdp on an
+    // interface), written by one thread (the monitor's): part of totals(), of no worker's
+    // figures. Made on the first call, before the workers start.
+    WorkerCounters& kernel_tier();
+    bool has_kernel_tier() const { return kernel_tier_ != nullptr; }
+    Totals kernel_tier_totals() const;
+
   private:
+    Totals totals_of(const WorkerCounters& w) const;
+
     std::string app_;
     std::vector<WorkerCounters> workers_;
+    std::unique_ptr<WorkerCounters> kernel_tier_;
     std::vector<Name> drop_reasons_;
     std::vector<Name> app_counters_;
     std::vector<unsigned> shown_drops_, shown_counters_;

@@ -4,6 +4,12 @@
 #include <bpf/libbpf.h>
 #include <fmt/core.h>
 #include <linux/bpf.h>
+#include <linux/ethtool.h>
+#include <linux/if_link.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -34,12 +40,25 @@ const char* datapath_name(Datapath d) {
     return d == Datapath::xdp ? "xdp" : "dpdk";
 }
 
-void add_datapath_option(CLI::App& app, Datapath& datapath) {
+const char* xdp_mode_name(XdpMode m) {
+    return m == XdpMode::native ? "native" : m == XdpMode::generic ? "generic" : "auto";
+}
+
+void add_datapath_option(CLI::App& app, Datapath& datapath, XdpMode& mode) {
     app.add_option("--datapath", datapath,
-                   "Where the kernel runs: dpdk (the poll loop) or xdp (the app's XDP program; "
-                   "for now with --pcap IN:OUT only, each frame run with BPF_PROG_TEST_RUN; root)")
+                   "Where the kernel runs: dpdk (the poll loop) or xdp (the app's XDP program on "
+                   "the --af-xdp interface, the poll loop its slow path; with --pcap IN:OUT each "
+                   "frame run with BPF_PROG_TEST_RUN; root)")
         ->transform(CLI::CheckedTransformer(
             std::map<std::string, Datapath>{{"dpdk", Datapath::dpdk}, {"xdp", Datapath::xdp}}));
+    app.add_option("--xdp-mode", mode,
+                   "--datapath xdp on an interface: native (in the driver), generic (skb) or "
+                   "auto (native where the driver has it, generic on veth, whose native XDP_TX "
+                   "reaches only a peer with NAPI on)")
+        ->transform(
+            CLI::CheckedTransformer(std::map<std::string, XdpMode>{{"auto", XdpMode::automatic},
+                                                                   {"native", XdpMode::native},
+                                                                   {"generic", XdpMode::generic}}));
 }
 
 DatapathProgram::DatapathProgram(const std::string& object_name, const std::string& program) {
@@ -65,6 +84,7 @@ DatapathProgram::DatapathProgram(const std::string& object_name, const std::stri
 }
 
 DatapathProgram::~DatapathProgram() {
+    detach();
     bpf_object__close(object_);
 }
 
@@ -74,9 +94,12 @@ int DatapathProgram::map_fd(const char* name) const {
     return fd;
 }
 
-void DatapathProgram::set_flags(uint32_t flags) {
+void DatapathProgram::set_config(uint32_t flags, const SteerFilter& serve) {
     const uint32_t key = 0;
-    const dp_config config{flags};
+    dp_config config{};
+    config.flags = flags;
+    config.serve.mode = uint32_t(serve.mode);
+    config.serve.udp_port = serve.udp_port;
     if (int err = bpf_map_update_elem(map_fd(DP_CONFIG_MAP), &key, &config, BPF_ANY))
         throw std::runtime_error("writing " DP_CONFIG_MAP ": " + errno_text(err));
 }
@@ -137,18 +160,84 @@ uint32_t DatapathProgram::ns_per_run(const std::vector<uint8_t>& frame, uint32_t
     return opts.duration;
 }
 
-SlotCounts DatapathProgram::counts() const {
+SlotTotals DatapathProgram::totals() const {
     const int cpus = libbpf_num_possible_cpus();
     if (cpus <= 0) throw std::runtime_error("number of CPUs: " + errno_text(cpus));
-    std::vector<uint64_t> per_cpu(static_cast<size_t>(cpus));
-    SlotCounts total{};
+    std::vector<dp_count> per_cpu(static_cast<size_t>(cpus));
+    SlotTotals total;
     for (uint32_t slot = 0; slot < DP_SLOTS; ++slot) {
         if (int err = counters_fd_ < 0 ? -ENOENT
                                        : bpf_map_lookup_elem(counters_fd_, &slot, per_cpu.data()))
             throw std::runtime_error("reading " DP_COUNTERS_MAP ": " + errno_text(err));
-        for (uint64_t n : per_cpu) total[slot] += n;
+        for (const dp_count& c : per_cpu) {
+            total.packets[slot] += c.packets;
+            total.bytes[slot] += c.bytes;
+        }
     }
     return total;
+}
+
+namespace {
+
+// The kernel driver of interface `ifname` ("veth", "mlx5_core", ...), "" when it does not say.
+std::string driver_of(const std::string& ifname) {
+    ethtool_drvinfo info{};
+    info.cmd = ETHTOOL_GDRVINFO;
+    ifreq req{};
+    std::strncpy(req.ifr_name, ifname.c_str(), IFNAMSIZ - 1);
+    req.ifr_data = reinterpret_cast<char*>(&info);
+    const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd < 0) return {};
+    const int rc = ioctl(fd, SIOCETHTOOL, &req);
+    close(fd);
+    return rc == 0 ? std::string(info.driver) : std::string();
+}
+
+// The mode auto chooses: veth's native XDP_TX hands the frame to the peer's NAPI, which a veth
+// as `ip link add` makes it does not run (no GRO, no XDP program on the peer): the frame would
+// be dropped. Generic XDP transmits through the stack, to any peer.
+XdpMode automatic_mode(const std::string& ifname) {
+    return driver_of(ifname) == "veth" ? XdpMode::generic : XdpMode::native;
+}
+
+}  // namespace
+
+XdpMode DatapathProgram::attach(const std::string& ifname, XdpMode mode) {
+    const unsigned ifindex = if_nametoindex(ifname.c_str());
+    if (ifindex == 0) throw std::runtime_error("no interface " + ifname);
+    if (uint32_t id = xdp_program_id(ifname))
+        throw std::runtime_error(fmt::format(
+            "{0} has an XDP program already (id {1}) and the app attaches its own only where none "
+            "is (another app on {0}? one a killed process left goes with `ip link set dev {0} "
+            "xdp off`)",
+            ifname, id));
+    const bool automatic = mode == XdpMode::automatic;
+    if (automatic) mode = automatic_mode(ifname);
+    for (;;) {
+        LIBBPF_OPTS(bpf_link_create_opts, opts,
+                    .flags = mode == XdpMode::native ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE);
+        link_fd_ = bpf_link_create(prog_fd_, int(ifindex), BPF_XDP, &opts);
+        if (link_fd_ >= 0) return mode;
+        const int err = -errno;
+        // A driver without native XDP: generic, when the user left the choice to the app.
+        if (automatic && mode == XdpMode::native && (err == -EOPNOTSUPP || err == -EINVAL)) {
+            mode = XdpMode::generic;
+            continue;
+        }
+        throw std::runtime_error(fmt::format("cannot attach the XDP program to {} ({} mode): {}",
+                                             ifname, xdp_mode_name(mode), errno_text(err)));
+    }
+}
+
+void DatapathProgram::detach() {
+    if (link_fd_ >= 0) close(std::exchange(link_fd_, -1));
+}
+
+uint32_t DatapathProgram::prog_id() const {
+    bpf_prog_info info{};
+    uint32_t len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(prog_fd_, &info, &len)) return 0;
+    return info.id;
 }
 
 }  // namespace linerate::xdp

@@ -11,16 +11,21 @@
 #include <vector>
 
 #include "datapath_abi.h"
+#include "xdp/steer.hpp"
 
 struct bpf_object;
 
 namespace linerate::xdp {
 
 enum class Datapath { dpdk, xdp };
+// How the program is attached to an interface: automatic is native where the driver runs XDP
+// and can transmit what it returns (not veth: see attach()), generic (skb) otherwise.
+enum class XdpMode { automatic, native, generic };
 
 const char* datapath_name(Datapath d);
-// --datapath xdp|dpdk (default dpdk).
-void add_datapath_option(CLI::App& app, Datapath& datapath);
+const char* xdp_mode_name(XdpMode m);
+// --datapath xdp|dpdk (default dpdk) and --xdp-mode auto|native|generic (default auto).
+void add_datapath_option(CLI::App& app, Datapath& datapath, XdpMode& mode);
 
 // What one frame's run through the program gave.
 struct TestRun {
@@ -30,6 +35,10 @@ struct TestRun {
 
 // Frame counts by dp_slot, summed over CPUs.
 using SlotCounts = std::array<uint64_t, DP_SLOTS>;
+// Frames and their bytes by dp_slot (struct dp_count), summed over CPUs.
+struct SlotTotals {
+    SlotCounts packets{}, bytes{};
+};
 
 class DatapathProgram {
   public:
@@ -43,8 +52,11 @@ class DatapathProgram {
 
     const std::string& object_path() const { return path_; }
     int program_fd() const { return prog_fd_; }
-    // dp_config[0].flags (enum dp_flag). Throws.
-    void set_flags(uint32_t flags);
+    // dp_config[0]: flags (enum dp_flag) and the frames the app serves (the others go to the
+    // kernel). Throws.
+    void set_config(uint32_t flags, const SteerFilter& serve);
+    // set_config serving every frame (the test mode, the benchmarks). Throws.
+    void set_flags(uint32_t flags) { set_config(flags, {SteerMode::all, 0}); }
     // nfv's address sets (host order): the bad sources into their map and the filter in front
     // of it, the good destinations into theirs. Throws.
     void set_nfv_sources(const std::vector<uint32_t>& bad_src,
@@ -56,7 +68,18 @@ class DatapathProgram {
     TestRun test_run(const uint8_t* frame, uint32_t len, std::vector<uint8_t>& out);
     // Runs `frame` `repeat` times; the kernel's mean ns per run.
     uint32_t ns_per_run(const std::vector<uint8_t>& frame, uint32_t repeat);
-    SlotCounts counts() const;
+    SlotCounts counts() const { return totals().packets; }
+    SlotTotals totals() const;
+
+    // Attaches the program to interface `ifname` with a BPF link (so the kernel detaches it when
+    // the process ends, however it ends) and returns the mode it runs in. Throws
+    // std::runtime_error naming the interface when it cannot (no such interface, a program there
+    // already, the mode refused).
+    XdpMode attach(const std::string& ifname, XdpMode mode);
+    // Detaches it (closes the link); nothing when not attached.
+    void detach();
+    // The program's kernel id.
+    uint32_t prog_id() const;
 
   private:
     int map_fd(const char* name) const;
@@ -68,6 +91,7 @@ class DatapathProgram {
     int prog_fd_ = -1;
     int counters_fd_ = -1;
     int last_fd_ = -1;
+    int link_fd_ = -1;
     std::mutex test_run_mutex_;
 };
 

@@ -155,9 +155,9 @@ INSTANTIATE_TEST_SUITE_P(
         CliCase{{"--good-dst", "9.9.9.9", "--interfaces", "10.0.0.1/24"},
                 "--interfaces: cannot be combined with --bad-src or --good-dst"},
         CliCase{{"--datapath", "ebpf"}, "--datapath"},
-        // The XDP datapath runs only in pcap test mode so far.
+        // The XDP datapath runs on an --af-xdp interface or in pcap test mode.
         CliCase{{"--datapath", "xdp", "--pcap", "in.pcap"},
-                "--datapath xdp runs only in pcap test mode"},
+                "--datapath xdp runs on one --af-xdp interface or in pcap test mode"},
         // A bad value exits before anything else happens, even with a good --pcap beside it.
         CliCase{{"--pcap", "/nonexistent.pcap", "--bad-src", "x"}, "--bad-src"}));
 

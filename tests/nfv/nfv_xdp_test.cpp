@@ -24,7 +24,7 @@ namespace {
 std::unique_ptr<xdp::DatapathProgram> load(const CheckIpHeader& check, bool pass_non_ip,
                                            bool mac_swap, std::string& why) {
     try {
-        auto p = std::make_unique<xdp::DatapathProgram>("nfv.bpf.o", "xdp_nfv");
+        auto p = std::make_unique<xdp::DatapathProgram>("nfv.bpf.o", DP_PROGRAM);
         p->set_flags((mac_swap ? DP_MAC_SWAP : 0) |
                      (check.verify_checksum() ? DP_VERIFY_CHECKSUM : 0) |
                      (pass_non_ip ? DP_PASS_NON_IP : 0) | DP_RECORD_LAST | DP_MULTI_BUFFER);
@@ -101,7 +101,7 @@ TEST(NfvXdp, SameVerdictCountersAndBytesAsTheCppKernel) {
         std::string why;
         std::unique_ptr<xdp::DatapathProgram> prog = load(check, pass_non_ip, v.mac_swap, why);
         if (!prog) GTEST_SKIP() << "cannot load nfv.bpf.o: " << why;
-        xdp::SlotCounts expected{};
+        xdp::SlotCounts expected{}, expected_bytes{};
         std::vector<uint8_t> out;
         for (int n = 0; n < 3000; ++n) {
             const Frame f = random_frame(rng);
@@ -111,14 +111,20 @@ TEST(NfvXdp, SameVerdictCountersAndBytesAsTheCppKernel) {
             const uint32_t slot = expected_slot(r.verdict);
             ASSERT_EQ(run.slot, slot) << v.name << " frame " << n;
             ++expected[slot];
+            expected_bytes[slot] += out.size();  // as the program left it
             if (r.verdict == Verdict::ok) {
                 ASSERT_EQ(run.action, uint32_t(XDP_TX)) << v.name << " frame " << n;
                 ASSERT_EQ(out, cpp_output(f, r, v.mac_swap)) << v.name << " frame " << n;
+                if (out.size() < f.size()) {  // the trim is counted, with the bytes cut off
+                    ++expected[DP_TRIMMED];
+                    expected_bytes[DP_TRIMMED] += f.size() - out.size();
+                }
             } else {
                 ASSERT_EQ(run.action, uint32_t(slot == DP_PASSED ? XDP_PASS : XDP_DROP));
             }
         }
         EXPECT_EQ(prog->counts(), expected) << v.name;
+        EXPECT_EQ(prog->totals().bytes, expected_bytes) << v.name;
         // Every reason the configuration can give was exercised.
         for (unsigned reason = LR_IPV4_TINY_PACKET; reason <= LR_IPV4_BAD_SOURCE; ++reason) {
             if (reason == LR_IPV4_BAD_CHECKSUM && !check.verify_checksum()) continue;

@@ -16,7 +16,7 @@ namespace {
 
 std::unique_ptr<xdp::DatapathProgram> load(bool swap, std::string& why) {
     try {
-        auto p = std::make_unique<xdp::DatapathProgram>("l2reflect.bpf.o", "xdp_l2reflect");
+        auto p = std::make_unique<xdp::DatapathProgram>("l2reflect.bpf.o", DP_PROGRAM);
         p->set_flags((swap ? DP_MAC_SWAP : 0) | DP_RECORD_LAST | DP_MULTI_BUFFER);
         return p;
     } catch (const std::exception& e) {

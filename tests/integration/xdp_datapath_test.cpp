@@ -1,0 +1,242 @@
+// --datapath xdp on a kernel interface (issue 24, items 1 and 2): nfv and l2reflect on a default
+// veth in network namespaces the test creates, their XDP program attached to it, frames from a
+// raw socket in the peer namespace. Every case runs on the DPDK datapath, on the XDP datapath,
+// and on the XDP datapath with every served frame left to the slow path (the DPDK tier behind
+// the AF_XDP socket: LINERATE_TEST_XDP_SLOW_PATH), with the same expectations: byte-exact
+// replies, exact counts by reason, the same JSON counters. The kernel keeps answering ARP beside
+// the app, and the interface has no XDP program once the app ended on SIGINT.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+
+#include "nfv/frames.hpp"
+#include "support/netns.hpp"
+#include "support/process.hpp"
+
+using namespace linerate::test;
+using namespace linerate::test::nfv;
+
+namespace {
+
+enum class Tier { dpdk, xdp, xdp_slow_path };
+
+std::string tier_name(Tier t) {
+    return t == Tier::dpdk ? "dpdk" : t == Tier::xdp ? "xdp" : "xdp_slow_path";
+}
+
+// `app` on veth.app_if inside `ns` on datapath `tier`, with `args`.
+std::vector<std::string> app_argv(const NetNs& ns, const std::string& app, Tier tier,
+                                  const std::string& iface, const std::string& json,
+                                  const std::vector<std::string>& args = {}) {
+    std::vector<std::string> argv = {"env"};
+    if (tier == Tier::xdp_slow_path) argv.push_back("LINERATE_TEST_XDP_SLOW_PATH=1");
+    argv.insert(argv.end(),
+                {binary("apps/" + app + "/" + app), "--af-xdp", iface, "--json", json,
+                 "--stats-period", "0.5", "--datapath", tier == Tier::dpdk ? "dpdk" : "xdp"});
+    argv.insert(argv.end(), args.begin(), args.end());
+    return ns.wrap(argv);
+}
+
+Frame with_macs(Frame f, const Frame& dst, const Frame& src) {
+    std::copy(dst.begin(), dst.end(), f.begin());
+    std::copy(src.begin(), src.end(), f.begin() + 6);
+    return f;
+}
+
+// The interface's XDP program as `ip link` shows it ("" when none).
+std::string xdp_on(const NetNs& ns, const std::string& iface) {
+    const std::string out = ns.run("ip link show dev " + iface);
+    return out.find("xdp") == std::string::npos ? "" : out;
+}
+
+// The peer (10.91.0.2) resolves the app's address (10.91.0.1) by ARP, which the app does not
+// serve: the app's kernel answers it.
+void expect_kernel_answers_arp(const NetNs& peer, const VethPair& veth) {
+    peer.run("ip neigh flush dev " + veth.peer_if);
+    peer.try_run("ping -c 1 -W 1 10.91.0.1");  // IPv4: the app's, so no echo reply
+    const std::string neigh = peer.run("ip neigh show 10.91.0.1 dev " + veth.peer_if);
+    EXPECT_NE(neigh.find(veth.app_mac), std::string::npos) << "no ARP answer: " << neigh;
+}
+
+// Checks of both tiers' accounting: the app's totals are the program's plus the DPDK tier's.
+void expect_tiers(Tier tier, const nlohmann::json& j, uint64_t served) {
+    EXPECT_EQ(j["datapath"], tier == Tier::dpdk ? "dpdk" : "xdp");
+    EXPECT_EQ(j["rx_packets"].get<uint64_t>(),
+              j["tx_packets"].get<uint64_t>() + j["dropped"].get<uint64_t>())
+        << j.dump();
+    if (tier == Tier::dpdk) return;
+    const nlohmann::json& x = j["xdp"];
+    EXPECT_EQ(x["mode"], "generic") << "auto on veth";
+    const uint64_t xdp = tier == Tier::xdp ? served : 0;
+    EXPECT_EQ(x["tiers"]["xdp"], xdp) << x.dump();
+    EXPECT_EQ(x["tiers"]["slow_path"], served - xdp) << x.dump();
+    EXPECT_EQ(x["program"]["tx"].get<uint64_t>() + x["program"]["drop"].get<uint64_t>() +
+                  x["program"]["pass"].get<uint64_t>(),
+              xdp)
+        << x.dump();
+    // The slow path's frames are the DPDK workers'.
+    uint64_t workers_rx = 0;
+    for (const auto& w : j["workers"]) workers_rx += w["rx_packets"].get<uint64_t>();
+    EXPECT_EQ(workers_rx, served - xdp) << j.dump();
+}
+
+// `app` on a veth (10.91.0.1, the peer 10.91.0.2) on datapath `tier`, running.
+struct AppOnVeth {
+    AppOnVeth(const std::string& app_name, Tier tier)
+        : app("xdp" + app_name.substr(0, 3)),
+          peer("peer"),
+          veth(app, peer),
+          json(scratch("xdp_" + app_name + "_" + tier_name(tier) + ".json")),
+          proc((app.run("ip addr add 10.91.0.1/24 dev " + veth.app_if),
+                peer.run("ip addr add 10.91.0.2/24 dev " + veth.peer_if),
+                app_argv(app, app_name, tier, veth.app_if, json))) {}
+    NetNs app, peer;
+    VethPair veth;
+    std::string json;
+    BackgroundProcess proc;
+};
+
+class NfvXdpDatapath : public ::testing::TestWithParam<Tier> {};
+class L2reflectXdpDatapath : public ::testing::TestWithParam<Tier> {};
+
+}  // namespace
+
+TEST_P(NfvXdpDatapath, AnswersAndCountsAsTheDpdkDatapathWhileTheKernelKeepsArp) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    const Tier tier = GetParam();
+    AppOnVeth run("nfv", tier);
+    const NetNs &app = run.app, &peer = run.peer;
+    const VethPair& veth = run.veth;
+    const std::string& json = run.json;
+    BackgroundProcess& nfv = run.proc;
+    ASSERT_TRUE(nfv.wait_for_output(": running", 30)) << nfv.output();
+    if (tier != Tier::dpdk) EXPECT_NE(xdp_on(app, veth.app_if), "");
+    RawSocket sock(peer, veth.peer_if);
+    const Frame to_app = veth.app_mac_bytes(), from_peer = veth.peer_mac_bytes();
+
+    const IpSpec valid_specs[] = {
+        {}, {.ip_total = 46, .padding = 10}, {.ver_ihl = 0x46, .ip_total = 52}, {.ip_total = 1500}};
+    for (const IpSpec& s : valid_specs) {
+        sock.send(with_macs(ip_frame(s), to_app, from_peer));
+        auto back = sock.receive(5.0);
+        ASSERT_TRUE(back) << ip_frame(s).size() << " B frame not answered\n" << nfv.output();
+        Frame want = ip_frame(s);
+        want.resize(l2_length(s) + s.ip_total);  // trimmed to the IP length
+        EXPECT_EQ(*back, with_macs(want, from_peer, to_app));
+    }
+    // Served (IPv4, version 4, a whole header) but bad; then frames --xdp-steer app leaves to the
+    // kernel on both datapaths (bad version, IHL < 5, a cut header, not IPv4); then a marker.
+    const std::vector<std::pair<Frame, std::string>> bad = {
+        {ip_frame({.ip_total = 46, .total_field = 47}), "bad_length"},
+        {ip_frame({.break_checksum = true}), "bad_checksum"},
+        {ip_frame({.break_checksum = true}), "bad_checksum"},
+        {ip_frame({.src = ip(0, 0, 0, 0)}), "bad_source"},
+        {ip_frame({.src = ip(255, 255, 255, 255)}), "bad_source"},
+    };
+    Frame cut = ip_frame({});
+    cut.resize(14 + 19);
+    const std::vector<Frame> not_served = {ip_frame({.ver_ihl = 0x65}), ip_frame({.ver_ihl = 0x44}),
+                                           cut, other_frame(0x88B5, 60)};
+    for (const auto& [frame, reason] : bad) sock.send(with_macs(frame, to_app, from_peer));
+    for (const Frame& f : not_served) sock.send(with_macs(f, to_app, from_peer));
+    const IpSpec marker{.ip_total = 100};
+    sock.send(with_macs(ip_frame(marker), to_app, from_peer));
+    auto back = sock.receive(5.0);
+    ASSERT_TRUE(back) << nfv.output();
+    EXPECT_EQ(*back, with_macs(ip_frame(marker), from_peer, to_app));
+    expect_kernel_answers_arp(peer, veth);
+
+    nfv.signal(SIGINT);
+    ProcessResult r = nfv.finish(30);
+    EXPECT_EQ(r.exit_status, 0) << r.out;
+    EXPECT_EQ(xdp_on(app, veth.app_if), "") << "XDP program left on the interface";
+    nlohmann::json j = read_json(json);
+    ASSERT_TRUE(j.is_object()) << r.out;
+    // The ping's echo request is IPv4: served and sent back (MACs swapped) on every datapath.
+    const uint64_t valid = std::size(valid_specs) + 2;
+    EXPECT_EQ(j["tx_packets"], valid) << j.dump();
+    EXPECT_EQ(j["dropped"], bad.size()) << j.dump();
+    for (const char* reason : {"bad_length", "bad_checksum", "bad_source"}) {
+        auto n = std::count_if(bad.begin(), bad.end(),
+                               [&](const auto& b) { return b.second == reason; });
+        EXPECT_EQ(j["drops"][reason], n) << reason << ": " << j["drops"].dump();
+    }
+    EXPECT_EQ(j["mempool_in_use_at_exit"], 0);
+    expect_tiers(tier, j, valid + bad.size());
+    if (tier != Tier::dpdk)
+        EXPECT_GE(j["xdp"]["program"]["not_served"].get<uint64_t>(), not_served.size() + 1)
+            << "+ the ARP request";
+}
+
+TEST_P(L2reflectXdpDatapath, ReflectsIpv4AndLeavesArpToTheKernel) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    const Tier tier = GetParam();
+    AppOnVeth run("l2reflect", tier);
+    const NetNs &app = run.app, &peer = run.peer;
+    const VethPair& veth = run.veth;
+    const std::string& json = run.json;
+    BackgroundProcess& l2 = run.proc;
+    ASSERT_TRUE(l2.wait_for_output(": running", 30)) << l2.output();
+    RawSocket sock(peer, veth.peer_if);
+    const Frame to_app = veth.app_mac_bytes(), from_peer = veth.peer_mac_bytes();
+    // Padding stays: l2reflect sends back what came, MACs swapped.
+    const IpSpec specs[] = {{}, {.ip_total = 46, .padding = 10}, {.ip_total = 1500}};
+    for (const IpSpec& s : specs) {
+        sock.send(with_macs(ip_frame(s), to_app, from_peer));
+        auto back = sock.receive(5.0);
+        ASSERT_TRUE(back) << l2.output();
+        EXPECT_EQ(*back, with_macs(ip_frame(s), from_peer, to_app));
+    }
+    expect_kernel_answers_arp(peer, veth);
+
+    l2.signal(SIGINT);
+    ProcessResult r = l2.finish(30);
+    EXPECT_EQ(r.exit_status, 0) << r.out;
+    EXPECT_EQ(xdp_on(app, veth.app_if), "");
+    nlohmann::json j = read_json(json);
+    ASSERT_TRUE(j.is_object()) << r.out;
+    const uint64_t served = std::size(specs) + 1;  // + the ping's echo request
+    EXPECT_EQ(j["tx_packets"], served) << j.dump();
+    EXPECT_EQ(j["dropped"], 0) << j.dump();
+    expect_tiers(tier, j, served);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, NfvXdpDatapath,
+                         ::testing::Values(Tier::dpdk, Tier::xdp, Tier::xdp_slow_path),
+                         [](const auto& p) { return tier_name(p.param); });
+INSTANTIATE_TEST_SUITE_P(All, L2reflectXdpDatapath,
+                         ::testing::Values(Tier::dpdk, Tier::xdp, Tier::xdp_slow_path),
+                         [](const auto& p) { return tier_name(p.param); });
+
+TEST(XdpDatapathOption, RunsItCannotServeAreRefusedInOneLine) {
+    const std::string nfv = binary("apps/nfv/nfv");
+    const std::string l2 = binary("apps/l2reflect/l2reflect");
+    auto eal = no_huge_eal("0");
+    std::vector<std::string> null_port = eal;
+    null_port.insert(null_port.end(), {"--vdev=net_null0", "--", "--datapath", "xdp"});
+    expect_usage_error(nfv, null_port, "--datapath xdp runs on one --af-xdp interface");
+    expect_usage_error(l2, null_port, "--datapath xdp runs on one --af-xdp interface");
+    expect_usage_error(nfv, {"--af-xdp", "lrnone0", "--datapath", "xdp", "--forward", "pair"},
+                       "--forward pair is the DPDK datapath's only");
+    expect_usage_error(nfv, {"--af-xdp", "lrnone0", "--datapath", "xdp", "--bad-port", "0"},
+                       "--bad-port is the DPDK datapath's only");
+    expect_usage_error(l2, {"--af-xdp", "a0", "--af-xdp", "b0", "--datapath", "xdp"},
+                       "one --af-xdp interface (2 given)");
+    expect_usage_error(nfv, {"--af-xdp", "a0", "--datapath", "xdp", "--xdp-mode", "fast"},
+                       "--xdp-mode");
+}
+
+TEST(XdpDatapathOption, InterfaceWithAnXdpProgramIsRefusedNamingIt) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    NetNs app("xdpbusy"), peer("peer");
+    VethPair veth(app, peer);
+    const std::string obj = std::string(LINERATE_BIN_DIR) + "/bpf/steer.bpf.o";
+    app.run("ip link set dev " + veth.app_if + " xdpgeneric obj " + obj + " sec xdp");
+    ProcessResult r = run_process(
+        app.wrap({binary("apps/nfv/nfv"), "--af-xdp", veth.app_if, "--datapath", "xdp"}));
+    EXPECT_EQ(r.exit_status, 1) << r.out;
+    EXPECT_NE(r.out.find(veth.app_if + " has an XDP program already (id "), std::string::npos)
+        << r.out;
+    EXPECT_NE(xdp_on(app, veth.app_if), "") << "the other program stays";
+}
