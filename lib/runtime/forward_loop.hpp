@@ -81,14 +81,17 @@ class ForwardLoop {
     // A burst's frames by the kernel's verdict: kept at the front of pkts_, dropped in drop_,
     // for the host's kernel in to_kernel_.
     struct Sorted {
-        unsigned keep = 0, dropped = 0, handed = 0;
+        size_t keep = 0;  // an index as wide as a pointer: no zero-extension per frame
+        unsigned dropped = 0, handed = 0;
         uint64_t rx_bytes = 0, drop_bytes = 0;
     };
 
     void forward_burst(worker::QueueRef q, worker::QueueRef out) {
         const RxBurst b = rx_step_.receive(q, pkts_, ServesAll{});
         if (b.received == 0) return;
-        const Sorted s = sort(b.kept, ctx_.may_carry_unfinished_checksums(q.port));
+        // The checksum test chosen per burst, not per frame (2 instructions a frame, callgrind).
+        const Sorted s =
+            ctx_.may_carry_unfinished_checksums(q.port) ? sort<true>(b.kept) : sort<false>(b.kept);
         // What is kept is what came in minus what was dropped or trimmed: the common case adds
         // one length per frame.
         uint64_t keep_bytes = s.rx_bytes - s.drop_bytes;
@@ -103,7 +106,8 @@ class ForwardLoop {
         rx_step_.count(b, s.rx_bytes);
     }
 
-    Sorted sort(unsigned n, bool complete_checksums) {
+    template <bool kCompleteChecksums>
+    Sorted sort(unsigned n) {
         for (unsigned i = 0; i < n && i < kPrefetchAhead; ++i)
             rte_prefetch0(rte_pktmbuf_mtod(pkts_[i], void*));
         Sorted s;
@@ -111,7 +115,7 @@ class ForwardLoop {
             const uint32_t len = rte_pktmbuf_pkt_len(m);
             s.rx_bytes += len;
             if (unsigned reason = kernel_(m); reason == kTransmit) [[likely]] {
-                if (complete_checksums) [[unlikely]]
+                if constexpr (kCompleteChecksums)
                     pkt::complete_offloaded_checksum(rte_pktmbuf_mtod(m, uint8_t*),
                                                      rte_pktmbuf_data_len(m));
                 pkts_[s.keep++] = m;
