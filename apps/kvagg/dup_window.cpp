@@ -52,6 +52,7 @@ SeqVerdict DupFilter::check_known(Entry& e, uint64_t seq) {
     // A new entry has top 0 and an empty bitmap: seq 0 or anything in [0, W) is simply "not seen".
     if (seq > e.top) {
         const uint64_t ahead = seq - e.top;
+        gaps_.opened += ahead - 1;
         if (ahead >= window_)
             std::memset(words, 0, words_ * sizeof(uint64_t));
         else
@@ -70,6 +71,7 @@ SeqVerdict DupFilter::check_known(Entry& e, uint64_t seq) {
         return SeqVerdict::duplicate;
     }
     words[pos >> 6] |= bit;
+    gaps_.filled += seq != 0;  // 0 precedes the numbering: never jumped over
     return SeqVerdict::accept;
 }
 

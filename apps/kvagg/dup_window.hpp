@@ -30,6 +30,18 @@ struct StreamState {
     std::vector<uint64_t> missing;  // the first of the gaps, at most the number asked for
 };
 
+// Every stream's gaps so far (see DupFilter).
+struct SeqGaps {
+    uint64_t opened = 0;  // sequence numbers jumped over
+    uint64_t filled = 0;  // of those, accepted late
+
+    SeqGaps& operator+=(const SeqGaps& o) {
+        opened += o.opened;
+        filled += o.filled;
+        return *this;
+    }
+};
+
 class DupFilter {
   public:
     static constexpr uint64_t kDefaultWindow = 65536;
@@ -63,6 +75,7 @@ class DupFilter {
     uint64_t window() const { return window_; }
     uint32_t max_streams() const { return max_streams_; }
     uint32_t streams() const { return streams_; }  // distinct streams tracked so far
+    const SeqGaps& gaps() const { return gaps_; }
 
   private:
     struct Entry {
@@ -98,6 +111,7 @@ class DupFilter {
     uint32_t streams_ = 0;
     size_t map_mask_ = 0;
     size_t last_ = 0;  // map index of the last stream seen: consecutive packets mostly share one
+    SeqGaps gaps_;
     std::vector<Entry> map_;
     std::vector<uint64_t> bits_;
     // Per stream (bitmap index): refusals, counted off the accept path.

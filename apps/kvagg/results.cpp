@@ -35,6 +35,8 @@ nlohmann::json figures_json(const RunFigures& f) {
             {"aggregated_sum", f.aggregated_sum},
             {"duplicates", t[KvVerdict::duplicate]},
             {"stale", t[KvVerdict::stale]},
+            {"gaps_opened", f.gaps.opened},
+            {"gaps_filled", f.gaps.filled},
             {"mtuples_per_s", f.mtuples_per_s()}};
 }
 

@@ -19,13 +19,15 @@ struct RunFigures {
     KvCounters totals;  // summed over the workers
     uint64_t keys = 0;  // distinct keys after the merge
     uint64_t aggregated_sum = 0;
+    SeqGaps gaps;  // summed over the workers' duplicate windows
     double seconds = 0;
 
     uint64_t tuples() const { return totals.tuples_aggregated + totals.tuples_overflowed(); }
     double mtuples_per_s() const { return seconds > 0 ? double(tuples()) / seconds / 1e6 : 0; }
 };
 
-// tuples, keys, overflow, overflow_sum, aggregated_sum, duplicates, stale, mtuples_per_s.
+// tuples, keys, overflow, overflow_sum, aggregated_sum, duplicates, stale, gaps_opened,
+// gaps_filled, mtuples_per_s.
 nlohmann::json figures_json(const RunFigures& f);
 // "tuples 123 (4.5 Mtuples/s), keys 99, overflow 0 tuples (sum 0), duplicates 3"
 std::string figures_line(const RunFigures& f);

@@ -196,11 +196,22 @@ void KvService<Table>::add_metrics(stats::Metrics& m) const {
         m.add("linerate_kvagg_service_requests_total",
               "Control requests the service thread answered, by kind", stats::MetricType::counter,
               {{"kind", kind}}, double(n));
-    // Each worker publishes its table's key count once per burst (WorkerLink::keys).
-    for (unsigned w = 0; w < workers_; ++w)
+    // What each worker publishes once per burst (WorkerLink): its table's key count, its
+    // duplicate window's gaps summed over the streams.
+    for (unsigned w = 0; w < workers_; ++w) {
+        const WorkerLink& l = links_[w];
+        const stats::MetricLabels worker = {{"worker", std::to_string(w)}};
         m.add("linerate_kvagg_keys", "Distinct keys in the worker's table (shared: all of them)",
-              stats::MetricType::gauge, {{"worker", std::to_string(w)}},
-              double(links_[w].keys.load(std::memory_order_relaxed)));
+              stats::MetricType::gauge, worker, double(l.keys.load(std::memory_order_relaxed)));
+        m.add("linerate_kvagg_gaps_opened_total",
+              "Sequence numbers its streams jumped over (a higher one arrived first)",
+              stats::MetricType::counter, worker,
+              double(l.gaps_opened.load(std::memory_order_relaxed)));
+        m.add("linerate_kvagg_gaps_filled_total",
+              "Sequence numbers jumped over that arrived later (accepted late)",
+              stats::MetricType::counter, worker,
+              double(l.gaps_filled.load(std::memory_order_relaxed)));
+    }
 }
 
 // After the workers stopped: the tables merged into the run's figures, then the dump.
@@ -213,6 +224,7 @@ void KvService<Table>::on_stopped() {
     const AggResult merged = merge_tables(views);
     for (unsigned w = 0; w < workers_; ++w) {
         figures_.totals += kernels_[w]->counters();
+        figures_.gaps += kernels_[w]->dup_filter().gaps();
         worker_keys_[w] = kShared ? 0 : tables_[w]->size();
     }
     figures_.keys = merged.sums.size();
@@ -253,6 +265,8 @@ void KvService<Table>::add_worker_json(unsigned w, nlohmann::json& wj) const {
     const KvCounters& c = kernels_[w]->counters();
     wj["overflow_sum"] = c.overflow_sum;
     wj["aggregated_sum"] = c.value_sum;
+    wj["gaps_opened"] = kernels_[w]->dup_filter().gaps().opened;
+    wj["gaps_filled"] = kernels_[w]->dup_filter().gaps().filled;
     if (!kShared) wj["keys"] = worker_keys_[w];
 }
 

@@ -165,6 +165,9 @@ class SinkLoop {
         link_.keys.store(kernel_.table().size(), std::memory_order_relaxed);
         link_.value_sum.store(now.value_sum, std::memory_order_relaxed);
         link_.overflow_sum.store(now.overflow_sum, std::memory_order_relaxed);
+        const SeqGaps& gaps = kernel_.dup_filter().gaps();
+        link_.gaps_opened.store(gaps.opened, std::memory_order_relaxed);
+        link_.gaps_filled.store(gaps.filled, std::memory_order_relaxed);
         seen_ = now;
     }
 

@@ -47,6 +47,8 @@ struct WorkerLink {
     alignas(64) std::atomic<uint64_t> keys{0};  // distinct keys in its table (shared: all)
     std::atomic<uint64_t> value_sum{0};         // wrapping sum of what it aggregated
     std::atomic<uint64_t> overflow_sum{0};      // wrapping sum of what its table refused
+    std::atomic<uint64_t> gaps_opened{0};       // its duplicate window's SeqGaps
+    std::atomic<uint64_t> gaps_filled{0};
 };
 
 // A lookup that is safe while the owner may write: a per-worker table is only looked up by its

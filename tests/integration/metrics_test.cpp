@@ -237,11 +237,12 @@ TEST(Metrics, PrometheusScrapesL2reflectOnNetNull) {
     expect_stopped_counters_match(prom, j);
 }
 
-// The peer's sender: stream 5, seq 0..29, two tuples each (key k, value k + seq).
+// The peer's sender: stream 5, seq 1..30 without 11..13, then 12 late; two tuples each (key k,
+// value k + seq): 28 datagrams, 56 tuples, 3 numbers jumped over and 1 of them filled.
 constexpr const char* kSender = R"(
 import socket, struct, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-for seq in range(30):
+for seq in [n for n in range(1, 31) if n not in (11, 12, 13)] + [12]:
     tuples = b''.join(struct.pack('!QQ', k, k + seq) for k in (4, 9))
     s.sendto(struct.pack('!HBBHIQI', 0x4B56, 1, 0, 2, 5, seq, 0) + tuples, (sys.argv[1], 9000))
 )";
@@ -297,17 +298,25 @@ TEST(Metrics, PrometheusScrapesKvaggOnAVethAndTheStoppedCountersEqualTheJson) {
     const std::string sender = scratch("sender.py");
     std::ofstream(sender) << kSender;
     scrape_on_veth(
-        "kvagg", "python3 " + sender, "linerate_app_events_total{counter=\"tuples\"}", 60,
+        "kvagg", "python3 " + sender, "linerate_app_events_total{counter=\"tuples\"}", 56,
         [](const PrometheusServer& prom, const nlohmann::json& j) {
             const nlohmann::json& w0 = j["workers"][0];
-            ASSERT_EQ(j["tuples"], 60u);
+            ASSERT_EQ(j["tuples"], 56u);
             const auto app_counters =
                 by_label(prom.query("last_over_time(linerate_app_events_total[5m])"), "counter");
             for (const auto& [counter, n] : app_counters)
                 EXPECT_EQ(n, w0[counter].get<double>()) << counter;
-            EXPECT_EQ(app_counters.at("tuples"), 60);
+            EXPECT_EQ(app_counters.at("tuples"), 56);
             EXPECT_EQ(w0["keys"], 2u);  // keys 4 and 9
             EXPECT_EQ(prom.value("last_over_time(linerate_kvagg_keys{worker=\"0\"}[5m])"), 2);
+            // The sender's gaps: 11, 12, 13 jumped over, 12 came late.
+            EXPECT_EQ(j["gaps_opened"], 3u);
+            EXPECT_EQ(j["gaps_filled"], 1u);
+            for (const char* gaps : {"gaps_opened", "gaps_filled"})
+                EXPECT_EQ(prom.value(std::string("last_over_time(linerate_kvagg_") + gaps +
+                                     "_total{worker=\"0\"}[5m])"),
+                          w0[gaps].get<double>())
+                    << gaps;
         });
 }
 

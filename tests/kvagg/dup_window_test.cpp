@@ -112,3 +112,31 @@ TEST(DupFilter, CopiesAreIndependent) {
     EXPECT_EQ(a.check(1, 11), A);  // b's record did not leak into a
     EXPECT_EQ(b.check(1, 10), D);
 }
+
+// opened - filled are the numbers never accepted, and agree with the status op's gaps while
+// everything is inside the window.
+TEST(DupFilter, GapsOpenedByJumpsAndFilledByLateOnes) {
+    DupFilter f(W, 4);
+    EXPECT_EQ(f.check(1, 1), A);  // numbers start at 1: nothing skipped
+    EXPECT_EQ(f.check(1, 2), A);  // the inline path
+    EXPECT_EQ(f.check(1, 6), A);  // 3, 4, 5 skipped
+    EXPECT_EQ(f.check(2, 4), A);  // a new stream: 1, 2, 3 skipped
+    EXPECT_EQ(f.check(1, 4), A);  // late: fills one
+    EXPECT_EQ(f.check(1, 4), D);  // a duplicate fills nothing
+    EXPECT_EQ(f.check(2, 0), A);  // 0 precedes the numbering: was never skipped
+    EXPECT_EQ(f.gaps().opened, 6u);
+    EXPECT_EQ(f.gaps().filled, 1u);
+    EXPECT_EQ(f.state(1, 0)->gaps + f.state(2, 0)->gaps, f.gaps().opened - f.gaps().filled);
+    // A jump past the window: the skipped numbers can only come back stale, never filled.
+    EXPECT_EQ(f.check(1, 6 + 3 * W), A);
+    EXPECT_EQ(f.check(1, 5), S);
+    EXPECT_EQ(f.gaps().opened, 6u + 3 * W - 1);
+    EXPECT_EQ(f.gaps().filled, 1u);
+}
+
+TEST(DupFilter, InOrderStreamsOpenNoGaps) {
+    DupFilter f(64, 4);
+    for (uint64_t s = 0; s < 1000; ++s) ASSERT_EQ(f.check(uint32_t(s % 3), s / 3 + 1), A);
+    EXPECT_EQ(f.gaps().opened, 0u);
+    EXPECT_EQ(f.gaps().filled, 0u);
+}
