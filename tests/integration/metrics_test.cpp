@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "support/doc_table.hpp"
+#include "support/metrics_text.hpp"
 #include "support/netns.hpp"
 #include "support/process.hpp"
 
@@ -238,13 +239,19 @@ TEST(Metrics, PrometheusScrapesL2reflectOnNetNull) {
 }
 
 // The peer's sender: stream 5, seq 1..30 without 11..13, then 12 late; two tuples each (key k,
-// value k + seq): 28 datagrams, 56 tuples, 3 numbers jumped over and 1 of them filled.
+// value k + seq): 28 datagrams, 56 tuples, 3 numbers jumped over and 1 of them filled. Then it
+// asks for the stream's status (one request, one response frame) and prints its top and gaps.
 constexpr const char* kSender = R"(
 import socket, struct, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(5)
 for seq in [n for n in range(1, 31) if n not in (11, 12, 13)] + [12]:
     tuples = b''.join(struct.pack('!QQ', k, k + seq) for k in (4, 9))
     s.sendto(struct.pack('!HBBHIQI', 0x4B56, 1, 0, 2, 5, seq, 0) + tuples, (sys.argv[1], 9000))
+s.sendto(struct.pack('!HBBHIQI', 0x4B56, 1, 2, 0, 5, 1, 0), (sys.argv[1], 9000))
+r = s.recv(2048)
+flags, top, gaps = struct.unpack_from('!QQQ', r, 22)
+print('status', r[3], 'top', top, 'gaps', gaps)
 )";
 
 // `app` on net_af_packet on the app end of a default veth (addresses 10.97.0.1/.2), scraped every
@@ -275,6 +282,9 @@ void scrape_on_veth(const std::string& app, const std::string& send, const std::
     ASSERT_TRUE(proc.wait_for_output(app + ": running", 30)) << proc.output();
     const ShellResult sent = peer.try_run(send + " 10.97.0.1");
     ASSERT_EQ(sent.status, 0) << sent.out;
+    if (app == "kvagg")
+        EXPECT_NE(sent.out.find("status 130 top 30 gaps 2"), std::string::npos)
+            << sent.out;  // 0x82; 11 and 13 still missing
     ASSERT_TRUE(prom.wait_for(arrived, at_least, 20)) << proc.output();
     std::this_thread::sleep_for(std::chrono::seconds(3));  // scrapes of the stopped counters
     expect_endpoint_clean_and_documented(place, port);
@@ -288,6 +298,19 @@ void scrape_on_veth(const std::string& app, const std::string& send, const std::
         EXPECT_EQ(prom.value(std::string("last_over_time(linerate_") + key + "_total[5m])"),
                   w0[key].get<double>())
             << key;
+    // One worker on one queue: the port's per-queue counts are the worker's.
+    EXPECT_EQ(prom.value("last_over_time(linerate_queue_rx_packets_total{port=\"0\",queue=\"0\"}"
+                         "[5m])"),
+              w0["rx_packets"].get<double>());
+    EXPECT_EQ(prom.value("last_over_time(linerate_queue_tx_packets_total{port=\"0\",queue=\"0\"}"
+                         "[5m])"),
+              w0["tx_packets"].get<double>());
+    // Idle: nothing held (af_packet copies into mbufs per burst).
+    EXPECT_EQ(prom.value("last_over_time(linerate_mempool_in_use[5m])"),
+              j["mempool_in_use_at_exit"].get<double>());
+    EXPECT_GT(prom.value("last_over_time(linerate_mempool_size[5m])"), 0);
+    EXPECT_LE(prom.value("last_over_time(linerate_uptime_seconds[5m])"),
+              j["duration_s"].get<double>());
     expect_stopped_counters_match(prom, j);
     check(prom, j);
 }
@@ -309,7 +332,7 @@ TEST(Metrics, PrometheusScrapesKvaggOnAVethAndTheStoppedCountersEqualTheJson) {
             EXPECT_EQ(app_counters.at("tuples"), 56);
             EXPECT_EQ(w0["keys"], 2u);  // keys 4 and 9
             EXPECT_EQ(prom.value("last_over_time(linerate_kvagg_keys{worker=\"0\"}[5m])"), 2);
-            // The sender's gaps: 11, 12, 13 jumped over, 12 came late.
+            // The sender's gaps: 11, 12, 13 jumped over, 12 came late; its status request.
             EXPECT_EQ(j["gaps_opened"], 3u);
             EXPECT_EQ(j["gaps_filled"], 1u);
             for (const char* gaps : {"gaps_opened", "gaps_filled"})
@@ -317,6 +340,15 @@ TEST(Metrics, PrometheusScrapesKvaggOnAVethAndTheStoppedCountersEqualTheJson) {
                                      "_total{worker=\"0\"}[5m])"),
                           w0[gaps].get<double>())
                     << gaps;
+            EXPECT_EQ(w0["requests"], 1u);
+            EXPECT_EQ(w0["responses"], 1u);
+            const auto kinds = by_label(
+                prom.query("last_over_time(linerate_kvagg_service_requests_total[5m])"), "kind");
+            const std::pair<const char*, const char*> twins[] = {
+                {"read", "reads"}, {"status", "statuses"}, {"flush", "flushes"}};
+            for (const auto& [kind, twin] : twins)
+                EXPECT_EQ(kinds.at(kind), j["service"].at(twin).get<double>()) << kind;
+            EXPECT_EQ(kinds.at("status"), 1);
         });
 }
 
@@ -333,13 +365,6 @@ TEST(Metrics, PrometheusScrapesNfvOnAVethAndTheStoppedCountersEqualTheJson) {
                                             "ipv4\"}[5m])"),
                                  j["drops"]["not_ipv4"].get<double>());
                    });
-}
-
-// The value of the sample line `series` (name and labels as served) in the endpoint's text.
-double sample(const std::string& text, const std::string& series) {
-    const size_t at = text.find("\n" + series + " ");
-    if (at == std::string::npos) return NAN;
-    return std::stod(text.substr(at + series.size() + 2));
 }
 
 // A server app and a client app over net_memif (each with its own --file-prefix), the client
@@ -400,30 +425,36 @@ const std::string kGenRttCount = "linerate_gen_rtt_seconds_count{app=\"linerate-
 TEST(Metrics, ClocksyncClientServesItsClockAndHistogramsDocumented) {
     if (std::string why = prometheus_missing(); !why.empty()) GTEST_SKIP() << why;
     const std::string cs = binary("apps/clocksync/clocksync");
-    const MemifPair r =
-        memif_pair(cs, {"--role", "master"}, cs, {"--role", "client", "--sync-period-ms", "10"}, 6,
-                   [](const std::string& text) {
-                       return sample(text, kEpsCount) > 0 && sample(text, kRttCount) > 0;
-                   });
+    const MemifPair r = memif_pair(
+        cs, {"--role", "master"}, cs, {"--role", "client", "--sync-period-ms", "10"}, 6,
+        [](const std::string& text) {
+            return metric_sample(text, kEpsCount) > 0 && metric_sample(text, kRttCount) > 0;
+        });
     ASSERT_EQ(r.client.exit_status, 0) << r.server.out << r.client.out;
     ASSERT_FALSE(r.text.empty()) << r.client.out;
     const std::string file = scratch("clocksync.txt");
     std::ofstream(file) << r.text;
     expect_clean_and_documented(file);
-    ASSERT_EQ(sample(r.text, "linerate_clocksync_synced{app=\"clocksync\"}"), 1)
+    ASSERT_EQ(metric_sample(r.text, "linerate_clocksync_synced{app=\"clocksync\"}"), 1)
         << r.text << r.server.out << r.client.out;
-    const double syncs = sample(r.text, "linerate_clocksync_syncs_total{app=\"clocksync\"}");
+    const double syncs = metric_sample(r.text, "linerate_clocksync_syncs_total{app=\"clocksync\"}");
     EXPECT_GT(syncs, 0) << r.text;
     EXPECT_LE(syncs, r.json["syncs"].get<double>());
     // Copied at a sync, so no more than the run's samples; +Inf holds them all.
-    const double eps_count = sample(r.text, kEpsCount);
+    const double eps_count = metric_sample(r.text, kEpsCount);
     EXPECT_GT(eps_count, 0) << r.text;
     EXPECT_LE(eps_count, r.json["epsilon_samples"].get<double>());
-    EXPECT_EQ(sample(r.text,
-                     "linerate_clocksync_epsilon_grid_seconds_bucket{app=\"clocksync\","
-                     "le=\"+Inf\"}"),
+    EXPECT_EQ(metric_sample(r.text,
+                            "linerate_clocksync_epsilon_grid_seconds_bucket{app=\"clocksync\","
+                            "le=\"+Inf\"}"),
               eps_count);
-    EXPECT_GT(sample(r.text, kRttCount), 0);
+    EXPECT_GT(metric_sample(r.text, kRttCount), 0);
+    // Synced: epsilon now is served, theta is; no more violations than the run's.
+    EXPECT_GT(metric_sample(r.text, "linerate_clocksync_epsilon_seconds{app=\"clocksync\"}"), 0);
+    EXPECT_FALSE(
+        std::isnan(metric_sample(r.text, "linerate_clocksync_theta_seconds{app=\"clocksync\"}")));
+    EXPECT_LE(metric_sample(r.text, "linerate_clocksync_violations_total{app=\"clocksync\"}"),
+              r.json["violations"].get<double>());
 }
 
 TEST(Metrics, GenServesItsRoundTripsDocumented) {
@@ -431,19 +462,27 @@ TEST(Metrics, GenServesItsRoundTripsDocumented) {
     const MemifPair r =
         memif_pair(binary("apps/l2reflect/l2reflect"), {}, binary("bench/gen/linerate-gen"),
                    {"--kind", "udp", "--rate-pps", "20000"}, 6,
-                   [](const std::string& text) { return sample(text, kGenRttCount) > 0; });
+                   [](const std::string& text) { return metric_sample(text, kGenRttCount) > 0; });
     ASSERT_EQ(r.client.exit_status, 0) << r.server.out << r.client.out;
     ASSERT_FALSE(r.text.empty()) << r.client.out;
     const std::string file = scratch("gen.txt");
     std::ofstream(file) << r.text;
     expect_clean_and_documented(file);
-    const double rtts = sample(r.text, kGenRttCount);
+    const double rtts = metric_sample(r.text, kGenRttCount);
     EXPECT_GT(rtts, 0) << r.text;
     EXPECT_LE(rtts, r.json["latency_ns"]["count"].get<double>());
-    EXPECT_GT(sample(r.text,
-                     "linerate_gen_rtt_percentile_seconds{app=\"linerate-gen\","
-                     "percentile=\"p50\"}"),
+    EXPECT_GT(metric_sample(r.text,
+                            "linerate_gen_rtt_percentile_seconds{app=\"linerate-gen\","
+                            "percentile=\"p50\"}"),
               0);
+    // Returns so far (no more than at exit), and what is still out is a count.
+    const double returned =
+        metric_sample(r.text,
+                      "linerate_app_events_total{app=\"linerate-gen\",worker=\"0\","
+                      "counter=\"returned\"}");
+    EXPECT_GE(returned, rtts) << r.text;
+    EXPECT_LE(returned, r.json["workers"][0]["returned"].get<double>());
+    EXPECT_GE(metric_sample(r.text, "linerate_gen_outstanding{app=\"linerate-gen\"}"), 0) << r.text;
 }
 
 // The scrape config is valid for promtool, and the dashboard asks only for documented metrics.

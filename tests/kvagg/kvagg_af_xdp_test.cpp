@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "support/metrics_text.hpp"
 #include "support/netns.hpp"
 #include "support/process.hpp"
 #include "xdp/steer.hpp"
@@ -27,6 +28,7 @@ namespace {
 constexpr const char* kAppIp = "10.77.0.1";
 constexpr const char* kPeerIp = "10.77.0.2";
 constexpr unsigned kPort = 9000;
+constexpr const char* kMetrics = "127.0.0.1:9109";  // the app namespace's own loopback
 
 std::string read_file(const std::string& path) {
     std::ifstream f(path);
@@ -64,7 +66,7 @@ TEST(KvaggAfXdp, AggregatesKernelUdpWhileTheKernelKeepsArpAndPing) {
     // A fixed run time: start-up, ping, the client and ping again take about 3 s.
     argv.insert(argv.end(),
                 {"--", "--stats-period", "0", "--xdp-steer", "app", "--duration", "8", "--af-xdp",
-                 veth.app_if + ",queues=2", "--json", json, "--dump", dump});
+                 veth.app_if + ",queues=2", "--json", json, "--dump", dump, "--metrics", kMetrics});
 
     ProcessResult kvagg;
     std::jthread runner([&] { kvagg = run_process(app.wrap(argv), {.timeout_s = 60}); });
@@ -113,6 +115,15 @@ TEST(KvaggAfXdp, AggregatesKernelUdpWhileTheKernelKeepsArpAndPing) {
         EXPECT_GE(live["passed"].get<uint64_t>(), 6u) << live;
         EXPECT_EQ(live[veth.app_if + "_queues_redirected"].size(), 2u) << live;
     }
+    // And as --metrics serves them: per queue and action.
+    const ShellResult scraped =
+        app.try_run(std::string("curl -sf http://") + kMetrics + "/metrics");
+    EXPECT_EQ(scraped.status, 0) << scraped.out;
+    auto xdp_sample = [&](unsigned queue, const std::string& action) {
+        return metric_sample(scraped.out, "linerate_xdp_packets_total{app=\"kvagg\",interface=\"" +
+                                              veth.app_if + "\",queue=\"" + std::to_string(queue) +
+                                              "\",action=\"" + action + "\"}");
+    };
     runner.join();
     system(("rm -rf /var/run/dpdk/" + prefix).c_str());
 
@@ -137,6 +148,14 @@ TEST(KvaggAfXdp, AggregatesKernelUdpWhileTheKernelKeepsArpAndPing) {
     uint64_t per_queue = 0;
     for (const auto& q : queues) per_queue += q["redirected"].get<uint64_t>();
     EXPECT_EQ(per_queue, datagrams + duplicates);
+    // The scrape after the client stopped: redirected had stopped moving (= the JSON); passed
+    // may still have grown after it (the kernel's own traffic).
+    for (const auto& q : queues) {
+        const unsigned i = q["queue"].get<unsigned>();
+        EXPECT_EQ(xdp_sample(i, "redirected"), q["redirected"].get<double>()) << scraped.out;
+        EXPECT_LE(xdp_sample(i, "passed"), q["passed"].get<double>()) << scraped.out;
+        EXPECT_EQ(xdp_sample(i, "unclaimed"), q["unclaimed"].get<double>()) << scraped.out;
+    }
 }
 
 // The default (issue 22): `--af-xdp IFACE` and nothing else about XDP. linerate's steering
