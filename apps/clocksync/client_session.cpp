@@ -108,9 +108,12 @@ void ClientSession::complete_round(uint64_t at) {
     round_open_ = false;
     ++rounds_;
     sample_until(at);
-    if (!est_.has_candidate()) return;    // nothing usable: the old sync stays, ε keeps growing
-    if (est_.state().synced) sample(at);  // the old sync's worst point, just before the new one
-    est_.end_round();
+    if (!est_.has_candidate()) return;  // nothing usable: the old sync stays, ε keeps growing
+    // The old sync's worst point, just before a new one replaces it.
+    const bool replaces = !est_.keeps_previous(cfg_.keep_sync_ns);
+    if (replaces && est_.state().synced) sample(at);
+    est_.end_round(cfg_.keep_sync_ns);
+    if (!replaces) return;  // kept: the sync in use is still the tighter bound
     if (est_.syncs() == 1 && first_sync_after_ns_ == 0) {
         first_sync_after_ns_ = uint64_t(diff_ns(at, started_at_));
         first_sync_epsilon_ns_ = est_.state().eps0_ns;
@@ -151,6 +154,7 @@ ClientSummary ClientSession::summary() const {
     ClientSummary r;
     r.syncs = est_.syncs();
     r.rounds = rounds_;
+    r.rounds_kept = est_.kept();
     r.probes_sent = probes_sent_;
     r.responses = responses_;
     r.samples = eps_hist_.count();

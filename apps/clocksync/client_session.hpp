@@ -38,6 +38,9 @@ struct ClientConfig {
     uint64_t probe_timeout_ns = 10'000'000;
     uint64_t sample_period_ns = 1'000'000;  // the ε grid
     double drift_bound_ppm = kDefaultDriftBoundPpm;
+    // A round's best probe replaces the sync only when it is the tighter bound, or the sync is
+    // older than this (ClockEstimator::keeps_previous); 0: every answered round replaces it.
+    uint64_t keep_sync_ns = 0;
     std::optional<SimClock> sim;  // verification mode: count violations against the true offset
 };
 
@@ -58,6 +61,7 @@ struct RttSummary {
 struct ClientSummary {
     uint64_t syncs = 0;
     uint64_t rounds = 0;
+    uint64_t rounds_kept = 0;  // of the syncs: the sync in use stayed, the tighter bound
     uint64_t probes_sent = 0;
     uint64_t responses = 0;  // accepted
     uint64_t samples = 0;    // ε samples (grid + pre-sync)

@@ -53,13 +53,33 @@ bool ClockEstimator::offer(const Timestamps& ts) {
     return true;
 }
 
-bool ClockEstimator::end_round() {
+namespace {
+uint64_t eps0_of(const Measurement& m) {
+    return (uint64_t(m.delta_ns) + 1) / 2 + kEpsilonSlackNs;
+}
+}  // namespace
+
+bool ClockEstimator::keeps_previous(uint64_t keep_ns) const {
+    const auto& best = filter_.best();
+    if (!best || !state_.synced || keep_ns == 0) return false;
+    if (diff_ns(best->t4, state_.t4) > int64_t(keep_ns)) return false;
+    const uint64_t fresh = tt_epsilon_ns(eps0_of(*best), rho_ppb_, best->t1, best->t4, best->t4);
+    return state_.epsilon_at(best->t4) <= fresh;
+}
+
+bool ClockEstimator::end_round(uint64_t keep_ns) {
     const auto& best = filter_.best();
     if (!best) return false;
+    if (keeps_previous(keep_ns)) {
+        ++kept_;
+        ++syncs_;
+        filter_.reset();
+        return true;
+    }
     state_.synced = true;
     state_.theta_ns = best->theta_ns;
     state_.delta_ns = uint64_t(best->delta_ns);
-    state_.eps0_ns = (state_.delta_ns + 1) / 2 + kEpsilonSlackNs;
+    state_.eps0_ns = eps0_of(*best);
     state_.t1 = best->t1;
     state_.t4 = best->t4;
     ++syncs_;

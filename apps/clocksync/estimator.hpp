@@ -80,7 +80,8 @@ class MinRttFilter {
     std::optional<Measurement> best_;
 };
 
-// Sync state across rounds: each round offers its K probes; the best one becomes the sync.
+// Sync state across rounds: each round offers its K probes; the best one becomes the sync,
+// unless the previous sync is kept (end_round's keep_ns).
 class ClockEstimator {
   public:
     explicit ClockEstimator(double drift_bound_ppm = kDefaultDriftBoundPpm);
@@ -88,14 +89,22 @@ class ClockEstimator {
     void begin_round() { filter_.reset(); }
     // Offers one probe of the current round; false (not used) when measure() rejects it.
     bool offer(const Timestamps& ts);
-    // Ends the round: true when it produced a sync. Otherwise (all probes lost or rejected)
-    // the previous sync stays and its ε keeps growing.
-    bool end_round();
-    // True when the current round has a probe to sync from (end_round() would return true).
+    // Ends the round: true when it gave a good sync, a new one or the previous one kept (see
+    // keeps_previous). Otherwise (all probes lost or rejected) the previous sync stays and its
+    // ε keeps growing.
+    bool end_round(uint64_t keep_ns = 0);
+    // True when the current round has a probe to sync from.
     bool has_candidate() const { return filter_.best().has_value(); }
+    // True when the previous sync, at most keep_ns old at the round's best probe (0: never),
+    // is then still the tighter bound: its ε grown by drift to the probe's t4 is at most the
+    // probe's own ε there. Both grow at ρ from then on, so it stays the tighter one; keeping
+    // it is as sound as a round whose probes were all lost (NTP's clock filter, RFC 5905
+    // §10, likewise takes the least-delay sample of the last eight, aged by their dispersion).
+    bool keeps_previous(uint64_t keep_ns) const;
+    uint64_t syncs() const { return syncs_; }  // good rounds: new syncs and kept ones
+    uint64_t kept() const { return kept_; }    // good rounds whose best probe lost to the sync
 
     const SyncState& state() const { return state_; }
-    uint64_t syncs() const { return syncs_; }
     uint64_t rho_ppb() const { return rho_ppb_; }
 
   private:
@@ -103,6 +112,7 @@ class ClockEstimator {
     MinRttFilter filter_;
     SyncState state_;
     uint64_t syncs_ = 0;
+    uint64_t kept_ = 0;
 };
 
 }  // namespace linerate::clocksync

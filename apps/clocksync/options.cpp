@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -22,6 +23,7 @@ constexpr const char* kClientOnly[] = {
     "--drift-bound-ppm",   "--sample-period-us", "--sim-offset-ns",   "--sim-drift-ppm",
     "--pipeline",          "--background-pps",   "--background-size", "--export",
     "--export-max-age-ms", "--chrony-shm",       "--clockbound",      "--master-clock",
+    "--keep-sync-rounds",
 };
 constexpr const char* kMasterOnly[] = {"--timestamps", "--sw-clock"};
 
@@ -99,6 +101,12 @@ void add_probe_options(CLI::App& app, Options& o) {
     app.add_flag("--pipeline", o.pipeline,
                  "Client: send the probes of a round without waiting for each answer (default: "
                  "each waits for the previous answer, so it crosses a warm path)");
+    app.add_option("--keep-sync-rounds", o.keep_sync_rounds,
+                   "Client: a round's best probe replaces the sync only when it gives the tighter "
+                   "bound, or the sync is this many rounds old (0: every answered round replaces "
+                   "it)")
+        ->check(CLI::Range(0u, 1000u))
+        ->capture_default_str();
     app.add_option("--background-pps", o.background_pps,
                    "Client, benchmark aid: also send this many plain UDP frames/s (not clocksync) "
                    "on the probe port, background traffic for the master's port (0 = none)")
@@ -206,6 +214,19 @@ void check_role(const CLI::App& app, const Options& o) {
         if (client) reject(name, "master");
 }
 
+namespace {
+
+// --keep-sync-rounds as a time; with --export or --clockbound at most the max age less a period,
+// so a kept sync never makes the exported bound stale while rounds are answered.
+uint64_t keep_sync_ns(const Options& o) {
+    double ms = o.keep_sync_rounds * o.sync_period_ms;
+    if (o.export_name || o.clockbound_path)
+        ms = std::min(ms, o.export_max_age() - o.sync_period_ms);
+    return ms > 0 ? to_ns(ms, 1e6) : 0;
+}
+
+}  // namespace
+
 ClientConfig make_client_config(const Options& o, uint64_t epoch_ns) {
     ClientConfig c;
     c.client_id = o.client_id;
@@ -219,6 +240,7 @@ ClientConfig make_client_config(const Options& o, uint64_t epoch_ns) {
     c.probe_timeout_ns = to_ns(o.probe_timeout_ms, 1e6);
     c.sample_period_ns = to_ns(o.sample_period_us, 1e3);
     c.drift_bound_ppm = o.drift_bound_ppm;
+    c.keep_sync_ns = keep_sync_ns(o);
     if (c.sync_period_ns == 0 || c.probe_timeout_ns == 0 || c.sample_period_ns == 0)
         throw std::invalid_argument("sync period, probe timeout and sample period must be >= 1 ns");
     if (o.probes < 1 || o.probes > kMaxProbes)
@@ -254,6 +276,7 @@ nlohmann::json config_json(const Options& o) {
     j["probes"] = o.probes;
     j["probe_gap_us"] = o.probe_gap_us;
     j["pipeline"] = o.pipeline;
+    j["keep_sync_rounds"] = o.keep_sync_rounds;
     j["background_pps"] = o.background_pps;
     if (o.background_pps > 0) j["background_size"] = o.background_size;
     j["probe_timeout_ms"] = o.probe_timeout_ms;

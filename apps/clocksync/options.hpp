@@ -35,6 +35,7 @@ struct Options {
     unsigned probes = 1;
     double probe_gap_us = 0;
     bool pipeline = false;
+    unsigned keep_sync_rounds = 4;  // a sync stays while the tighter bound, up to this many rounds
     double probe_timeout_ms = 10;
     double drift_bound_ppm = kDefaultDriftBoundPpm;
     double sample_period_us = 1000;

@@ -16,6 +16,7 @@ void add_client_json(nlohmann::json& j, const ClientReport& r) {
     j["rtt_ns"] = {{"min", s.rtt_ns.min}, {"p50", s.rtt_ns.p50}, {"p99", s.rtt_ns.p99}};
     j["timeouts"] = s.timeouts;
     j["rounds"] = s.rounds;
+    j["rounds_kept"] = s.rounds_kept;
     j["probes_sent"] = s.probes_sent;
     j["responses"] = s.responses;
     j["epsilon_samples"] = s.samples;
@@ -38,8 +39,9 @@ void add_client_json(nlohmann::json& j, const ClientReport& r) {
 std::string client_summary_text(const ClientReport& r) {
     const ClientSummary& s = r.summary;
     std::string out = fmt::format(
-        "clocksync client: {} syncs in {} rounds, {} probes, {} responses, {} timeouts, master {}",
-        s.syncs, s.rounds, s.probes_sent, s.responses, s.timeouts,
+        "clocksync client: {} syncs in {} rounds ({} kept the previous), {} probes, {} responses, "
+        "{} timeouts, master {}",
+        s.syncs, s.rounds, s.rounds_kept, s.probes_sent, s.responses, s.timeouts,
         r.master_mac ? format_mac(*r.master_mac) : "not learned");
     if (s.syncs)
         out +=

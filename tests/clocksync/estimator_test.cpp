@@ -236,6 +236,43 @@ TEST(CsEstimator, LostRoundKeepsPreviousSync) {
     EXPECT_GT(eps_at_200ms, before.epsilon_at(1'000'000 + 100'000'000));  // still growing
 }
 
+// keep_ns: a round's probe replaces the sync only when it is the tighter bound at its t4, or
+// the sync is older than keep_ns.
+TEST(CsEstimator, KeepsThePreviousSyncWhileItIsTheTighterBound) {
+    ClockEstimator est(10);  // 1001 ns per 100 ms
+    const uint64_t keep = 250'000'000;
+    auto round = [&](uint64_t m, uint64_t up, uint64_t down) {
+        est.begin_round();
+        EXPECT_TRUE(est.offer(probe(m, 0, up, 0, down)));
+        return est.end_round(keep);
+    };
+    ASSERT_TRUE(round(0, 500, 500));  // δ 1000: ε0 503
+    const SyncState first = est.state();
+    // 100 ms on, the old ε is 503 + 1001 = 1504; a probe of δ 4000 would start at 2003.
+    EXPECT_TRUE(round(100'000'000, 2000, 2000));  // a good round: the sync stays
+    EXPECT_EQ(est.state().t1, first.t1);
+    EXPECT_EQ(est.kept(), 1u);
+    EXPECT_EQ(est.syncs(), 2u);
+    // 200 ms on, 2505 against δ 4000's 2003: the probe wins.
+    EXPECT_TRUE(round(200'000'000, 2000, 2000));
+    EXPECT_EQ(est.state().t1, 200'000'000u);
+    EXPECT_EQ(est.state().delta_ns, 4000u);
+    // Never past keep_ns: 300 ms after, a sync of ε0 2003 is 2003 + 3003 ns; a probe of δ
+    // 20000 (ε0 10003) replaces it all the same.
+    EXPECT_TRUE(round(300'000'000, 10'000, 10'000));  // 100 ms old: kept
+    EXPECT_TRUE(round(400'000'000, 10'000, 10'000));  // 200 ms: kept
+    EXPECT_EQ(est.state().delta_ns, 4000u);
+    EXPECT_TRUE(round(500'000'000, 10'000, 10'000));  // 300 ms > keep: replaced
+    EXPECT_EQ(est.state().delta_ns, 20'000u);
+    EXPECT_EQ(est.kept(), 3u);
+    // keep_ns 0: every round replaces.
+    est.begin_round();
+    est.offer(probe(600'000'000, 0, 30'000, 0, 30'000));
+    EXPECT_FALSE(est.keeps_previous(0));
+    EXPECT_TRUE(est.end_round());
+    EXPECT_EQ(est.state().delta_ns, 60'000u);
+}
+
 TEST(CsEstimator, RejectsBadDriftBound) {
     EXPECT_THROW(ClockEstimator(-0.5), std::invalid_argument);
     EXPECT_EQ(ClockEstimator(2.5).rho_ppb(), 2500u);

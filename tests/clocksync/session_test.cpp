@@ -330,6 +330,34 @@ TEST(CsSession, Offset5msDrift8ppmNoViolations) {
     }
 }
 
+// Keeping the tighter sync (--keep-sync-rounds): still sound at the worst drift, in both
+// directions and with the delay all on one side, and ε lower on average than taking every round.
+TEST(CsSession, KeepingTheTighterSyncStaysSoundAndLowersEpsilon) {
+    double mean[2] = {0, 0};
+    for (uint64_t keep : {uint64_t(0), uint64_t(400'000'000)})
+        for (double drift : {10.0, -10.0})
+            for (bool up : {true, false}) {
+                ClientConfig cfg = sim_config(5'000'000, drift);
+                cfg.keep_sync_ns = keep;
+                Harness h(cfg, kSecond, 11);
+                h.delays = [up](std::mt19937_64& r) {
+                    const uint64_t d = 1000 + r() % 20'000;
+                    return up ? Delays{d, 0, 0} : Delays{0, 0, d};
+                };
+                h.loss = 0.05;
+                h.run(10 * kSecond, 3'000);
+                const ClientSummary sum = h.session().summary();
+                SCOPED_TRACE(keep);
+                SCOPED_TRACE(drift);
+                SCOPED_TRACE(up);
+                EXPECT_EQ(sum.violations, 0u);
+                EXPECT_EQ(sum.syncs + h.lost, sum.rounds);
+                EXPECT_EQ(sum.rounds_kept > 0, keep > 0);
+                mean[keep > 0] += sum.epsilon_ns.mean;
+            }
+    EXPECT_LT(mean[1], 0.8 * mean[0]);
+}
+
 TEST(CsSession, NegativeOffsetSlowClockNoViolations) {
     ClientConfig cfg = sim_config(-5'000'000, -8);
     Harness h(cfg, 0, 7);
