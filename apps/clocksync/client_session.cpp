@@ -1,5 +1,6 @@
 #include "clocksync/client_session.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -32,6 +33,12 @@ void ClientSession::tick(uint64_t now) {
 
 std::optional<ProbeToSend> ClientSession::next_probe(uint64_t now) {
     if (!round_open_) {
+        if (started_ && cfg_.warmup_ns && !warmed_ &&
+            diff_ns(now, next_round_at_ - cfg_.warmup_ns) >= 0) {
+            warmed_ = true;
+            ++warmups_sent_;
+            return ProbeToSend{.client_id = cfg_.client_id, .warmup = true};
+        }
         if (started_ && diff_ns(now, next_round_at_) < 0) return std::nullopt;
         // Rounds keep a fixed cadence; one that starts a whole period late restarts it.
         if (!started_) started_at_ = now;
@@ -39,6 +46,7 @@ std::optional<ProbeToSend> ClientSession::next_probe(uint64_t now) {
         if (diff_ns(now, next_round_at_) >= 0) next_round_at_ = now + cfg_.sync_period_ns;
         started_ = true;
         round_open_ = true;
+        warmed_ = false;
         round_first_seq_ = next_seq_;
         sent_in_round_ = 0;
         pending_ = 0;
@@ -85,6 +93,7 @@ bool ClientSession::on_packet(const CsPacket& p, uint64_t t4) {
         bad = Drop::negative_rtt;
     } else {
         rtt_hist_.record(uint64_t(diff_ns(t4, ts.t1) - diff_ns(p.t3, p.t2)));
+        record_one_way(ts);
         ++responses_;
     }
     resolve(unsigned(idx), t4);
@@ -96,6 +105,16 @@ bool ClientSession::on_frame(const uint8_t* frame, size_t len, uint64_t t4, pkt:
                                        {cfg_.verify_checksums, port, !cfg_.strict_checksums});
     udp_checksum_offloaded_ += p.udp_checksum_offloaded;
     return on_packet(p, t4);
+}
+
+// Up = t2 − (t1 + offset at t1), down = (t4 + offset at t4) − t3; 0 if rounding makes one
+// negative.
+void ClientSession::record_one_way(const Timestamps& ts) {
+    if (!cfg_.sim) return;
+    const int64_t up = diff_ns(ts.t2, ts.t1) - cfg_.sim->true_offset_at(ts.t1);
+    const int64_t down = diff_ns(ts.t4, ts.t3) + cfg_.sim->true_offset_at(ts.t4);
+    up_hist_.record(uint64_t(std::max<int64_t>(up, 0)));
+    down_hist_.record(uint64_t(std::max<int64_t>(down, 0)));
 }
 
 void ClientSession::resolve(unsigned idx, uint64_t at) {
@@ -156,6 +175,7 @@ ClientSummary ClientSession::summary() const {
     r.rounds = rounds_;
     r.rounds_kept = est_.kept();
     r.probes_sent = probes_sent_;
+    r.warmups_sent = warmups_sent_;
     r.responses = responses_;
     r.samples = eps_hist_.count();
     r.samples_skipped = samples_skipped_;
@@ -165,7 +185,12 @@ ClientSummary ClientSession::summary() const {
     r.max_abs_error_ns = max_abs_error_ns_;
     r.epsilon_ns = {eps_hist_.mean(), eps_hist_.percentile(0.5), eps_hist_.percentile(0.99),
                     eps_hist_.percentile(0.999), eps_hist_.max()};
-    r.rtt_ns = {rtt_hist_.min(), rtt_hist_.percentile(0.5), rtt_hist_.percentile(0.99)};
+    auto summary_of = [](const stats::LogHistogram& h) {
+        return RttSummary{h.min(), h.percentile(0.5), h.percentile(0.99)};
+    };
+    r.rtt_ns = summary_of(rtt_hist_);
+    r.up_ns = summary_of(up_hist_);
+    r.down_ns = summary_of(down_hist_);
     r.drops = drops_;
     r.timeouts = timeouts_;
     return r;

@@ -35,6 +35,9 @@ struct ClientConfig {
     // previous exchange has just warmed (caches, TLB), and never queues behind it.
     uint64_t probe_gap_ns = 0;
     bool pipeline = false;  // send the K probes without waiting for answers
+    // A warm-up frame (CsType::warmup, unanswered) this long before each round's first probe
+    // (0: none): it crosses the path the probe takes next, which a quiet period left cold.
+    uint64_t warmup_ns = 0;
     uint64_t probe_timeout_ns = 10'000'000;
     uint64_t sample_period_ns = 1'000'000;  // the ε grid
     double drift_bound_ppm = kDefaultDriftBoundPpm;
@@ -47,6 +50,7 @@ struct ClientConfig {
 struct ProbeToSend {
     uint32_t client_id = 0;
     uint64_t seq = 0;
+    bool warmup = false;  // a warm-up frame (build_warmup): no seq, no answer, no sent()
 };
 
 struct EpsilonSummary {
@@ -63,6 +67,7 @@ struct ClientSummary {
     uint64_t rounds = 0;
     uint64_t rounds_kept = 0;  // of the syncs: the sync in use stayed, the tighter bound
     uint64_t probes_sent = 0;
+    uint64_t warmups_sent = 0;
     uint64_t responses = 0;  // accepted
     uint64_t samples = 0;    // ε samples (grid + pre-sync)
     uint64_t samples_skipped = 0;
@@ -74,6 +79,9 @@ struct ClientSummary {
     int64_t max_abs_error_ns = 0;  // verification mode: max |true offset − θ| at samples
     EpsilonSummary epsilon_ns;
     RttSummary rtt_ns;
+    // Verification mode: the one-way delays of the answered probes, client to master (up) and
+    // back (down), from the true offset: where a round trip's time goes.
+    RttSummary up_ns, down_ns;
     DropCounters drops;
     uint64_t timeouts = 0;  // probes that got no response within the timeout
 };
@@ -88,7 +96,8 @@ class ClientSession {
     // due up to `now`. Call it every loop iteration.
     void tick(uint64_t now);
     // The probe to send now, if one is due: a round starts every sync period and sends K
-    // probes. `now` is recorded as the probe's t1 unless sent() gives a later one.
+    // probes, after a warm-up frame `warmup_ns` ahead of it (not the first round's). `now` is
+    // recorded as the probe's t1 unless sent() gives a later one.
     std::optional<ProbeToSend> next_probe(uint64_t now);
     // The real t1 of the probe next_probe just handed out: read after its frame was built,
     // right before TX, so building it is not part of its round trip. Put the same value in the
@@ -127,6 +136,7 @@ class ClientSession {
     void complete_round(uint64_t at);
     void sample_until(uint64_t t);
     void sample(uint64_t t);
+    void record_one_way(const Timestamps& ts);
 
     ClientConfig cfg_;
     ClockEstimator est_;
@@ -136,6 +146,7 @@ class ClientSession {
     uint64_t first_sync_after_ns_ = 0, first_sync_epsilon_ns_ = 0;
     uint64_t next_round_at_ = 0;
     bool round_open_ = false;
+    bool warmed_ = false;  // the next round's warm-up frame has gone
     uint64_t round_first_seq_ = 0;
     unsigned sent_in_round_ = 0;
     unsigned pending_ = 0;
@@ -148,9 +159,11 @@ class ClientSession {
 
     stats::LogHistogram eps_hist_;
     stats::LogHistogram rtt_hist_;
+    stats::LogHistogram up_hist_, down_hist_;  // verification mode
     DropCounters drops_;
     uint64_t rounds_ = 0;
     uint64_t probes_sent_ = 0;
+    uint64_t warmups_sent_ = 0;
     uint64_t responses_ = 0;
     uint64_t samples_skipped_ = 0;
     uint64_t violations_ = 0;

@@ -39,7 +39,8 @@ CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port,
     if (load_be16(cs + kCsOffMagic) != kCsMagic) return dropped(Drop::bad_magic);
     if (cs[kCsOffVersion] != kCsVersion) return dropped(Drop::bad_version);
     uint8_t type = cs[kCsOffType];
-    if (type != uint8_t(CsType::request) && type != uint8_t(CsType::response)) {
+    if (type != uint8_t(CsType::request) && type != uint8_t(CsType::response) &&
+        type != uint8_t(CsType::warmup)) {
         return dropped(Drop::bad_type);
     }
     p.ok = true;
@@ -69,6 +70,12 @@ size_t build_request(uint8_t* frame, size_t cap, const UdpFrameSpec& spec, uint3
     store_be64(cs + kCsOffT2, 0);
     store_be64(cs + kCsOffT3, 0);
     return kCsFrameLen;
+}
+
+size_t build_warmup(uint8_t* frame, size_t cap, const UdpFrameSpec& spec, uint32_t client_id) {
+    const size_t len = build_request(frame, cap, spec, client_id, 0, 0);
+    if (len) frame[kUdpPayloadOffset + kCsOffType] = uint8_t(CsType::warmup);
+    return len;
 }
 
 void make_response(uint8_t* frame, const CsPacket& p, uint64_t t2, uint64_t t3) {

@@ -32,7 +32,9 @@ inline constexpr size_t kCsOffT1 = 18;
 inline constexpr size_t kCsOffT2 = 26;
 inline constexpr size_t kCsOffT3 = 34;
 
-enum class CsType : uint8_t { request = 1, response = 2 };
+// warmup: a client's frame sent ahead of a request to warm the path it takes (caches, TLB,
+// rings); the master takes it like a request and drops it, unanswered (reason `warmup`).
+enum class CsType : uint8_t { request = 1, response = 2, warmup = 3 };
 
 // Every reason a clocksync packet is dropped, master and client side, in one list (VPP style),
 // X(id, text, description): parse reasons first, then the client's. With the runtime's reasons
@@ -49,6 +51,7 @@ enum class CsType : uint8_t { request = 1, response = 2 };
     X(bad_type, "bad type",                                                                        \
       "type is neither request nor response, or not the one this role accepts")                    \
     X(split_header, "split header", "a chained frame whose first segment ends inside the headers") \
+    X(warmup, "warmup", "a client's warm-up frame: parsed like a request, never answered")         \
     X(unknown_sequence, "unknown sequence",                                                        \
       "response to no outstanding probe (late, duplicate or forged)")                              \
     X(wrong_client, "wrong client", "response carries another client id")                          \
@@ -85,8 +88,8 @@ struct CsPacket {
     bool udp_checksum_offloaded = false;
 };
 
-// Classifies a frame: ok (type request or response), or the drop reason. The frame is ours when
-// it is IPv4/UDP with destination port `udp_port`; anything before that is not_clocksync. Then
+// Classifies a frame: ok (type request, response or warmup), or the drop reason. The frame is ours
+// when it is IPv4/UDP with destination port `udp_port`; anything before that is not_clocksync. Then
 // lengths (malformed), the IPv4 header and UDP checksums (unless `checksums` says not to, or
 // the port already did), magic, version, type.
 CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port = kCsUdpPort,
@@ -97,6 +100,9 @@ CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port = k
 // the request's source port, and parse_cs_packet matches on the destination port.
 size_t build_request(uint8_t* frame, size_t cap, const pkt::UdpFrameSpec& spec, uint32_t client_id,
                      uint64_t seq, uint64_t t1);
+
+// The same with type warmup (seq and t1 0): a frame for the master to drop.
+size_t build_warmup(uint8_t* frame, size_t cap, const pkt::UdpFrameSpec& spec, uint32_t client_id);
 
 // Overwrites t1 of a request made by build_request, for a t1 read once the frame is built.
 inline void set_request_t1(uint8_t* frame, uint64_t t1) {

@@ -11,7 +11,7 @@ CsPacket answer_parsed(uint8_t* frame, CsPacket p, uint64_t t2, uint64_t t3) {
     if (!p.ok) return p;
     if (p.type != CsType::request) {
         p.ok = false;
-        p.drop = Drop::bad_type;
+        p.drop = p.type == CsType::warmup ? Drop::warmup : Drop::bad_type;
         return p;
     }
     make_response(frame, p, t2, t3);

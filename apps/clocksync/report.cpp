@@ -18,6 +18,7 @@ void add_client_json(nlohmann::json& j, const ClientReport& r) {
     j["rounds"] = s.rounds;
     j["rounds_kept"] = s.rounds_kept;
     j["probes_sent"] = s.probes_sent;
+    j["warmups_sent"] = s.warmups_sent;
     j["responses"] = s.responses;
     j["epsilon_samples"] = s.samples;
     j["epsilon_samples_skipped"] = s.samples_skipped;
@@ -33,7 +34,13 @@ void add_client_json(nlohmann::json& j, const ClientReport& r) {
         j["master_mac"] = format_mac(*r.master_mac);
     else
         j["master_mac"] = nullptr;
-    if (r.verification) j["max_abs_error_ns"] = s.max_abs_error_ns;
+    if (r.verification) {
+        j["max_abs_error_ns"] = s.max_abs_error_ns;
+        auto one_way = [](const RttSummary& d) {
+            return nlohmann::json{{"min", d.min}, {"p50", d.p50}, {"p99", d.p99}};
+        };
+        j["one_way_ns"] = {{"up", one_way(s.up_ns)}, {"down", one_way(s.down_ns)}};
+    }
 }
 
 std::string client_summary_text(const ClientReport& r) {

@@ -221,6 +221,10 @@ void ClientWorker::send_probes(WorkerContext& ctx) {
     for (;;) {
         const std::optional<ProbeToSend> probe = session_.next_probe(synced_.local().now());
         if (!probe) return;
+        if (probe->warmup) {
+            send_warmup(ctx, probe->client_id);
+            continue;
+        }
         rte_mbuf* m = spare_ ? spare_ : rte_pktmbuf_alloc(io_.pool);
         spare_ = nullptr;
         if (!m) {
@@ -246,6 +250,26 @@ void ClientWorker::send_probes(WorkerContext& ctx) {
         c.tx_bytes.add(tx.sent_bytes);
         spare_ = rte_pktmbuf_alloc(io_.pool);
     }
+}
+
+// A warm-up frame ahead of a round (ClientConfig::warmup_ns), from a pool mbuf (the spare stays
+// for the probe). One the pool or the TX ring refuses is counted (warmups_refused), not retried.
+void ClientWorker::send_warmup(WorkerContext& ctx, uint32_t client_id) {
+    const worker::QueueRef out = ctx.slot.queues.front();
+    stats::WorkerCounters& c = ctx.counters;
+    rte_mbuf* m = rte_pktmbuf_alloc(io_.pool);
+    auto* frame =
+        m ? reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, uint16_t(kCsFrameLen))) : nullptr;
+    if (!frame) {
+        if (m) rte_pktmbuf_free(m);
+        c.app_counter(ClientCounter::warmups_refused).add(1);
+        return;
+    }
+    build_warmup(frame, kCsFrameLen, io_.spec, client_id);
+    const TxResult tx = tx_burst_all(out.port, out.queue, &m, 1, 0);
+    if (tx.dropped) c.app_counter(ClientCounter::warmups_refused).add(tx.dropped);
+    c.tx_packets.add(tx.sent);
+    c.tx_bytes.add(tx.sent_bytes);
 }
 
 // Adds to `counter` what a running count `now` gained since `reported`, and remembers it.

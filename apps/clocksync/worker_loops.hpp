@@ -33,7 +33,8 @@ namespace linerate::clocksync {
     X(other_worker_frames, "other worker frames")                                             \
     X(background_frames, "background frames")   /* --background-pps frames sent */            \
     X(background_refused, "background refused") /* ... refused: full TX ring or short pool */ \
-    X(udp_checksum_offloaded, "udp checksum offloaded") /* accepted, left to TX offload */
+    X(udp_checksum_offloaded, "udp checksum offloaded") /* accepted, left to TX offload */    \
+    X(warmups_refused, "warmups refused") /* --warmup-us frames the pool or TX ring refused */
 LINERATE_COUNTERS(ClientCounter, kClientCounters, LINERATE_CS_CLIENT_COUNTERS);
 
 // The master's app counters (also top-level JSON keys).
@@ -82,6 +83,7 @@ class ClientWorker {
     void receive(WorkerContext& ctx, RxStep& rx_step);
     void learn_master_mac(const uint8_t* response);
     void send_probes(WorkerContext& ctx);
+    void send_warmup(WorkerContext& ctx, uint32_t client_id);
     void report(stats::WorkerCounters& c);
     void publish_to_sinks();
 

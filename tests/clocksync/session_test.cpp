@@ -145,6 +145,37 @@ TEST(CsSession, RoundsFollowThePeriod) {
     EXPECT_EQ(p->client_id, 1u);
 }
 
+// --warmup-us: one warm-up frame warmup_ns before each round but the first (which starts at
+// once), neither a probe nor awaited; the round's probes then follow on their own schedule.
+TEST(CsSession, WarmupFrameGoesAheadOfEachRound) {
+    ClientConfig cfg;
+    cfg.warmup_ns = 20'000;
+    cfg.probe_timeout_ns = 1'000'000;
+    ClientSession s(cfg);
+    auto p = s.next_probe(0);
+    ASSERT_TRUE(p);
+    EXPECT_FALSE(p->warmup);  // the first round: no warm-up
+    s.tick(1'000'000);        // lost
+    const uint64_t round2 = 100'000'000;
+    EXPECT_FALSE(s.next_probe(round2 - 20'001));
+    auto w = s.next_probe(round2 - 20'000);
+    ASSERT_TRUE(w);
+    EXPECT_TRUE(w->warmup);
+    EXPECT_EQ(w->client_id, 1u);
+    EXPECT_FALSE(s.awaiting_answer());
+    EXPECT_FALSE(s.next_probe(round2 - 1));  // one warm-up per round
+    p = s.next_probe(round2);
+    ASSERT_TRUE(p);
+    EXPECT_FALSE(p->warmup);
+    EXPECT_EQ(p->seq, 2u);
+    s.tick(round2 + 1'000'000);
+    EXPECT_TRUE(s.next_probe(2 * round2 - 20'000)->warmup);
+    const ClientSummary sum = s.summary();
+    EXPECT_EQ(sum.probes_sent, 2u);
+    EXPECT_EQ(sum.warmups_sent, 2u);
+    EXPECT_EQ(sum.timeouts, 2u);
+}
+
 TEST(CsSession, ProbeGapSpacesProbes) {
     ClientConfig cfg;
     cfg.probes = 2;
@@ -356,6 +387,20 @@ TEST(CsSession, KeepingTheTighterSyncStaysSoundAndLowersEpsilon) {
                 mean[keep > 0] += sum.epsilon_ns.mean;
             }
     EXPECT_LT(mean[1], 0.8 * mean[0]);
+}
+
+// Verification mode knows the true offset, so it splits each round trip into its two ways.
+TEST(CsSession, OneWayDelaysFromTheTrueOffset) {
+    ClientConfig cfg = sim_config(5'000'000, 8);
+    Harness h(cfg, kSecond, 4);
+    h.delays = [](std::mt19937_64&) { return Delays{1000, 300, 3000}; };
+    h.run(2 * kSecond);
+    const ClientSummary sum = h.session().summary();
+    EXPECT_NEAR(double(sum.up_ns.min), 1000, 16);  // LogHistogram: within 1.6%
+    EXPECT_NEAR(double(sum.up_ns.p99), 1000, 16);
+    EXPECT_NEAR(double(sum.down_ns.min), 3000, 48);
+    EXPECT_NEAR(double(sum.down_ns.p50), 3000, 48);
+    EXPECT_NEAR(double(sum.rtt_ns.p50), 4000, 64);
 }
 
 TEST(CsSession, NegativeOffsetSlowClockNoViolations) {

@@ -542,6 +542,10 @@ TEST(ClocksyncCli, BadOptionsExit2AndHelpExits0) {
              {"--role", "master", "--sw-clock", "tai"},
              {"--role", "master", "--clockbound", "x"},  // client-only option
              {"--role", "client", "--master-clock", "tai"},
+             {"--role", "master", "--warmup-us", "50"},      // client-only option
+             {"--role", "client", "--warmup-us", "100000"},  // a whole period
+             {"--role", "client", "--keep-sync-rounds", "-1"},
+             {"--role", "master", "--keep-sync-rounds", "4"},  // client-only option
          }) {
         std::vector<std::string> argv = {kApp};
         argv.insert(argv.end(), args.begin(), args.end());

@@ -272,7 +272,7 @@ TEST(CsWire, BadMagicVersionType) {
     g = f;
     g[44] = 2;
     EXPECT_EQ(drop_of(g), Drop::bad_version);
-    for (uint8_t t : {0, 3, 255}) {
+    for (uint8_t t : {0, 4, 255}) {
         g = f;
         g[45] = t;
         EXPECT_EQ(drop_of(g), Drop::bad_type);
@@ -295,6 +295,23 @@ TEST(CsWire, MasterRejectsResponsesAndGarbageUntouched) {
     EXPECT_EQ(g, before);
 }
 
+// A warm-up frame: a request's layout with type 3; the master drops it as `warmup`, unanswered.
+TEST(CsWire, WarmupIsParsedAndNeverAnswered) {
+    std::array<uint8_t, kCsFrameLen> f{};
+    ASSERT_EQ(build_warmup(f.data(), f.size(), client_spec(), 7), kCsFrameLen);
+    EXPECT_EQ(f[45], 3);
+    const CsPacket p = parse_cs_packet(f.data(), f.size());
+    ASSERT_TRUE(p.ok);
+    EXPECT_EQ(p.type, CsType::warmup);
+    EXPECT_EQ(p.client_id, 7u);
+    const auto before = f;
+    const CsPacket a = answer_request(f.data(), f.size(), 1, 2);
+    EXPECT_FALSE(a.ok);
+    EXPECT_EQ(a.drop, Drop::warmup);
+    EXPECT_EQ(f, before);
+    EXPECT_EQ(build_warmup(f.data(), kCsFrameLen - 1, client_spec(), 7), 0u);
+}
+
 TEST(CsWire, ReservedFieldIsEchoedNotChecked) {
     auto f = request();
     store_be16(&f[46], 0xBEEF);
@@ -303,13 +320,14 @@ TEST(CsWire, ReservedFieldIsEchoedNotChecked) {
 }
 
 TEST(CsWire, DropNamesFollowEnum) {
-    EXPECT_EQ(kDropCount, 13u);  // the runtime's 2, clocksync's 11
+    EXPECT_EQ(kDropCount, 14u);  // the runtime's 2, clocksync's 12
     EXPECT_EQ(drop_name(Drop::tx_full), "tx_full");
     EXPECT_EQ(drop_name(Drop::not_clocksync), "not_clocksync");
     EXPECT_EQ(drop_name(Drop::malformed), "malformed");
     EXPECT_EQ(drop_name(Drop::bad_ip_checksum), "bad_ip_checksum");
     EXPECT_EQ(drop_name(Drop::bad_udp_checksum), "bad_udp_checksum");
     EXPECT_EQ(drop_name(Drop::split_header), "split_header");
+    EXPECT_EQ(drop_name(Drop::warmup), "warmup");
     EXPECT_EQ(drop_name(Drop::bad_magic), "bad_magic");
     EXPECT_EQ(drop_name(Drop::bad_version), "bad_version");
     EXPECT_EQ(drop_name(Drop::bad_type), "bad_type");
