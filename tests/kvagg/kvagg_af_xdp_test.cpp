@@ -63,9 +63,10 @@ TEST(KvaggAfXdp, AggregatesKernelUdpWhileTheKernelKeepsArpAndPing) {
                       expect = scratch("kvagg_af_xdp_expect.csv");
     const std::string prefix = "lrkvxdp" + std::to_string(getpid());
     std::vector<std::string> argv = eal_command(binary("apps/kvagg/kvagg"), "0", prefix);
-    // A fixed run time: start-up, ping, the client and ping again take about 3 s.
+    // A fixed run time: start-up, ping, the client and ping again take about 3 s (more on a
+    // loaded machine), and the endpoint is scraped after them.
     argv.insert(argv.end(),
-                {"--", "--stats-period", "0", "--xdp-steer", "app", "--duration", "8", "--af-xdp",
+                {"--", "--stats-period", "0", "--xdp-steer", "app", "--duration", "12", "--af-xdp",
                  veth.app_if + ",queues=2", "--json", json, "--dump", dump, "--metrics", kMetrics});
 
     ProcessResult kvagg;
