@@ -221,12 +221,13 @@ void check_role(const CLI::App& app, const Options& o) {
 
 namespace {
 
-// --keep-sync-rounds as a time; with --export or --clockbound at most the max age less a period,
-// so a kept sync never makes the exported bound stale while rounds are answered.
+// --keep-sync-rounds as a time; with --export or --clockbound at most the max age less two
+// periods: a sync kept at that age is replaced by the next answered round, a period (and the
+// round trip's jitter) later, before the exported bound turns stale.
 uint64_t keep_sync_ns(const Options& o) {
     double ms = o.keep_sync_rounds * o.sync_period_ms;
     if (o.export_name || o.clockbound_path)
-        ms = std::min(ms, o.export_max_age() - o.sync_period_ms);
+        ms = std::min(ms, o.export_max_age() - 2 * o.sync_period_ms);
     return ms > 0 ? to_ns(ms, 1e6) : 0;
 }
 

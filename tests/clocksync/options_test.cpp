@@ -37,6 +37,28 @@ TEST(CsOptions, DefaultsFollowTheIssue) {
     EXPECT_FALSE(c.sim);
 }
 
+// --keep-sync-rounds as a time: N periods, and with an exported bound at most its max age less
+// two periods (a kept sync is replaced before the bound turns stale). --warmup-us in ns.
+TEST(CsOptions, KeepSyncAndWarmup) {
+    EXPECT_EQ(make_client_config(parse({"--role", "client"}), 0).keep_sync_ns, 400'000'000u);
+    EXPECT_EQ(
+        make_client_config(parse({"--role", "client", "--keep-sync-rounds", "0"}), 0).keep_sync_ns,
+        0u);
+    EXPECT_EQ(make_client_config(
+                  parse({"--role", "client", "--export", "x", "--export-max-age-ms", "500"}), 0)
+                  .keep_sync_ns,
+              300'000'000u);
+    EXPECT_EQ(make_client_config(
+                  parse({"--role", "client", "--export", "x", "--export-max-age-ms", "150"}), 0)
+                  .keep_sync_ns,
+              0u);
+    const ClientConfig w = make_client_config(parse({"--role", "client", "--warmup-us", "50"}), 0);
+    EXPECT_EQ(w.warmup_ns, 50'000u);
+    EXPECT_EQ(make_client_config(parse({"--role", "client"}), 0).warmup_ns, 0u);
+    EXPECT_THROW(make_client_config(parse({"--role", "client", "--warmup-us", "100000"}), 0),
+                 std::invalid_argument);
+}
+
 TEST(CsOptions, ClientOptionsMakeTheSessionConfig) {
     Options o = parse({"--role",
                        "client",
