@@ -38,6 +38,15 @@ struct {
     __type(value, __u32);
 } xsks_map SEC(".maps");
 
+/* --forward pair's other interface (DP_FORWARD_PAIR): a DEVMAP, so that the kernel sends the
+ * redirected frames in bulk. */
+struct {
+    __uint(type, BPF_MAP_TYPE_DEVMAP);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, __u32);
+} dp_pair_port SEC(".maps");
+
 /* The config (never null in practice: an ARRAY's entry; the programs pass the frame if it is). */
 static __always_inline const struct dp_config* dp_config_of(void) {
     __u32 key = 0;
@@ -62,7 +71,9 @@ static __always_inline int dp_finish(struct xdp_md* ctx, __u32 flags, __u32 slot
         __u32* last = bpf_map_lookup_elem(&dp_last, &key);
         if (last) *last = slot;
     }
-    if (slot == DP_TX) return XDP_TX;
+    /* No paired interface in the map (never: written before the attach): dropped. */
+    if (slot == DP_TX)
+        return (flags & DP_FORWARD_PAIR) ? bpf_redirect_map(&dp_pair_port, 0, XDP_DROP) : XDP_TX;
     if (slot == DP_PASSED || slot == DP_NOT_SERVED) return XDP_PASS;
     /* No socket on the queue (as in BPF_PROG_TEST_RUN): the kernel's, as --xdp-steer does. */
     if (slot == DP_SLOW_PATH) return bpf_redirect_map(&xsks_map, ctx->rx_queue_index, XDP_PASS);

@@ -24,6 +24,10 @@ enum dp_flag {
     /* Every frame the app serves to the slow path: the two tiers compared on live traffic
      * (LINERATE_TEST_XDP_SLOW_PATH, a test hook; lib/runtime/xdp_datapath). */
     DP_SLOW_PATH_ALL = 1u << 5,
+    /* --forward pair: what the app sends goes out of the paired interface (dp_pair_port[0], a
+     * DEVMAP entry written before the program is attached) with bpf_redirect_map, not back out
+     * (XDP_TX). Counted DP_TX all the same: the DPDK datapath counts a paired frame as tx. */
+    DP_FORWARD_PAIR = 1u << 6,
 };
 
 struct dp_config {
@@ -38,7 +42,7 @@ struct dp_config {
  * frame. A drop is DP_DROP_FIRST + the app's reason index (nfv: enum lr_ipv4_verdict of
  * bpf/check_ipv4.h; l2reflect: 0 = runt). */
 enum dp_slot {
-    DP_TX = 0,         /* sent back out (XDP_TX); bytes as sent (trimmed) */
+    DP_TX = 0,         /* sent: back out (XDP_TX) or to the paired interface; bytes as sent */
     DP_PASSED = 1,     /* the app's verdict "not mine": to the kernel (XDP_PASS); nfv: not IPv4 */
     DP_SLOW_PATH = 2,  /* left to the DPDK kernel (multi-buffer frames): to the AF_XDP queue */
     DP_NOT_SERVED = 3, /* outside dp_config.serve: to the kernel (XDP_PASS), never the app's */
@@ -64,6 +68,7 @@ struct dp_count {
 #define DP_COUNTERS_MAP "dp_counters"
 #define DP_LAST_MAP "dp_last"
 #define DP_SLOW_PATH_MAP "xsks_map" /* the name net_af_xdp looks for */
+#define DP_PAIR_MAP "dp_pair_port"  /* DP_FORWARD_PAIR's interface, entry 0 (its ifindex) */
 /* nfv's address sets (host-order __u32 keys, __u8 values): Click's BADSRC and GOODDST. */
 #define DP_NFV_BAD_SRC_MAP "nfv_bad_src"
 #define DP_NFV_GOOD_DST_MAP "nfv_good_dst"

@@ -36,7 +36,7 @@ std::shared_ptr<const XdpDatapathSpec> xdp_spec(xdp::Datapath datapath, xdp::Xdp
     spec->object = "l2reflect.bpf.o";
     spec->flags = forward.swaps_macs() ? DP_MAC_SWAP : 0;
     spec->slots = {kTransmit, {stats::drop_slot(l2reflect::Drop::runt)}};
-    if (forward.mode == ForwardMode::pair) spec->not_on_interface = "--forward pair";
+    spec->forward_pair = forward.mode == ForwardMode::pair;
     spec->mode = mode;
     return spec;
 }

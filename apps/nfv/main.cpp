@@ -69,8 +69,8 @@ std::shared_ptr<const XdpDatapathSpec> xdp_spec(xdp::Datapath datapath, xdp::Xdp
         p.set_nfv_sources(bad, good);
     };
     spec->slots = xdp_board_slots();
-    // The program drops bad frames (no divert) and logs none; it sends back out, not across.
-    if (o.forward.mode == ForwardMode::pair) spec->not_on_interface = "--forward pair";
+    spec->forward_pair = o.forward.mode == ForwardMode::pair;
+    // The program drops bad frames (no divert) and logs none.
     if (o.bad_port) spec->not_on_interface = "--bad-port";
     if (o.verbose) spec->not_on_interface = "--verbose";
     spec->mode = mode;

@@ -1,6 +1,7 @@
 #include "runtime/xdp_datapath.hpp"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <rte_ethdev.h>
 
 #include <cstdlib>
@@ -16,23 +17,30 @@ namespace linerate {
 namespace {
 
 constexpr const char* kWhere =
-    "--datapath xdp runs on one --af-xdp interface or in pcap test mode (--pcap IN:OUT, or "
+    "--datapath xdp runs on --af-xdp interfaces or in pcap test mode (--pcap IN:OUT, or "
     "net_pcap vdevs)";
 
-// The interface of --af-xdp, "" for none; std::invalid_argument for a run it cannot serve.
-std::string datapath_interface(const cli::CommonOptions& options, const XdpDatapathSpec& spec) {
+// The interfaces of --af-xdp, none in test mode; std::invalid_argument for a run it cannot serve.
+std::vector<std::string> datapath_interfaces(const cli::CommonOptions& options,
+                                             const XdpDatapathSpec& spec) {
     if (!options.pcap.empty()) {
         if (options.pcap.find(':') == std::string::npos) throw std::invalid_argument(kWhere);
         return {};
     }
     if (options.af_xdp.empty()) return {};  // net_pcap vdevs, checked at start
-    if (options.af_xdp.size() > 1)
-        throw std::invalid_argument("--datapath xdp: one --af-xdp interface (" +
-                                    std::to_string(options.af_xdp.size()) + " given)");
     if (!spec.not_on_interface.empty())
         throw std::invalid_argument("--datapath xdp on an interface: " + spec.not_on_interface +
                                     " is the DPDK datapath's only (--datapath dpdk)");
-    return eal::parse_af_xdp_spec(options.af_xdp.front()).iface;
+    std::vector<std::string> ifaces;
+    for (const std::string& a : options.af_xdp) ifaces.push_back(eal::parse_af_xdp_spec(a).iface);
+    return ifaces;
+}
+
+// The interface --forward pair pairs with interface `i` of `n` (1st <-> 2nd, 3rd <-> 4th, as
+// forward_tx_queues pairs the ports); n when it has none (an odd count, which the app refuses).
+size_t paired_with(size_t i, size_t n) {
+    const size_t other = i ^ 1;
+    return other < n ? other : n;
 }
 
 // Frames the program served (the app's verdicts: XDP tier) of `c`, and their bytes received.
@@ -52,29 +60,63 @@ uint64_t dropped(const xdp::SlotCounts& c) {
 
 XdpDatapath::XdpDatapath(const std::string& app, const cli::CommonOptions& options,
                          const XdpDatapathSpec& spec, const xdp::SteerFilter& serve)
-    : app_(app), spec_(spec), iface_(datapath_interface(options, spec)), serve_(serve) {
+    : app_(app), spec_(spec), ifaces_(datapath_interfaces(options, spec)), serve_(serve) {
     try {
-        program_ = std::make_unique<xdp::DatapathProgram>(spec.object, DP_PROGRAM);
-        if (on_interface()) {
-            // Test hook: every served frame through the slow path, to compare the tiers.
-            const bool slow = std::getenv("LINERATE_TEST_XDP_SLOW_PATH") != nullptr;
-            program_->set_config(spec.flags | DP_MULTI_BUFFER | (slow ? DP_SLOW_PATH_ALL : 0),
-                                 serve);
-        } else {
-            // The test mode's long frames are multi-buffer; dp_last says what became of each.
-            program_->set_flags(spec.flags | DP_RECORD_LAST | DP_MULTI_BUFFER);
-        }
-        if (spec.configure) spec.configure(*program_);
+        load_programs();
     } catch (const std::exception& e) {
         throw std::runtime_error(std::string("--datapath xdp: ") + e.what());
     }
+}
+
+void XdpDatapath::load_programs() {
+    const auto load = [&] {
+        programs_.push_back(std::make_unique<xdp::DatapathProgram>(spec_.object, DP_PROGRAM));
+        if (spec_.configure) spec_.configure(*programs_.back());
+        return programs_.back().get();
+    };
+    if (!on_interface()) {
+        // The test mode's long frames are multi-buffer; dp_last says what became of each.
+        load()->set_flags(spec_.flags | DP_RECORD_LAST | DP_MULTI_BUFFER);
+        return;
+    }
+    // Test hook: every served frame through the slow path, to compare the tiers.
+    const bool slow = std::getenv("LINERATE_TEST_XDP_SLOW_PATH") != nullptr;
+    uint32_t flags = spec_.flags | DP_MULTI_BUFFER | (slow ? DP_SLOW_PATH_ALL : 0);
+    if (spec_.forward_pair) flags |= DP_FORWARD_PAIR;
+    for (size_t i = 0; i < ifaces_.size(); ++i) {
+        xdp::DatapathProgram* p = load();
+        const size_t other = paired_with(i, ifaces_.size());
+        if (spec_.forward_pair && other < ifaces_.size()) p->set_pair_port(ifaces_[other]);
+        p->set_config(flags, serve_);
+    }
+}
+
+xdp::SlotTotals XdpDatapath::totals() const {
+    xdp::SlotTotals sum;
+    for (const auto& p : programs_) {
+        const xdp::SlotTotals t = p->totals();
+        for (unsigned s = 0; s < DP_SLOTS; ++s) {
+            sum.packets[s] += t.packets[s];
+            sum.bytes[s] += t.bytes[s];
+        }
+    }
+    return sum;
+}
+
+std::string XdpDatapath::mode_name() const {
+    if (!on_interface()) return "test_run";
+    if (modes_.empty()) return xdp::xdp_mode_name(spec_.mode);
+    for (xdp::XdpMode m : modes_)
+        if (m != modes_.front()) return "mixed";
+    return xdp::xdp_mode_name(modes_.front());
 }
 
 XdpDatapath::~XdpDatapath() = default;
 
 // After the EAL, before --af-xdp's vdevs (the next feature) are made: they adopt the program.
 std::optional<std::vector<uint16_t>> XdpDatapath::make_ports(unsigned /*workers*/) {
-    if (on_interface()) mode_ = program_->attach(iface_, spec_.mode);
+    for (size_t i = 0; i < ifaces_.size(); ++i)
+        modes_.push_back(programs_[i]->attach(ifaces_[i], spec_.mode));
     return std::nullopt;
 }
 
@@ -93,14 +135,20 @@ void XdpDatapath::start(const StartedRun& run) {
     board_ = &run.board;
     if (!on_interface()) return;
     board_->kernel_tier();  // made before the workers start
-    fmt::print("{}: xdp datapath on {}: program id {} ({} mode), to the app: {}\n", app_, iface_,
-               program_->prog_id(), xdp::xdp_mode_name(mode_), serve_.describe());
+    for (size_t i = 0; i < ifaces_.size(); ++i) {
+        std::string to = "back out";
+        if (spec_.forward_pair && paired_with(i, ifaces_.size()) < ifaces_.size())
+            to = "out of " + ifaces_[paired_with(i, ifaces_.size())];
+        fmt::print("{}: xdp datapath on {}: program id {} ({} mode), to the app: {}, sent {}\n",
+                   app_, ifaces_[i], programs_[i]->prog_id(), xdp::xdp_mode_name(modes_[i]),
+                   serve_.describe(), to);
+    }
     std::fflush(stdout);
 }
 
 void XdpDatapath::publish() {
     if (!on_interface() || !board_) return;
-    const xdp::SlotTotals now = program_->totals();
+    const xdp::SlotTotals now = totals();
     const auto dp = [&](unsigned s) { return now.packets[s] - published_.packets[s]; };
     const auto db = [&](unsigned s) { return now.bytes[s] - published_.bytes[s]; };
     stats::WorkerCounters& c = board_->kernel_tier();
@@ -124,7 +172,7 @@ void XdpDatapath::tick(const MonitorTick& /*tick*/) {
 
 std::string XdpDatapath::interval_text() {
     if (!on_interface()) return {};
-    const xdp::SlotCounts now = program_->counts();
+    const xdp::SlotCounts now = counts();
     xdp::SlotCounts d{};
     for (unsigned s = 0; s < DP_SLOTS; ++s) d[s] = now[s] - interval_last_[s];
     interval_last_ = now;
@@ -162,13 +210,14 @@ void XdpDatapath::add_metrics(stats::Metrics& m) const {
 // Before the ports close: the interface goes back to the kernel as it was, and the counters are
 // final.
 void XdpDatapath::workers_stopped() {
-    program_->detach();
+    for (auto& p : programs_) p->detach();
     publish();
 }
 
 nlohmann::json XdpDatapath::json() const {
-    const xdp::SlotCounts c = program_->counts();
-    nlohmann::json j = {{"object", program_->object_path()},
+    const xdp::SlotCounts c = counts();
+    nlohmann::json j = {{"object", programs_.front()->object_path()},
+                        {"mode", mode_name()},
                         {"program",
                          {{"tx", c[DP_TX]},
                           {"pass", c[DP_PASSED]},
@@ -176,13 +225,15 @@ nlohmann::json XdpDatapath::json() const {
                           {"slow_path", c[DP_SLOW_PATH]},
                           {"not_served", c[DP_NOT_SERVED]}}}};
     if (!on_interface()) {
-        j["mode"] = "test_run";
         j["tiers"] = {{"xdp", tiers_.xdp.load()}, {"slow_path", tiers_.slow_path.load()}};
         return j;
     }
-    j["mode"] = xdp::xdp_mode_name(mode_);
-    j["interface"] = iface_;
-    j["prog_id"] = program_->prog_id();
+    j["forward"] = spec_.forward_pair ? "pair" : "reflect";
+    j["interfaces"] = nlohmann::json::object();
+    for (size_t i = 0; i < ifaces_.size(); ++i)
+        j["interfaces"][ifaces_[i]] = {
+            {"prog_id", programs_[i]->prog_id()},
+            {"mode", i < modes_.size() ? xdp::xdp_mode_name(modes_[i]) : "unattached"}};
     j["serve"] = serve_.describe();
     j["tiers"] = {{"xdp", served(c)}, {"slow_path", c[DP_SLOW_PATH]}};
     return j;
@@ -197,7 +248,7 @@ std::string XdpDatapath::summary() const {
     const nlohmann::json x = json();
     const nlohmann::json& p = x["program"];
     std::string where = x["mode"].get<std::string>();
-    if (on_interface()) where += " mode on " + iface_;
+    if (on_interface()) where += " mode on " + fmt::format("{}", fmt::join(ifaces_, ", "));
     return fmt::format(
         "xdp datapath ({}): {} frames finished by the XDP program (tx {}, pass {}, drop {}), {} by "
         "the slow path (the C++ kernel), {} not served (to the kernel)",

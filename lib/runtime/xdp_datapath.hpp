@@ -1,14 +1,18 @@
 #pragma once
 // --datapath xdp: the app's XDP program (lib/xdp/datapath) instead of its C++ kernel, as a
 // runtime feature (Runtime::add_features, from AppInfo::xdp_datapath), in one of two places:
-// - on the --af-xdp interface: the app loads the program, writes its options into the maps,
-//   attaches it (native or generic) before the net_af_xdp vdevs are made, so that they adopt it
+// - on the --af-xdp interfaces: the app loads the program once per interface (each its own maps:
+//   net_af_xdp puts an interface's sockets into its program's xsks_map by queue), writes its
+//   options into the maps, attaches it (native or generic) before the net_af_xdp vdevs are made,
+//   so that they adopt it
 //   (its name and tag are libxdp's default program's) and put their AF_XDP sockets into its
 //   xsks_map. The program answers what it can (XDP_TX, XDP_DROP), passes to the kernel what the
 //   app does not serve (--xdp-steer), and redirects what it leaves to the slow path to the
-//   queue's socket, where the DPDK poll loop runs the C++ kernel. The program's counters join the
-//   stats board (its kernel tier), so the stats line, summary, JSON, telemetry and --metrics count
-//   both tiers as the DPDK datapath counts one. Stop detaches it.
+//   queue's socket; with --forward pair what it sends goes out of the paired interface (1st <->
+//   2nd, 3rd <-> 4th, as forward_mode pairs the ports) with bpf_redirect_map, where the DPDK poll
+//   loop runs the C++ kernel. The program's counters join the stats board (its kernel tier), so the
+//   stats line, summary, JSON, telemetry and --metrics count both tiers as the DPDK datapath counts
+//   one. Stop detaches it.
 // - in pcap test mode (--pcap IN:OUT, or net_pcap vdevs): every frame of IN is run through the
 //   program once with BPF_PROG_TEST_RUN (XdpTestRunKernel, a forward_loop kernel); what it
 //   transmits goes to OUT with the bytes it left, a drop counts under its reason, a frame it
@@ -49,8 +53,10 @@ struct XdpDatapathSpec {
     // Its further options into the program's maps (nfv's address sets); throws.
     std::function<void(xdp::DatapathProgram&)> configure;
     XdpBoardSlots slots;
-    // Its options the program cannot serve on an interface ("--forward pair"), "" when none.
+    // Its options the program cannot serve on an interface ("--bad-port"), "" when none.
     std::string not_on_interface;
+    // --forward pair: each interface's program sends out of the paired one (DP_FORWARD_PAIR).
+    bool forward_pair = false;
     xdp::XdpMode mode = xdp::XdpMode::automatic;  // --xdp-mode
 };
 
@@ -63,15 +69,16 @@ struct XdpTiers {
 class XdpDatapath final : public Feature {
   public:
     // Loads and configures the program (std::runtime_error: it cannot be, exit 1);
-    // std::invalid_argument (exit 2) for a run it cannot serve: --pcap IN without OUT, several
-    // --af-xdp interfaces, an option of the spec's not_on_interface. `serve`: --xdp-steer's
+    // std::invalid_argument (exit 2) for a run it cannot serve: --pcap IN without OUT, an option
+    // of the spec's not_on_interface on an interface. `serve`: --xdp-steer's
     // filter (on an interface).
     XdpDatapath(const std::string& app, const cli::CommonOptions& options,
                 const XdpDatapathSpec& spec, const xdp::SteerFilter& serve);
     ~XdpDatapath() override;
 
-    bool on_interface() const { return !iface_.empty(); }
-    xdp::DatapathProgram& program() { return *program_; }
+    bool on_interface() const { return !ifaces_.empty(); }
+    // The program (test mode's; on interfaces the first interface's).
+    xdp::DatapathProgram& program() { return *programs_.front(); }
     XdpTiers& tiers() { return tiers_; }
     const XdpBoardSlots& slots() const { return spec_.slots; }
 
@@ -88,15 +95,23 @@ class XdpDatapath final : public Feature {
 
   private:
     nlohmann::json json() const;
+    // Each interface's program configured (on interfaces), or the test mode's one; throws.
+    void load_programs();
+    // The programs' counters summed.
+    xdp::SlotTotals totals() const;
+    xdp::SlotCounts counts() const { return totals().packets; }
+    // The attach mode of every interface if they agree, else "mixed".
+    std::string mode_name() const;
     // The program's counters since the last call onto the board's kernel tier.
     void publish();
 
     std::string app_;
     XdpDatapathSpec spec_;
-    std::string iface_;  // --af-xdp's interface, "" in test mode
+    std::vector<std::string> ifaces_;  // --af-xdp's interfaces, none in test mode
     xdp::SteerFilter serve_;
-    xdp::XdpMode mode_ = xdp::XdpMode::automatic;
-    std::unique_ptr<xdp::DatapathProgram> program_;
+    std::vector<xdp::XdpMode> modes_;  // each interface's, once attached
+    // One per interface (ifaces_'s order), one in test mode.
+    std::vector<std::unique_ptr<xdp::DatapathProgram>> programs_;
     XdpTiers tiers_;
     stats::StatsBoard* board_ = nullptr;
     xdp::SlotTotals published_;

@@ -104,6 +104,14 @@ void DatapathProgram::set_config(uint32_t flags, const SteerFilter& serve) {
         throw std::runtime_error("writing " DP_CONFIG_MAP ": " + errno_text(err));
 }
 
+void DatapathProgram::set_pair_port(const std::string& ifname) {
+    const uint32_t key = 0, ifindex = if_nametoindex(ifname.c_str());
+    if (ifindex == 0) throw std::runtime_error("no interface " + ifname);
+    if (int err = bpf_map_update_elem(map_fd(DP_PAIR_MAP), &key, &ifindex, BPF_ANY))
+        throw std::runtime_error(
+            fmt::format("writing {} ({}): {}", DP_PAIR_MAP, ifname, errno_text(err)));
+}
+
 void DatapathProgram::set_nfv_sources(const std::vector<uint32_t>& bad_src,
                                       const std::vector<uint32_t>& good_dst) {
     add_addresses(DP_NFV_BAD_SRC_MAP, bad_src);

@@ -59,6 +59,9 @@ class DatapathProgram {
     void set_flags(uint32_t flags) { set_config(flags, {SteerMode::all, 0}); }
     // nfv's address sets (host order): the bad sources into their map and the filter in front
     // of it, the good destinations into theirs. Throws.
+    // --forward pair: the interface the program sends what it keeps out of (dp_pair_port, with
+    // DP_FORWARD_PAIR in the flags). Throws naming it when it cannot (no such interface).
+    void set_pair_port(const std::string& ifname);
     void set_nfv_sources(const std::vector<uint32_t>& bad_src,
                          const std::vector<uint32_t>& good_dst);
 

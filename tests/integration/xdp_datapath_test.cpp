@@ -25,15 +25,16 @@ std::string tier_name(Tier t) {
     return t == Tier::dpdk ? "dpdk" : t == Tier::xdp ? "xdp" : "xdp_slow_path";
 }
 
-// `app` on veth.app_if inside `ns` on datapath `tier`, with `args`.
+// `app` on interfaces `ifaces` inside `ns` on datapath `tier`, with `args`.
 std::vector<std::string> app_argv(const NetNs& ns, const std::string& app, Tier tier,
-                                  const std::string& iface, const std::string& json,
+                                  const std::vector<std::string>& ifaces, const std::string& json,
                                   const std::vector<std::string>& args = {}) {
     std::vector<std::string> argv = {"env"};
     if (tier == Tier::xdp_slow_path) argv.push_back("LINERATE_TEST_XDP_SLOW_PATH=1");
-    argv.insert(argv.end(),
-                {binary("apps/" + app + "/" + app), "--af-xdp", iface, "--json", json,
-                 "--stats-period", "0.5", "--datapath", tier == Tier::dpdk ? "dpdk" : "xdp"});
+    argv.push_back(binary("apps/" + app + "/" + app));
+    for (const std::string& i : ifaces) argv.insert(argv.end(), {"--af-xdp", i});
+    argv.insert(argv.end(), {"--json", json, "--stats-period", "0.5", "--datapath",
+                             tier == Tier::dpdk ? "dpdk" : "xdp"});
     argv.insert(argv.end(), args.begin(), args.end());
     return ns.wrap(argv);
 }
@@ -90,12 +91,51 @@ struct AppOnVeth {
           json(scratch("xdp_" + app_name + "_" + tier_name(tier) + ".json")),
           proc((app.run("ip addr add 10.91.0.1/24 dev " + veth.app_if),
                 peer.run("ip addr add 10.91.0.2/24 dev " + veth.peer_if),
-                app_argv(app, app_name, tier, veth.app_if, json))) {}
+                app_argv(app, app_name, tier, {veth.app_if}, json))) {}
     NetNs app, peer;
     VethPair veth;
     std::string json;
     BackgroundProcess proc;
 };
+
+// `app` between namespaces A and B: its ports 0 and 1 are to_a.app_if and to_b.app_if in `mid`,
+// default veths, on datapath `tier` with `args` (--forward pair: a bump in the wire).
+struct AppBetweenTwoVeths {
+    AppBetweenTwoVeths(const std::string& app_name, Tier tier, const std::vector<std::string>& args)
+        : mid("xdp" + app_name.substr(0, 3) + "2"),
+          a("a"),
+          b("b"),
+          to_a(mid, a),
+          to_b(mid, b),
+          json(scratch("xdp_two_" + app_name + "_" + tier_name(tier) + ".json")),
+          proc(app_argv(mid, app_name, tier, {to_a.app_if, to_b.app_if}, json, args)) {}
+    NetNs mid, a, b;
+    VethPair to_a, to_b;
+    std::string json;
+    BackgroundProcess proc;
+};
+
+// Checks of a --forward pair run's end: exit 0, no XDP program left, the JSON's counters.
+nlohmann::json expect_pair_run_ended(Tier tier, AppBetweenTwoVeths& run, uint64_t tx,
+                                     uint64_t dropped) {
+    run.proc.signal(SIGINT);
+    ProcessResult r = run.proc.finish(30);
+    EXPECT_EQ(r.exit_status, 0) << r.out;
+    EXPECT_EQ(xdp_on(run.mid, run.to_a.app_if), "") << "XDP program left on the interface";
+    EXPECT_EQ(xdp_on(run.mid, run.to_b.app_if), "") << "XDP program left on the interface";
+    nlohmann::json j = read_json(run.json);
+    EXPECT_TRUE(j.is_object()) << r.out;
+    if (!j.is_object()) return j;
+    EXPECT_EQ(j["tx_packets"], tx) << j.dump();
+    EXPECT_EQ(j["dropped"], dropped) << j.dump();
+    EXPECT_EQ(j["mempool_in_use_at_exit"], 0);
+    expect_tiers(tier, j, tx + dropped);
+    if (tier != Tier::dpdk) {
+        EXPECT_EQ(j["xdp"]["forward"], "pair");
+        EXPECT_EQ(j["xdp"]["interfaces"].size(), 2u) << j["xdp"].dump();
+    }
+    return j;
+}
 
 class NfvXdpDatapath : public ::testing::TestWithParam<Tier> {};
 class L2reflectXdpDatapath : public ::testing::TestWithParam<Tier> {};
@@ -202,6 +242,101 @@ TEST_P(L2reflectXdpDatapath, ReflectsIpv4AndLeavesArpToTheKernel) {
     expect_tiers(tier, j, served);
 }
 
+// nfv as a bump in the wire between A and B (--forward pair): what A sends B comes out at B
+// trimmed to the IP length, MACs unchanged (pair mode's default), and the bad frames do not; the
+// same bytes and counts on every datapath (on XDP: bpf_redirect_map to the paired interface).
+TEST_P(NfvXdpDatapath, ForwardPairSendsValidFramesAcrossTrimmedAndDropsBadOnes) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    const Tier tier = GetParam();
+    AppBetweenTwoVeths run("nfv", tier, {"--forward", "pair"});
+    ASSERT_TRUE(run.proc.wait_for_output(": running", 30)) << run.proc.output();
+    RawSocket from_a(run.a, run.to_a.peer_if), at_b(run.b, run.to_b.peer_if);
+    const Frame a_mac = run.to_a.peer_mac_bytes(), b_mac = run.to_b.peer_mac_bytes();
+
+    const IpSpec valid_specs[] = {{},
+                                  {.ip_total = 46, .padding = 10},
+                                  {.ver_ihl = 0x46, .ip_total = 52},
+                                  {.ip_total = 1500},
+                                  {.ip_total = 100}};
+    const std::vector<std::pair<Frame, std::string>> bad = {
+        {ip_frame({.ip_total = 46, .total_field = 47}), "bad_length"},
+        {ip_frame({.break_checksum = true}), "bad_checksum"},
+        {ip_frame({.break_checksum = true}), "bad_checksum"},
+        {ip_frame({.src = ip(0, 0, 0, 0)}), "bad_source"},
+    };
+    std::vector<Frame> want;
+    for (const auto& [frame, reason] : bad) from_a.send(with_macs(frame, b_mac, a_mac));
+    for (const IpSpec& s : valid_specs) {
+        from_a.send(with_macs(ip_frame(s), b_mac, a_mac));
+        Frame trimmed = ip_frame(s);
+        trimmed.resize(l2_length(s) + s.ip_total);
+        want.push_back(with_macs(trimmed, b_mac, a_mac));
+    }
+    EXPECT_EQ(at_b.receive_frames(want.size() + 1, 1.0), want) << run.proc.output();
+    // And the other way, B to A.
+    RawSocket from_b(run.b, run.to_b.peer_if), at_a(run.a, run.to_a.peer_if);
+    from_b.send(with_macs(ip_frame({.ip_total = 60, .padding = 4}), a_mac, b_mac));
+    auto back = at_a.receive(5.0);
+    ASSERT_TRUE(back) << run.proc.output();
+    EXPECT_EQ(*back, with_macs(ip_frame({.ip_total = 60}), a_mac, b_mac));
+
+    nlohmann::json j = expect_pair_run_ended(tier, run, want.size() + 1, bad.size());
+    for (const char* reason : {"bad_length", "bad_checksum", "bad_source"}) {
+        auto n = std::count_if(bad.begin(), bad.end(),
+                               [&](const auto& b) { return b.second == reason; });
+        EXPECT_EQ(j["drops"][reason], n) << reason << ": " << j["drops"].dump();
+    }
+}
+
+// l2reflect as a bump in the wire: every frame across unchanged (padding and MACs kept).
+TEST_P(L2reflectXdpDatapath, ForwardPairSendsEveryFrameAcrossUnchanged) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    const Tier tier = GetParam();
+    AppBetweenTwoVeths run("l2reflect", tier, {"--forward", "pair"});
+    ASSERT_TRUE(run.proc.wait_for_output(": running", 30)) << run.proc.output();
+    RawSocket from_a(run.a, run.to_a.peer_if), at_b(run.b, run.to_b.peer_if);
+    RawSocket from_b(run.b, run.to_b.peer_if), at_a(run.a, run.to_a.peer_if);
+    const Frame a_mac = run.to_a.peer_mac_bytes(), b_mac = run.to_b.peer_mac_bytes();
+    const IpSpec specs[] = {{}, {.ip_total = 46, .padding = 10}, {.ip_total = 1500}};
+    std::vector<Frame> want;
+    for (const IpSpec& s : specs) {
+        want.push_back(with_macs(ip_frame(s), b_mac, a_mac));
+        from_a.send(want.back());
+    }
+    EXPECT_EQ(at_b.receive_frames(want.size() + 1, 1.0), want) << run.proc.output();
+    const Frame to_a = with_macs(ip_frame({.ip_total = 60}), a_mac, b_mac);
+    from_b.send(to_a);
+    auto back = at_a.receive(5.0);
+    ASSERT_TRUE(back) << run.proc.output();
+    EXPECT_EQ(*back, to_a);
+    expect_pair_run_ended(tier, run, want.size() + 1, 0);
+}
+
+// Two interfaces without --forward pair: each interface's program reflects on its own.
+TEST(L2reflectXdpDatapathTwoInterfaces, EachInterfaceReflectsItsOwnFrames) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    AppBetweenTwoVeths run("l2reflect", Tier::xdp, {});
+    ASSERT_TRUE(run.proc.wait_for_output(": running", 30)) << run.proc.output();
+    RawSocket at_a(run.a, run.to_a.peer_if), at_b(run.b, run.to_b.peer_if);
+    const Frame a_mac = run.to_a.peer_mac_bytes(), b_mac = run.to_b.peer_mac_bytes();
+    const Frame from_a = with_macs(ip_frame({}), run.to_a.app_mac_bytes(), a_mac);
+    const Frame from_b = with_macs(ip_frame({.ip_total = 80}), run.to_b.app_mac_bytes(), b_mac);
+    at_a.send(from_a);
+    at_b.send(from_b);
+    auto back_a = at_a.receive(5.0), back_b = at_b.receive(5.0);
+    ASSERT_TRUE(back_a && back_b) << run.proc.output();
+    EXPECT_EQ(*back_a, with_macs(from_a, a_mac, run.to_a.app_mac_bytes()));
+    EXPECT_EQ(*back_b, with_macs(from_b, b_mac, run.to_b.app_mac_bytes()));
+    run.proc.signal(SIGINT);
+    ProcessResult r = run.proc.finish(30);
+    EXPECT_EQ(r.exit_status, 0) << r.out;
+    nlohmann::json j = read_json(run.json);
+    ASSERT_TRUE(j.is_object()) << r.out;
+    EXPECT_EQ(j["tx_packets"], 2) << j.dump();
+    EXPECT_EQ(j["xdp"]["program"]["tx"], 2) << j["xdp"].dump();
+    EXPECT_EQ(j["xdp"]["forward"], "reflect");
+}
+
 INSTANTIATE_TEST_SUITE_P(All, NfvXdpDatapath,
                          ::testing::Values(Tier::dpdk, Tier::xdp, Tier::xdp_slow_path),
                          [](const auto& p) { return tier_name(p.param); });
@@ -215,14 +350,10 @@ TEST(XdpDatapathOption, RunsItCannotServeAreRefusedInOneLine) {
     auto eal = no_huge_eal("0");
     std::vector<std::string> null_port = eal;
     null_port.insert(null_port.end(), {"--vdev=net_null0", "--", "--datapath", "xdp"});
-    expect_usage_error(nfv, null_port, "--datapath xdp runs on one --af-xdp interface");
-    expect_usage_error(l2, null_port, "--datapath xdp runs on one --af-xdp interface");
-    expect_usage_error(nfv, {"--af-xdp", "lrnone0", "--datapath", "xdp", "--forward", "pair"},
-                       "--forward pair is the DPDK datapath's only");
+    expect_usage_error(nfv, null_port, "--datapath xdp runs on --af-xdp interfaces");
+    expect_usage_error(l2, null_port, "--datapath xdp runs on --af-xdp interfaces");
     expect_usage_error(nfv, {"--af-xdp", "lrnone0", "--datapath", "xdp", "--bad-port", "0"},
                        "--bad-port is the DPDK datapath's only");
-    expect_usage_error(l2, {"--af-xdp", "a0", "--af-xdp", "b0", "--datapath", "xdp"},
-                       "one --af-xdp interface (2 given)");
     expect_usage_error(nfv, {"--af-xdp", "a0", "--datapath", "xdp", "--xdp-mode", "fast"},
                        "--xdp-mode");
 }

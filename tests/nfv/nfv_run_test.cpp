@@ -157,7 +157,7 @@ INSTANTIATE_TEST_SUITE_P(
         CliCase{{"--datapath", "ebpf"}, "--datapath"},
         // The XDP datapath runs on an --af-xdp interface or in pcap test mode.
         CliCase{{"--datapath", "xdp", "--pcap", "in.pcap"},
-                "--datapath xdp runs on one --af-xdp interface or in pcap test mode"},
+                "--datapath xdp runs on --af-xdp interfaces or in pcap test mode"},
         // A bad value exits before anything else happens, even with a good --pcap beside it.
         CliCase{{"--pcap", "/nonexistent.pcap", "--bad-src", "x"}, "--bad-src"}));
 
