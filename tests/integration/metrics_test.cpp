@@ -254,30 +254,43 @@ flags, top, gaps = struct.unpack_from('!QQQ', r, 22)
 print('status', r[3], 'top', top, 'gaps', gaps)
 )";
 
-// `app` on net_af_packet on the app end of a default veth (addresses 10.97.0.1/.2), scraped every
-// second by a Prometheus in the app's namespace. Once the app runs, `send` runs in the peer
-// namespace with the app's address as its last argument; once the PromQL query `arrived` reaches
-// `at_least` the scrapes go on 3 s over the stopped counters, the app stops with SIGINT, and
-// `check(prometheus, json)` judges what Prometheus stored against the app's exit JSON.
-template <class Check>
-void scrape_on_veth(const std::string& app, const std::string& send, const std::string& arrived,
-                    double at_least, Check&& check) {
+// The app's port options on interface `iface`: a net_af_packet vdev, the DPDK datapath.
+std::vector<std::string> af_packet_port(const std::string& iface) {
+    std::vector<std::string> argv = no_huge_eal();
+    argv.insert(argv.end(), {"--vdev=net_af_packet0,iface=" + iface, "--"});
+    return argv;
+}
+
+// The same on the XDP datapath (--af-xdp, generic mode on a veth).
+std::vector<std::string> xdp_datapath_port(const std::string& iface) {
+    return {"--af-xdp", iface, "--datapath", "xdp"};
+}
+
+// `app` on the app end of a default veth (addresses 10.97.0.1/.2), its port options
+// `port_options(iface)`, scraped every second by a Prometheus in the app's namespace. Once the app
+// runs, `send` runs in the peer namespace with the app's address as its last argument; once the
+// PromQL query `arrived` reaches `at_least` the scrapes go on 3 s over the stopped counters, the
+// app stops with SIGINT, and `check(prometheus, json)` judges what Prometheus stored against the
+// app's exit JSON.
+template <class Port, class Check>
+void scrape_on_veth(const std::string& app, Port&& port_options, const std::string& send,
+                    const std::string& arrived, double at_least, Check&& check) {
     NetNs app_ns("mtr"), peer("mtrp");
     VethPair veth(app_ns, peer);
     app_ns.run("ip addr add 10.97.0.1/24 dev " + veth.app_if);
     peer.run("ip addr add 10.97.0.2/24 dev " + veth.peer_if);
     const std::string json = scratch(app + "_veth.json");
     std::vector<std::string> argv = {binary("apps/" + app + "/" + app)};
-    for (const std::string& a : no_huge_eal()) argv.push_back(a);
-    argv.insert(argv.end(), {"--vdev=net_af_packet0,iface=" + veth.app_if, "--", "--metrics",
-                             "127.0.0.1:0", "--stats-period", "0", "--json", json});
+    for (const std::string& a : port_options(veth.app_if)) argv.push_back(a);
+    argv.insert(argv.end(), {"--metrics", "127.0.0.1:0", "--stats-period", "0", "--json", json});
     BackgroundProcess proc(app_ns.wrap(argv));
     ASSERT_TRUE(proc.wait_for_output("/metrics", 30)) << proc.output();
     const int port = metrics_port(proc.output());
     ASSERT_GT(port, 0) << proc.output();
     const Place place = inside(app_ns);
     PrometheusServer prom(place, port, 9090);  // the namespace's own 127.0.0.1
-    ASSERT_TRUE(prom.wait_for("count_over_time(linerate_rx_packets_total[1m])", 2, 20))
+    ASSERT_TRUE(
+        prom.wait_for("count_over_time(linerate_rx_packets_total{worker=\"0\"}[1m])", 2, 20))
         << prom.output();
     ASSERT_TRUE(proc.wait_for_output(app + ": running", 30)) << proc.output();
     const ShellResult sent = peer.try_run(send + " 10.97.0.1");
@@ -295,8 +308,9 @@ void scrape_on_veth(const std::string& app, const std::string& send, const std::
     ASSERT_TRUE(j.is_object()) << r.out;
     const nlohmann::json& w0 = j["workers"][0];
     for (const char* key : {"rx_packets", "rx_bytes", "tx_packets", "tx_bytes"})
-        EXPECT_EQ(prom.value(std::string("last_over_time(linerate_") + key + "_total[5m])"),
-                  w0[key].get<double>())
+        EXPECT_EQ(
+            prom.value(std::string("last_over_time(linerate_") + key + "_total{worker=\"0\"}[5m])"),
+            w0[key].get<double>())
             << key;
     // One worker on one queue: the port's per-queue counts are the worker's.
     EXPECT_EQ(prom.value("last_over_time(linerate_queue_rx_packets_total{port=\"0\",queue=\"0\"}"
@@ -305,9 +319,11 @@ void scrape_on_veth(const std::string& app, const std::string& send, const std::
     EXPECT_EQ(prom.value("last_over_time(linerate_queue_tx_packets_total{port=\"0\",queue=\"0\"}"
                          "[5m])"),
               w0["tx_packets"].get<double>());
-    // Idle: nothing held (af_packet copies into mbufs per burst).
+    // Idle: nothing held (af_packet copies into mbufs per burst) but what the driver keeps
+    // (net_af_xdp's fill ring, pmd_held).
     EXPECT_EQ(prom.value("last_over_time(linerate_mempool_in_use[5m])"),
-              j["mempool_in_use_at_exit"].get<double>());
+              j["mempool_in_use_at_exit"].get<double>() + j["pmd_held"].get<double>())
+        << j.dump();
     EXPECT_GT(prom.value("last_over_time(linerate_mempool_size[5m])"), 0);
     EXPECT_LE(prom.value("last_over_time(linerate_uptime_seconds[5m])"),
               j["duration_s"].get<double>());
@@ -321,7 +337,8 @@ TEST(Metrics, PrometheusScrapesKvaggOnAVethAndTheStoppedCountersEqualTheJson) {
     const std::string sender = scratch("sender.py");
     std::ofstream(sender) << kSender;
     scrape_on_veth(
-        "kvagg", "python3 " + sender, "linerate_app_events_total{counter=\"tuples\"}", 56,
+        "kvagg", af_packet_port, "python3 " + sender,
+        "linerate_app_events_total{counter=\"tuples\"}", 56,
         [](const PrometheusServer& prom, const nlohmann::json& j) {
             const nlohmann::json& w0 = j["workers"][0];
             ASSERT_EQ(j["tuples"], 56u);
@@ -357,7 +374,8 @@ TEST(Metrics, PrometheusScrapesKvaggOnAVethAndTheStoppedCountersEqualTheJson) {
 TEST(Metrics, PrometheusScrapesNfvOnAVethAndTheStoppedCountersEqualTheJson) {
     if (std::string why = prometheus_missing(); !why.empty()) GTEST_SKIP() << why;
     if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
-    scrape_on_veth("nfv", "ping -c 5 -i 0.2 -W 1 -q", "linerate_tx_packets_total", 5,
+    scrape_on_veth("nfv", af_packet_port, "ping -c 5 -i 0.2 -W 1 -q",
+                   "linerate_tx_packets_total{worker=\"0\"}", 5,
                    [](const PrometheusServer& prom, const nlohmann::json& j) {
                        EXPECT_GE(j["tx_packets"].get<uint64_t>(), 5u);         // the echo requests
                        EXPECT_GE(j["drops"]["not_ipv4"].get<uint64_t>(), 1u);  // ARP
@@ -365,6 +383,72 @@ TEST(Metrics, PrometheusScrapesNfvOnAVethAndTheStoppedCountersEqualTheJson) {
                                             "ipv4\"}[5m])"),
                                  j["drops"]["not_ipv4"].get<double>());
                    });
+}
+
+// The peer's raw sender for nfv: 5 valid IPv4 frames and 2 with a broken header checksum, to the
+// broadcast MAC (no ARP: the peer's kernel sends nothing of its own), out of the peer's one
+// interface (argv[1]) to the app's address (argv[2]).
+constexpr const char* kIpv4Sender = R"(
+import socket, struct, sys
+def checksum(h):
+    s = sum(struct.unpack('!10H', h))
+    while s >> 16: s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((sys.argv[1], 0))
+for i in range(7):
+    h = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 46, i, 0, 64, 17, 0, socket.inet_aton('10.97.0.2'),
+                    socket.inet_aton(sys.argv[2]))
+    c = checksum(h) ^ (1 if i >= 5 else 0)
+    h = h[:10] + struct.pack('!H', c) + h[12:]
+    s.send(bytes([0xFF] * 6 + [2, 0, 0, 0, 0, 2, 8, 0]) + h + bytes(26))
+)";
+
+// The value of every series of the stopped counter `family` (last sample) by `label`.
+std::map<std::string, double> last_by(const PrometheusServer& p, const std::string& family,
+                                      const std::string& label) {
+    return by_label(p.query("last_over_time(" + family + "[5m])"), label);
+}
+
+// nfv on --datapath xdp on a default veth (its program in generic mode): the XDP program answers
+// every frame, and Prometheus's last samples of its families (worker "xdp" rows, the program's
+// outcomes, the tiers) equal the exit JSON exactly.
+TEST(Metrics, PrometheusScrapesNfvOnTheXdpDatapathAndTheStoppedCountersEqualTheJson) {
+    if (std::string why = prometheus_missing(); !why.empty()) GTEST_SKIP() << why;
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    const std::string sender = scratch("ipv4_sender.py");
+    std::ofstream(sender) << kIpv4Sender;
+    // The peer namespace's one interface besides lo.
+    const std::string send = "python3 " + sender + " $(ls /sys/class/net | grep -v '^lo$')";
+    scrape_on_veth(
+        "nfv", xdp_datapath_port, send, "sum(linerate_xdp_tier_packets_total)", 7,
+        [](const PrometheusServer& prom, const nlohmann::json& j) {
+            const nlohmann::json& w0 = j["workers"][0];
+            ASSERT_EQ(j["datapath"], "xdp") << j.dump();
+            EXPECT_EQ(j["tx_packets"], 5u) << j.dump();
+            EXPECT_EQ(j["drops"]["bad_checksum"], 2u) << j.dump();
+            // The DPDK worker (the slow path) had none; the rest is the program's, worker "xdp".
+            for (const char* key : {"rx_packets", "rx_bytes", "tx_packets", "tx_bytes"})
+                EXPECT_EQ(prom.value(std::string("last_over_time(linerate_") + key +
+                                     "_total{worker=\"xdp\"}[5m])"),
+                          j[key].get<double>() - w0[key].get<double>())
+                    << key;
+            const auto drops = last_by(prom, "linerate_drops_total{worker=\"xdp\"}", "reason");
+            for (const auto& [reason, n] : j["drops"].items())
+                EXPECT_EQ(drops.at(reason), n.get<double>() - w0["drops"][reason].get<double>())
+                    << reason;
+            const auto outcomes = last_by(prom, "linerate_xdp_program_packets_total", "outcome");
+            ASSERT_EQ(outcomes.size(), j["xdp"]["program"].size()) << j["xdp"].dump();
+            for (const auto& [outcome, n] : j["xdp"]["program"].items())
+                EXPECT_EQ(outcomes.at(outcome), n.get<double>()) << outcome;
+            EXPECT_EQ(outcomes.at("tx"), 5);
+            EXPECT_EQ(outcomes.at("drop"), 2);
+            const auto tiers = last_by(prom, "linerate_xdp_tier_packets_total", "tier");
+            ASSERT_EQ(tiers.size(), j["xdp"]["tiers"].size()) << j["xdp"].dump();
+            for (const auto& [tier, n] : j["xdp"]["tiers"].items())
+                EXPECT_EQ(tiers.at(tier), n.get<double>()) << tier;
+            EXPECT_EQ(tiers.at("xdp"), 7);
+        });
 }
 
 // A server app and a client app over net_memif (each with its own --file-prefix), the client
