@@ -31,12 +31,17 @@ struct {
     __type(value, struct dp_src_filter);
 } nfv_src_filter SEC(".maps");
 
-/* The source may be a bad one: its filter bit is set (or the filter is missing). */
-static __always_inline int nfv_maybe_bad_src(__u32 src) {
-    __u32 key = 0;
+/* The source test's two lookups, each only where it can find something: the bad-source set where
+ * the source's filter bit is set, the good-destination set where the source is bad and the set
+ * has entries (without the filter, never: an ARRAY's entry, both sets are asked). */
+static __always_inline void nfv_test_source(struct lr_ipv4_check* r) {
+    __u32 key = 0, src = r->src, dst = r->dst;
     const struct dp_src_filter* f = bpf_map_lookup_elem(&nfv_src_filter, &key);
     const __u32 bit = dp_src_filter_bit(src);
-    return !f || (f->bits[bit / 64] >> (bit % 64)) & 1;
+    const int maybe_bad = !f || (f->bits[bit / 64] >> (bit % 64)) & 1;
+    const int bad = maybe_bad && bpf_map_lookup_elem(&nfv_bad_src, &src) != 0;
+    const int maybe_good = bad && (!f || f->good_dst);
+    lr_ipv4_test_source(r, bad, maybe_good && bpf_map_lookup_elem(&nfv_good_dst, &dst) != 0);
 }
 
 /* The check's verdict, with the source test on the maps. */
@@ -44,11 +49,7 @@ static __always_inline struct lr_ipv4_check nfv_check(const __u8* data, const __
                                                       __u32 flags) {
     struct lr_ipv4_check r =
         lr_check_ipv4_header(data, data_end, flags & DP_VERIFY_CHECKSUM, flags & DP_PASS_NON_IP);
-    if (r.verdict == LR_IPV4_TEST_SOURCE) {
-        __u32 src = r.src, dst = r.dst;
-        const int bad = nfv_maybe_bad_src(src) && bpf_map_lookup_elem(&nfv_bad_src, &src) != 0;
-        lr_ipv4_test_source(&r, bad, bad && bpf_map_lookup_elem(&nfv_good_dst, &dst) != 0);
-    }
+    if (r.verdict == LR_IPV4_TEST_SOURCE) nfv_test_source(&r);
     return r;
 }
 

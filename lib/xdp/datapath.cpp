@@ -116,11 +116,13 @@ void DatapathProgram::set_nfv_sources(const std::vector<uint32_t>& bad_src,
                                       const std::vector<uint32_t>& good_dst) {
     add_addresses(DP_NFV_BAD_SRC_MAP, bad_src);
     add_addresses(DP_NFV_GOOD_DST_MAP, good_dst);
-    set_source_filter(bad_src);
+    set_source_filter(bad_src, !good_dst.empty());
 }
 
-void DatapathProgram::set_source_filter(const std::vector<uint32_t>& bad_sources) {
+void DatapathProgram::set_source_filter(const std::vector<uint32_t>& bad_sources,
+                                        bool good_destinations) {
     dp_src_filter filter{};
+    filter.good_dst = good_destinations;
     for (uint32_t a : bad_sources) {
         const uint32_t bit = dp_src_filter_bit(a);
         filter.bits[bit / 64] |= uint64_t(1) << (bit % 64);

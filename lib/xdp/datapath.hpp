@@ -87,7 +87,7 @@ class DatapathProgram {
   private:
     int map_fd(const char* name) const;
     void add_addresses(const char* map, const std::vector<uint32_t>& addresses);
-    void set_source_filter(const std::vector<uint32_t>& bad_sources);
+    void set_source_filter(const std::vector<uint32_t>& bad_sources, bool good_destinations);
 
     std::string path_;
     bpf_object* object_ = nullptr;
