@@ -26,11 +26,12 @@ OP_SUM, OP_READ, OP_STATUS, OP_FLUSH = 0, 1, 2, 3
 OP_RESPONSE = 0x80
 FLUSH_RESET = 1
 LAST_FRAME = 0x80000000
-STATUS_KNOWN, STATUS_SPLIT, STATUS_NO_WINDOW = 1, 2, 4
+STATUS_KNOWN, STATUS_SPLIT, STATUS_NO_WINDOW, STATUS_DURABLE = 1, 2, 4, 8
 HEADER = struct.Struct("!HBBHIQI")  # magic, version, op, count, stream, seq, reserved: 22 bytes
 TUPLE_LEN = 16  # key u64, value u64
 KEY_LEN = 8  # a key of a read request
 STATUS_BODY_LEN = 48  # the six u64 fields of a status response before the missing numbers
+STATUS_TAIL_LEN = 16  # durable_through, instance: after the missing numbers
 IP_UDP = 28
 IP_MTU = 14  # Linux getsockopt: the path MTU of a connected socket
 

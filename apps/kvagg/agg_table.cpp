@@ -84,6 +84,23 @@ uint64_t AggTable::drain(uint64_t lo, uint64_t hi, bool reset, std::vector<AggSl
     return sum;
 }
 
+void AggTable::copy_to(AggTableCopy& c) const {
+    c.slots.resize(capacity_);
+    std::memcpy(static_cast<void*>(c.slots.data()), slots_, bytes_for(capacity_));
+    c.size = size_;
+    c.zero_value = zero_value_;
+    c.zero_used = zero_used_;
+}
+
+void AggTable::restore(const AggTableCopy& c) {
+    if (c.slots.size() != capacity_)
+        throw std::invalid_argument("aggregation table: restored copy of another capacity");
+    std::memcpy(static_cast<void*>(slots_), c.slots.data(), bytes_for(capacity_));
+    size_ = c.size;
+    zero_value_ = c.zero_value;
+    zero_used_ = c.zero_used;
+}
+
 AggView AggTable::view() const {
     return {std::span<const AggSlot>(slots_, capacity_), mode_, probe_, zero_used_, zero_value_};
 }

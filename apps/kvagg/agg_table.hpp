@@ -188,6 +188,14 @@ class AggTableOps : public AggGeometry {
     using AggGeometry::AggGeometry;
 };
 
+// A per-worker table's whole content, as --state saves it (kv_state.hpp).
+struct AggTableCopy {
+    std::vector<AggSlot> slots;  // the table's slots, in place
+    uint64_t size = 0;           // distinct keys (hash: incl. key 0)
+    uint64_t zero_value = 0;     // hash mode: key 0's sum, kept outside the slots
+    bool zero_used = false;
+};
+
 class AggTable : public AggTableOps<AggTable> {
   public:
     // Clears the slots (the first touch of the memory happens here, in the constructing thread).
@@ -226,6 +234,11 @@ class AggTable : public AggTableOps<AggTable> {
     // `reset` those sums become 0 (the whole table is cleared when the range is every key, so
     // keys no longer sent free their places). Returns the wrapping sum of what it appended.
     uint64_t drain(uint64_t lo, uint64_t hi, bool reset, std::vector<AggSlot>& out);
+
+    // Copies the table into `c`: a memcpy, no allocation once c.slots has capacity() slots.
+    void copy_to(AggTableCopy& c) const;
+    // Takes over a copy of a table of the same geometry (the state loader checked it).
+    void restore(const AggTableCopy& c);
 
   private:
     // The full bounded probe: a key beyond its home line, or a new key (out of line: rare).

@@ -110,4 +110,30 @@ std::optional<StreamState> DupFilter::state(uint32_t stream, size_t max_missing)
     return s;
 }
 
+std::vector<DupFilter::StreamImage> DupFilter::images() const {
+    std::vector<StreamImage> out(streams_);
+    for (const Entry& e : map_) {
+        if (e.bitmap_plus1 == 0) continue;
+        const size_t b = e.bitmap_plus1 - 1;
+        out[b] = {.id = e.id,
+                  .top = e.top,
+                  .duplicates = refusals_[b].duplicates,
+                  .stale = refusals_[b].stale,
+                  .words = {bits_.data() + b * words_, size_t(words_)}};
+    }
+    return out;
+}
+
+bool DupFilter::restore(const StreamImage& s) {
+    if (window_ == 0 || streams_ == max_streams_ || s.words.size() != words_ || find(s.id))
+        return false;
+    size_t i = slot_of(s.id) & map_mask_;
+    while (map_[i].bitmap_plus1 != 0) i = (i + 1) & map_mask_;
+    map_[i] = {s.id, ++streams_, s.top};
+    const size_t b = streams_ - 1;
+    std::copy(s.words.begin(), s.words.end(), bits_.begin() + ptrdiff_t(b * words_));
+    refusals_[b] = {s.duplicates, s.stale};
+    return true;
+}
+
 }  // namespace linerate::kvagg

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace linerate::kvagg {
@@ -76,6 +77,20 @@ class DupFilter {
     uint32_t max_streams() const { return max_streams_; }
     uint32_t streams() const { return streams_; }  // distinct streams tracked so far
     const SeqGaps& gaps() const { return gaps_; }
+
+    // One tracked stream as --state saves it (kv_state.hpp): its window's words, window / 64 of
+    // them, bit (seq mod window) set when seq was accepted.
+    struct StreamImage {
+        uint32_t id = 0;
+        uint64_t top = 0, duplicates = 0, stale = 0;
+        std::span<const uint64_t> words;
+    };
+    // Every tracked stream, in the order they were first seen (restore() in that order gives
+    // the same filter).
+    std::vector<StreamImage> images() const;
+    // Tracks a stream as saved; false (nothing changed) when max_streams are tracked, the id is
+    // tracked already, detection is off or the words are not window / 64.
+    bool restore(const StreamImage& s);
 
   private:
     struct Entry {

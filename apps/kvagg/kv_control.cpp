@@ -10,6 +10,11 @@ using pkt::store_be32;
 using pkt::store_be64;
 
 void run_job(ControlJob& job, AggTable& table, const DupFilter& dup) {
+    if (job.snapshot) {
+        table.copy_to(job.snapshot->table);
+        job.snapshot->dup = dup;  // same sizes: copies into the buffers it has
+        return;
+    }
     const KvRequest& r = *job.request;
     switch (r.op) {
         case kKvOpRead:
@@ -126,15 +131,16 @@ std::vector<std::vector<uint8_t>> tuple_responses(const uint8_t* request, const 
 }
 
 size_t status_capacity(const KvRequest& r, size_t max_frame) {
-    const size_t fixed = r.app_offset + kKvHeaderLen + kKvStatusBodyLen;
+    const size_t fixed = r.app_offset + kKvHeaderLen + kKvStatusBodyLen + kKvStatusTailLen;
     return max_frame > fixed ? std::min<size_t>((max_frame - fixed) / 8, 0xFFFF) : 0;
 }
 
 std::vector<uint8_t> status_response(const uint8_t* request, const KvRequest& r,
                                      const StatusReply& s) {
     const StreamState& st = s.state;
-    std::vector<uint8_t> f = response_frame(request, r, kKvStatusBodyLen + 8 * st.missing.size(),
-                                            uint16_t(st.missing.size()), kKvLastFrame);
+    std::vector<uint8_t> f =
+        response_frame(request, r, kKvStatusBodyLen + 8 * st.missing.size() + kKvStatusTailLen,
+                       uint16_t(st.missing.size()), kKvLastFrame);
     uint8_t* p = f.data() + r.app_offset + kKvHeaderLen;
     for (uint64_t v : {s.flags, st.top, st.gaps, st.duplicates, st.stale, st.window_low}) {
         store_be64(p, v);
@@ -144,6 +150,9 @@ std::vector<uint8_t> status_response(const uint8_t* request, const KvRequest& r,
         store_be64(p, seq);
         p += 8;
     }
+    // After the list, where clients of before --state never look.
+    store_be64(p, s.durable_through);
+    store_be64(p + 8, s.instance);
     finish_kv_response(f.data(), r, f.size());
     return f;
 }

@@ -12,22 +12,28 @@
 // at one instant, and a flush with reset takes every amount exactly once (what a worker added
 // after serving the job stays in its table for the next epoch). The shared table (--agg shared)
 // is read and reset by the control thread itself with atomic loads and exchanges.
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <span>
+#include <string>
 #include <thread>
 #include <type_traits>
 #include <vector>
 
 #include "kvagg/agg_table.hpp"
 #include "kvagg/dup_window.hpp"
+#include "kvagg/kv_state.hpp"
 #include "kvagg/kv_wire.hpp"
 #include "kvagg/shared_agg_table.hpp"
 #include "kvagg/worker_link.hpp"
@@ -40,12 +46,16 @@ inline constexpr size_t kKvStatusBodyLen = LINERATE_KV_STATUS_BODY_LEN;
 inline constexpr uint64_t kKvStatusKnown = LINERATE_KV_STATUS_KNOWN;  // some worker saw it
 inline constexpr uint64_t kKvStatusSplit = LINERATE_KV_STATUS_SPLIT;  // more than one (no RSS)
 inline constexpr uint64_t kKvStatusNoWindow = LINERATE_KV_STATUS_NO_WINDOW;  // --dup-window 0
+inline constexpr uint64_t kKvStatusDurable =
+    LINERATE_KV_STATUS_DURABLE;                                          // --state: durable_through
+inline constexpr size_t kKvStatusTailLen = LINERATE_KV_STATUS_TAIL_LEN;  // after the missing list
 
 // One worker's part of a request, filled by that worker (or by the control thread once the
 // worker stopped).
 struct ControlJob {
     const KvRequest* request = nullptr;
-    bool table_part = true;  // per-worker tables: read or flush this worker's table
+    WorkerImage* snapshot = nullptr;  // a checkpoint: copy the table and windows here instead
+    bool table_part = true;           // per-worker tables: read or flush this worker's table
     size_t max_missing = 0;
     std::vector<uint64_t> values;      // read: one per key (0 when absent)
     std::vector<AggSlot> sums;         // flush
@@ -62,6 +72,8 @@ void run_shared_table_job(ControlJob& job, SharedAggTable& table);
 struct StatusReply {
     uint64_t flags = 0;
     StreamState state;
+    uint64_t durable_through = 0;  // with kKvStatusDurable: every seq up to it is in --state
+    uint64_t instance = 0;         // random at each start: a restart changes it
 };
 StatusReply merge_status(std::span<const ControlJob> parts, bool window_on, size_t max_missing);
 // Sums per key over the parts' flush output, ascending keys, zeros left out.
@@ -84,6 +96,15 @@ struct ControlCounters {
     std::atomic<uint64_t> flush_repeats{0};  // repeats of a reset flush answered from memory
 };
 
+// --state's checkpoints (written by the control thread, read by anyone).
+struct StateCounters {
+    std::atomic<uint64_t> checkpoints{0};      // written by this run
+    std::atomic<uint64_t> failures{0};         // not written (the file keeps the one before)
+    std::atomic<uint64_t> last_checkpoint{0};  // its number, over every run on the file
+    std::atomic<uint64_t> last_bytes{0};       // the file's size
+    std::atomic<uint64_t> last_us{0};          // copy + encode + write + fsync + rename
+};
+
 template <class Table>
 class KvControl {
   public:
@@ -98,8 +119,55 @@ class KvControl {
     // max_frame(port, l3_offset): the largest response frame that port may carry.
     KvControl(std::vector<Worker> workers, std::function<size_t(uint16_t, size_t)> max_frame,
               uint16_t udp_port)
-        : workers_(std::move(workers)), max_frame_(std::move(max_frame)), udp_port_(udp_port) {}
+        : workers_(std::move(workers)),
+          max_frame_(std::move(max_frame)),
+          udp_port_(udp_port),
+          instance_(uint64_t(std::random_device{}()) << 32 | std::random_device{}()) {}
     ~KvControl() { stop(); }
+
+    // --state (per-worker tables only): a checkpoint every `period` on the control thread,
+    // one before answering a flush with reset, and checkpoint_now() at the stop.
+    struct StateConfig {
+        std::string path;
+        std::chrono::milliseconds period{0};
+        StateLayout layout;
+        std::chrono::milliseconds pause{0};  // test hook: between the fsync and the rename
+    };
+    // Before start(). The workers' tables and windows are the caller's to restore (restore()).
+    void enable_state(const StateConfig& cfg) {
+        state_ = cfg;
+        for (size_t w = 0; w < workers_.size(); ++w) {
+            image_.workers.push_back(
+                {{}, DupFilter(cfg.layout.dup_window, cfg.layout.max_streams)});
+            durable_.emplace_back(cfg.layout.dup_window, cfg.layout.max_streams);
+        }
+    }
+    // Before start(), after enable_state(): the control part of a loaded file; its windows are
+    // what is durable until the first checkpoint.
+    void restore(const StateImage& loaded) {
+        counters_.flushes.store(loaded.control.flushes);
+        counters_.flushed_sum.store(loaded.control.flushed_sum);
+        last_reset_ = loaded.control.last_reset;
+        checkpoint_no_ = loaded.checkpoint;
+        for (size_t w = 0; w < durable_.size(); ++w) durable_[w] = loaded.workers[w].dup;
+    }
+    // Copies every worker's part (between two of its bursts) and writes them to the state file;
+    // false when the write failed (the file keeps the last checkpoint; the line is printed).
+    bool checkpoint_now() {
+        if constexpr (kShared) {
+            return false;
+        } else {
+            if (state_.path.empty()) return false;
+            const auto t0 = std::chrono::steady_clock::now();
+            std::vector<ControlJob> parts(workers_.size());
+            for (size_t w = 0; w < parts.size(); ++w) parts[w].snapshot = &image_.workers[w];
+            gather(parts);
+            image_.checkpoint = checkpoint_no_ + 1;
+            image_.control = {counters_.flushes.load(), counters_.flushed_sum.load(), last_reset_};
+            return write_checkpoint(t0);
+        }
+    }
+    uint64_t instance() const { return instance_; }
 
     // on_thread: run first on the control thread (the app sets its CPU affinity there).
     void start(std::function<void()> on_thread = {}) {
@@ -148,13 +216,38 @@ class KvControl {
         if (reset) {
             if (last_reset_.size() >= kResetMemory) last_reset_.erase(last_reset_.begin());
             last_reset_[r.stream] = {r.seq, frames};
+            // Durable before it is answered: a restart can neither give these amounts again
+            // nor lose the answer (a repeat finds it in the file).
+            checkpoint_now();
         }
         return frames;
     }
 
     const ControlCounters& counters() const { return counters_; }
+    const StateCounters& state_counters() const { return state_counters_; }
 
   private:
+    bool write_checkpoint(std::chrono::steady_clock::time_point t0) {
+        const std::vector<uint8_t> bytes = encode_state(state_.layout, image_);
+        try {
+            write_state_file(state_.path, bytes, state_.pause);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "kvagg: checkpoint %llu not written: %s\n",
+                         (unsigned long long)image_.checkpoint, e.what());
+            state_counters_.failures.fetch_add(1, std::memory_order_relaxed);
+            return false;
+        }
+        checkpoint_no_ = image_.checkpoint;
+        for (size_t w = 0; w < durable_.size(); ++w) std::swap(durable_[w], image_.workers[w].dup);
+        const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+            std::chrono::steady_clock::now() - t0);
+        state_counters_.checkpoints.fetch_add(1, std::memory_order_relaxed);
+        state_counters_.last_checkpoint.store(checkpoint_no_, std::memory_order_relaxed);
+        state_counters_.last_bytes.store(bytes.size(), std::memory_order_relaxed);
+        state_counters_.last_us.store(uint64_t(us.count()), std::memory_order_relaxed);
+        return true;
+    }
+
     static constexpr size_t kResetMemory = 256;  // streams whose last reset flush is kept
 
     std::vector<std::vector<uint8_t>> answer_now(const uint8_t* frame, const KvRequest& r,
@@ -186,12 +279,23 @@ class KvControl {
     };
 
     void loop() {
+        const bool periodic = !state_.path.empty() && state_.period.count() > 0;
+        auto next = std::chrono::steady_clock::now() + state_.period;
         for (;;) {
+            if (periodic && std::chrono::steady_clock::now() >= next) {
+                checkpoint_now();
+                next = std::chrono::steady_clock::now() + state_.period;
+            }
             Request req;
             {
                 std::unique_lock lock(mutex_);
-                wake_.wait(lock, [&] { return stopping_ || !inbox_.empty(); });
+                auto ready = [&] { return stopping_ || !inbox_.empty(); };
+                if (periodic)
+                    wake_.wait_until(lock, next, ready);
+                else
+                    wake_.wait(lock, ready);
                 if (stopping_) return;
+                if (inbox_.empty()) continue;  // the checkpoint's time
                 req = std::move(inbox_.front());
                 inbox_.pop_front();
             }
@@ -259,7 +363,14 @@ class KvControl {
             default: {
                 counters_.statuses.fetch_add(1, std::memory_order_relaxed);
                 const bool window_on = workers_.front().dup->window() != 0;
-                const StatusReply s = merge_status(parts, window_on, status_capacity(r, max_frame));
+                StatusReply s = merge_status(parts, window_on, status_capacity(r, max_frame));
+                s.instance = instance_;
+                if (!state_.path.empty()) {
+                    s.flags |= kKvStatusDurable;
+                    for (const DupFilter& d : durable_)
+                        s.durable_through =
+                            std::max(s.durable_through, durable_through(d, r.stream));
+                }
                 return {status_response(frame, r, s)};
             }
         }
@@ -276,6 +387,14 @@ class KvControl {
     std::map<uint32_t, std::pair<uint64_t, std::vector<std::vector<uint8_t>>>> last_reset_;
     bool stopping_ = false;
     std::thread thread_;
+    uint64_t instance_;
+    // --state: the config, the image the workers copy into, the windows of the last checkpoint
+    // written (what status calls durable), its number. Control thread only (or after the stop).
+    StateConfig state_;
+    StateImage image_;
+    std::vector<DupFilter> durable_;
+    uint64_t checkpoint_no_ = 0;
+    StateCounters state_counters_;
 };
 
 // Worker side, once per loop iteration: does a posted job. The common case is one relaxed load.

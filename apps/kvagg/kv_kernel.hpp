@@ -72,6 +72,7 @@ class KvKernel {
 
     const KvCounters& counters() const { return counters_; }
     const DupFilter& dup_filter() const { return dup_; }
+    DupFilter& dup_filter() { return dup_; }  // --state restores it before the workers run
     Table& table() { return table_; }
 
   private:

@@ -85,10 +85,25 @@ void add_options(CLI::App& app, Options& o) {
     app.add_option("--dump", o.dump,
                    "At exit write `key,value` lines (decimal u64, sorted by key, keys that "
                    "received a tuple) to FILE");
+    app.add_option("--state", o.state,
+                   "Keep the sums, the streams' duplicate windows and the flush counters in FILE "
+                   "(a checkpoint every --checkpoint-ms, before answering a flush with reset, and "
+                   "at exit) and resume from it at start; needs --agg per-worker");
+    app.add_option("--checkpoint-ms", o.checkpoint_ms,
+                   "Milliseconds between two --state checkpoints")
+        ->check(CLI::Range(1u, 3600u * 1000u))
+        ->capture_default_str();
 }
 
 void check_options(const Options& o) {
     if (!o.dump.empty()) cli::check_writable(o.dump, "--dump");
+    if (!o.state.empty()) {
+        if (o.agg == AggMode::shared)
+            throw std::invalid_argument(
+                "--state needs --agg per-worker (the shared table has "
+                "no consistent copy while workers add)");
+        cli::check_writable(o.state + ".tmp", "--state");  // written there, then renamed
+    }
     if (o.dup_window != 0 && uint64_t(o.max_streams) * (o.dup_window / 8) > kMaxDupBytes)
         throw std::invalid_argument(
             "--max-streams x --dup-window / 8 exceeds 1 GiB of duplicate bitmap per worker");
@@ -96,6 +111,16 @@ void check_options(const Options& o) {
 
 AggConfig agg_config(const Options& o) {
     return {.mode = o.index, .max_keys = o.keys, .probe_limit = o.probe_limit};
+}
+
+StateLayout state_layout(const Options& o, unsigned workers) {
+    return {.keys = o.keys,
+            .index = o.index,
+            .probe_limit = o.probe_limit,
+            .dup_window = o.dup_window,
+            .max_streams = o.max_streams,
+            .workers = workers,
+            .slots = AggGeometry::slots_for(agg_config(o))};
 }
 
 KvKernelConfig kernel_config(const Options& o) {
@@ -119,7 +144,9 @@ nlohmann::json config_json(const Options& o) {
             {"aggbuf", o.aggbuf},
             {"dump", o.dump},
             {"verify_checksums", o.verify_checksums},
-            {"strict_checksums", o.strict_checksums}};
+            {"strict_checksums", o.strict_checksums},
+            {"state", o.state},
+            {"checkpoint_ms", o.checkpoint_ms}};
 }
 
 }  // namespace linerate::kvagg

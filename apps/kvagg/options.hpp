@@ -9,6 +9,7 @@
 
 #include "kvagg/agg_table.hpp"
 #include "kvagg/kv_kernel.hpp"
+#include "kvagg/kv_state.hpp"
 
 namespace linerate::kvagg {
 
@@ -32,6 +33,9 @@ struct Options {
     std::string dump;               // --dump FILE
     bool verify_checksums = true;   // off: --no-verify-checksums
     bool strict_checksums = false;  // --strict-checksums
+    std::string state;              // --state FILE: checkpoints kept across restarts
+    unsigned checkpoint_ms = kDefaultCheckpointMs;
+    static constexpr unsigned kDefaultCheckpointMs = 250;
 };
 
 // Adds the options to `app`; a bad value fails the parse itself (one line, exit 2).
@@ -42,6 +46,8 @@ void add_options(CLI::App& app, Options& options);
 void check_options(const Options& options);
 
 AggConfig agg_config(const Options& options);
+// The layout a --state file must have for these options on `workers` workers.
+StateLayout state_layout(const Options& options, unsigned workers);
 KvKernelConfig kernel_config(const Options& options);
 
 const char* index_name(IndexMode mode);

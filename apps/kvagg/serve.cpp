@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,7 +53,7 @@ template <class Table>
 int KvService<Table>::run() {
     if (!place_tables()) return 1;
     make_kernels();
-    start_control();
+    start_control(load_state());
     register_key_telemetry();
     hook_into_runtime();
     const int status = runtime_.run([this](WorkerContext& ctx) { poll(ctx); });
@@ -89,9 +90,42 @@ void KvService<Table>::make_kernels() {
         if (slot.queues.empty()) links_[slot.index].stopped = true;  // it never runs
 }
 
+// --state: the file loaded into the tables and windows before any worker runs; a bad file is
+// one line and exit 2, a missing one a start from empty.
+template <class Table>
+std::optional<StateImage> KvService<Table>::load_state() {
+    if constexpr (kShared) {
+        return std::nullopt;  // check_options refused --state with --agg shared
+    } else {
+        if (o_.state.empty()) return std::nullopt;
+        std::optional<StateImage> image;
+        try {
+            image = load_state_file(o_.state, state_layout(o_, workers_));
+        } catch (const StateError& e) {
+            cli::usage_error(kApp,
+                             fmt::format("--state {}: {}; nothing loaded", o_.state, e.what()));
+        }
+        if (!image) {
+            fmt::print("{}: state {}: no such file, starting empty\n", kApp, o_.state);
+            return image;
+        }
+        uint64_t keys = 0, streams = 0;
+        for (unsigned w = 0; w < workers_; ++w) {
+            tables_[w]->restore(image->workers[w].table);
+            kernels_[w]->dup_filter() = image->workers[w].dup;
+            keys += image->workers[w].table.size;
+            streams += image->workers[w].dup.streams();
+        }
+        loaded_checkpoint_ = image->checkpoint;
+        fmt::print("{}: state {}: checkpoint {} loaded ({} keys, {} streams)\n", kApp, o_.state,
+                   image->checkpoint, keys, streams);
+        return image;
+    }
+}
+
 // Service ops: answered by a control thread from every worker's part (kv_control.hpp).
 template <class Table>
-void KvService<Table>::start_control() {
+void KvService<Table>::start_control(const std::optional<StateImage>& loaded) {
     std::vector<typename KvControl<Table>::Worker> parts;
     for (unsigned w = 0; w < workers_; ++w)
         parts.push_back({tables_[kShared ? 0 : w].get(), &kernels_[w]->dup_filter(), &links_[w]});
@@ -102,6 +136,15 @@ void KvService<Table>::start_control() {
         std::move(parts),
         [this](uint16_t port, size_t l3_offset) { return max_response_frame(port, l3_offset); },
         o_.udp_port);
+    if (!o_.state.empty()) {
+        const char* pause = std::getenv("LINERATE_TEST_CHECKPOINT_PAUSE_MS");  // tests only
+        control_->enable_state({.path = o_.state,
+                                .period = std::chrono::milliseconds(o_.checkpoint_ms),
+                                .layout = state_layout(o_, workers_),
+                                .pause = std::chrono::milliseconds(pause ? std::atoi(pause) : 0)});
+        if (loaded) control_->restore(*loaded);
+    }
+    fmt::print("{}: instance {:#018x}\n", kApp, control_->instance());
     // Created by the main lcore's thread, the control thread would inherit its one CPU (the
     // busy worker's in a single-lcore run).
     control_->start([this] { worker::pin_beside_workers(runtime_.workers()); });
@@ -218,6 +261,7 @@ void KvService<Table>::add_metrics(stats::Metrics& m) const {
 template <class Table>
 void KvService<Table>::on_stopped() {
     control_->stop();
+    control_->checkpoint_now();  // the last sums: a clean stop loses nothing
     figures_.seconds = runtime_.elapsed_s();
     std::vector<AggView> views;
     for (const auto& t : tables_) views.push_back(t->view());
@@ -257,6 +301,16 @@ void KvService<Table>::add_json(nlohmann::json& j) const {
                     {"flushes", cc.flushes.load()},
                     {"flushed_sum", cc.flushed_sum.load()},
                     {"flush_repeats", cc.flush_repeats.load()}};
+    j["instance"] = control_->instance();
+    if (o_.state.empty()) return;
+    const StateCounters& sc = control_->state_counters();
+    j["state"] = {{"path", o_.state},
+                  {"loaded_checkpoint", loaded_checkpoint_},
+                  {"checkpoints", sc.checkpoints.load()},
+                  {"failures", sc.failures.load()},
+                  {"last_checkpoint", sc.last_checkpoint.load()},
+                  {"last_bytes", sc.last_bytes.load()},
+                  {"last_us", sc.last_us.load()}};
 }
 
 template <class Table>

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -47,7 +48,8 @@ class KvService {
 
     bool place_tables();
     void make_kernels();
-    void start_control();
+    std::optional<StateImage> load_state();
+    void start_control(const std::optional<StateImage>& loaded);
     size_t max_response_frame(uint16_t port, size_t l3_offset) const;
     void register_key_telemetry();
     nlohmann::json key_json(const std::string& params);
@@ -74,6 +76,7 @@ class KvService {
     RunFigures figures_;
     std::vector<uint64_t> worker_keys_;  // each table's keys at the stop (per-worker tables)
     bool dump_failed_ = false;
+    uint64_t loaded_checkpoint_ = 0;  // --state: the checkpoint this run resumed from (0: none)
 };
 
 }  // namespace linerate::kvagg

@@ -22,7 +22,10 @@
  *   22          body      sum: N tuples of 16 bytes, key u64 then value u64
  *
  * A stream status response body: six u64 fields (flags, top, gaps, duplicates, stale,
- * window_low), then N missing sequence numbers, u64 each.
+ * window_low), then N missing sequence numbers, u64 each, then two u64: durable_through (every
+ * sequence number up to it is in kvagg's --state file; meaningful with flag 8) and instance
+ * (random at each start of kvagg). Clients that stop reading after the missing numbers keep
+ * working.
  */
 #ifndef LINERATE_KVAGG_WIRE_H
 #define LINERATE_KVAGG_WIRE_H
@@ -49,7 +52,9 @@
 #define LINERATE_KV_STATUS_KNOWN 1u     /* some worker has seen the stream */
 #define LINERATE_KV_STATUS_SPLIT 2u     /* more than one has (its state is not exact) */
 #define LINERATE_KV_STATUS_NO_WINDOW 4u /* kvagg runs with --dup-window 0: nothing is tracked */
+#define LINERATE_KV_STATUS_DURABLE 8u   /* kvagg keeps --state: durable_through is meaningful */
 #define LINERATE_KV_STATUS_BODY_LEN 48u /* the six u64 fields before the missing numbers */
+#define LINERATE_KV_STATUS_TAIL_LEN 16u /* durable_through, instance: after the missing numbers */
 
 /* Offsets inside the app header (from the start of the UDP payload), its length, a tuple's. */
 #define LINERATE_KV_MAGIC_OFF 0u

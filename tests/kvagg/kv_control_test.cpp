@@ -243,7 +243,7 @@ TEST(KvControl, StatusListsTheGapsOfTheStreamsWindow) {
 
 TEST(KvControl, StatusListsOnlyWhatFitsAFrame) {
     TwoWorkers w;
-    w.mtu = 200;  // (200 - 20 - 8 - 22 - 48) / 8 = 12 numbers
+    w.mtu = 200;  // (200 - 20 - 8 - 22 - 48 - 16) / 8 = 10 numbers, then the tail
     for (uint64_t seq = 2; seq <= 100; seq += 2) {
         const auto f = make_kv_frame(client_spec(), 1, seq, std::vector<KvTuple>{{1, 1}});
         w.k0.aggregate_frame(f.data(), f.size());
@@ -251,8 +251,12 @@ TEST(KvControl, StatusListsOnlyWhatFitsAFrame) {
     const auto frames = w.ask(request(kKvOpStatus, 0, 1, 1, 0, {}));
     const uint8_t* app = check_response(frames[0], kKvOpStatus, 1);
     EXPECT_EQ(load_be64(app + kKvHeaderLen + 16), 50u);  // gaps: every odd number
-    ASSERT_EQ(load_be16(app + kKvCountOff), 12);
-    EXPECT_EQ(load_be64(app + kKvHeaderLen + 48 + 8 * 11), 23u);
+    ASSERT_EQ(load_be16(app + kKvCountOff), 10);
+    EXPECT_EQ(load_be64(app + kKvHeaderLen + 48 + 8 * 9), 19u);
+    // The tail after the list: durable_through 0 without --state, the instance id.
+    EXPECT_EQ(frames[0].size(), kKvTuplesOffset + 48 + 8 * 10 + 16);
+    EXPECT_EQ(load_be64(app + kKvHeaderLen + 48 + 8 * 10), 0u);
+    EXPECT_EQ(load_be64(app + kKvHeaderLen + 48 + 8 * 11), w.control.instance());
 }
 
 // Two worker threads add to their own tables and serve their jobs between "bursts", as the sink

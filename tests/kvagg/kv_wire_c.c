@@ -12,11 +12,13 @@ _Static_assert(LINERATE_KV_LAST_FRAME == 0x80000000u, "bit 31");
     { #name, LINERATE_KV_##name }
 
 static const struct kv_wire_constant kConstants[] = {
-    KV(DEFAULT_PORT), KV(MAGIC),        KV(VERSION),          KV(OP_SUM),          KV(OP_READ),
-    KV(OP_STATUS),    KV(OP_FLUSH),     KV(OP_RESPONSE),      KV(FLUSH_RESET),     KV(LAST_FRAME),
-    KV(STATUS_KNOWN), KV(STATUS_SPLIT), KV(STATUS_NO_WINDOW), KV(STATUS_BODY_LEN), KV(MAGIC_OFF),
-    KV(VERSION_OFF),  KV(OP_OFF),       KV(COUNT_OFF),        KV(STREAM_OFF),      KV(SEQ_OFF),
-    KV(RESERVED_OFF), KV(HEADER_LEN),   KV(TUPLE_LEN),        KV(KEY_LEN),
+    KV(DEFAULT_PORT),     KV(MAGIC),           KV(VERSION),        KV(OP_SUM),
+    KV(OP_READ),          KV(OP_STATUS),       KV(OP_FLUSH),       KV(OP_RESPONSE),
+    KV(FLUSH_RESET),      KV(LAST_FRAME),      KV(STATUS_KNOWN),   KV(STATUS_SPLIT),
+    KV(STATUS_NO_WINDOW), KV(STATUS_BODY_LEN), KV(STATUS_DURABLE), KV(STATUS_TAIL_LEN),
+    KV(MAGIC_OFF),        KV(VERSION_OFF),     KV(OP_OFF),         KV(COUNT_OFF),
+    KV(STREAM_OFF),       KV(SEQ_OFF),         KV(RESERVED_OFF),   KV(HEADER_LEN),
+    KV(TUPLE_LEN),        KV(KEY_LEN),
 };
 
 const struct kv_wire_constant* kv_wire_c_constants(size_t* count) {
