@@ -7,6 +7,9 @@
 // Sends the tuples (key = hash of a counter mod --keys, value = a counter), runs status() until
 // kvagg has every datagram, writes what it sent per key (`key,value` lines) and a JSON object
 // with tuples/s and counters. --reads N then times N read() calls of one key (p50/p99, µs).
+// --durable waits until kvagg's --state holds every datagram instead (wait_durable()), riding out
+// kvagg restarts meanwhile; --pace N sleeps 1 ms after every N tuples and --until FILE stops
+// sending once FILE exists (a sender that keeps going while a test does things to kvagg).
 #include <fmt/core.h>
 #include <fmt/ostream.h>
 #include <CLI/CLI.hpp>
@@ -43,7 +46,9 @@ int main(int argc, char** argv) {
     linerate::kvclient::Options o;
     uint64_t tuples = 100000, keys = 1000, seed = 1, reads = 0;
     double read_interval_ms = 0;
-    std::string sums_out, json_out;
+    std::string sums_out, json_out, until;
+    bool durable = false;
+    uint64_t pace = 0;
     cli.add_option("--host", o.host, "kvagg's IPv4 address")->required();
     cli.add_option("--port", o.port, "kvagg's UDP port");
     cli.add_option("--tuples", tuples, "tuples to send");
@@ -58,6 +63,13 @@ int main(int argc, char** argv) {
     cli.add_option("--read-interval-ms", read_interval_ms, "pause between timed reads");
     cli.add_option("--sums-out", sums_out, "write the sums sent, key,value lines");
     cli.add_option("--json", json_out, "write counters and rates as JSON");
+    cli.add_flag(
+        "--durable", durable,
+        "confirm with wait_durable(): every datagram in kvagg's --state, through restarts");
+    cli.add_option("--status-every", o.status_every,
+                   "unconfirmed datagrams before add() runs status() itself");
+    cli.add_option("--until", until, "stop sending (before --tuples) once this file exists");
+    cli.add_option("--pace", pace, "sleep 1 ms after every this many tuples (0: never)");
     CLI11_PARSE(cli, argc, argv);
     o.seed = seed;
     o.timeout = std::chrono::milliseconds(timeout_ms);
@@ -66,14 +78,23 @@ int main(int argc, char** argv) {
         std::map<uint64_t, uint64_t> sent;
         const auto t0 = std::chrono::steady_clock::now();
         for (uint64_t i = 0; i < tuples; ++i) {
+            if (!until.empty() && i % 1000 == 0 && std::ifstream(until)) {
+                tuples = i;
+                break;
+            }
             const uint64_t key = mix(seed << 40 ^ (mix(i + seed) % keys));
             const uint64_t value = i + 1;
-            c.add(key, value);
+            try {
+                c.add(key, value);  // may run status(): a kvagg down meanwhile times it out
+            } catch (const linerate::kvclient::Timeout&) {
+                if (!durable) throw;  // the datagram is kept and sent again later
+            }
             sent[key] += value;
+            if (pace && (i + 1) % pace == 0)
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
-        c.flush_sends();
         const auto t1 = std::chrono::steady_clock::now();
-        const linerate::kvclient::StreamStatus st = c.status();
+        const linerate::kvclient::StreamStatus st = durable ? c.wait_durable() : c.status();
         const auto t2 = std::chrono::steady_clock::now();
         std::vector<double> lat;
         if (reads) {
@@ -100,6 +121,7 @@ int main(int argc, char** argv) {
                             {"retransmitted", st.retransmitted},
                             {"status_rounds", st.rounds},
                             {"duplicates_seen_by_kvagg", st.duplicates},
+                            {"restarts_seen", c.restarts_seen()},
                             {"send_s", send_s},
                             {"confirm_s", std::chrono::duration<double>(t2 - t1).count()},
                             {"tuples_per_s", send_s > 0 ? double(tuples) / send_s : 0},

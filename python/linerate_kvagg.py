@@ -6,10 +6,13 @@
         c.status()                         # retransmits what kvagg did not get, until nothing is missing
         c.read([key1, key2])               # {key: current sum}
         c.flush(reset=True)                # {key: sum} of every key; those amounts are never counted again
+        c.wait_durable()                   # kvagg --state: everything sent so far survives a restart
 
 Every datagram of one client carries its stream id and the next sequence number (from 1); kvagg
-refuses duplicates inside its window, so retransmitting is always safe. Timeouts and errors raise
-KvaggError / KvaggTimeout, never pass silently.
+refuses duplicates inside its window, so retransmitting is always safe. A kvagg with --state says
+in each status answer through which sequence number the stream is in its state file: the client
+keeps every datagram above it and sends again what a restarted kvagg (a new instance id) lacks.
+Timeouts and errors raise KvaggError / KvaggTimeout, never pass silently.
 """
 
 import random
@@ -70,6 +73,9 @@ class Client:
         self.status_every = status_every
         self.seq = 0            # last data sequence number used
         self.unacked = {}       # seq -> datagram, until a status confirms it
+        self.undurable = {}     # seq -> datagram received by kvagg, not yet in its state file
+        self.instance = 0       # kvagg's instance id (0: not asked yet, or a kvagg before --state)
+        self.restarts_seen = 0
         self.request_id = 0
         self._batch = []
         self.sent_datagrams = self.dropped_datagrams = self.retransmitted = 0
@@ -161,6 +167,8 @@ class Client:
         prev_top = None
         for rounds in range(1, max_rounds + 1):
             st = self.stream_status()
+            if self._note_instance(st):
+                prev_top = None
             if st["flags"] & STATUS_NO_WINDOW:
                 raise KvaggError("kvagg runs with --dup-window 0: no loss detection")
             if st["flags"] & STATUS_SPLIT:
@@ -172,7 +180,10 @@ class Client:
             bound = top if listed_all else (missing[-1] if missing else top)
             missing_set = set(missing)
             for s in [s for s in self.unacked if s <= bound and s not in missing_set]:
-                del self.unacked[s]
+                d = self.unacked.pop(s)
+                if st["flags"] & STATUS_DURABLE:  # kept until durable: a restart may lose it
+                    self.undurable[s] = d
+            self._forget_durable(st)
             old = sorted(s for s in self.unacked if s < st["window_low"])
             if old:
                 raise KvaggError(f"{len(old)} datagrams (seq {old[0]}...) fell out of kvagg's "
@@ -193,13 +204,56 @@ class Client:
         raise KvaggError(f"{len(self.unacked)} datagrams still unconfirmed after {max_rounds} "
                          f"status rounds")
 
+    def _note_instance(self, st):
+        """A new kvagg instance has only what its state file had: every datagram the one before
+        got but had not made durable is unconfirmed again. True when the instance changed."""
+        changed = self.instance != 0 and st["instance"] != self.instance
+        self.instance = st["instance"]
+        if changed:
+            self.restarts_seen += 1
+            self.unacked.update(self.undurable)
+            self.undurable = {}
+        return changed
+
+    def _forget_durable(self, st):
+        if st["flags"] & STATUS_DURABLE:
+            for s in [s for s in self.undurable if s <= st["durable_through"]]:
+                del self.undurable[s]
+
+    def held(self):
+        """Datagrams kept for a resend: unconfirmed, or received but not yet durable."""
+        return len(self.unacked) + len(self.undurable)
+
+    def wait_durable(self, patience=60.0):
+        """Returns once everything sent so far (the partial datagram too) is in kvagg's --state
+        file, riding out restarts: a status that times out is asked again until `patience`
+        seconds have passed (then KvaggTimeout). KvaggError when kvagg keeps no state."""
+        end = time.monotonic() + patience
+        while True:
+            try:
+                st = self.status()
+                if not st["flags"] & STATUS_DURABLE:
+                    raise KvaggError("kvagg runs without --state: nothing is durable")
+                if not self.unacked and not self.undurable:
+                    return st
+            except KvaggTimeout:
+                if time.monotonic() > end:
+                    raise
+            if time.monotonic() > end:
+                raise KvaggTimeout("not durable after the patience given")
+            time.sleep(0.01)
+
     def stream_status(self, stream=None):
         """One status request: kvagg's view of a stream (default: ours), no retransmission."""
         (n, body), = self._request(OP_STATUS, 0, stream=stream)
         flags, top, gaps, dups, stale, low = struct.unpack_from("!6Q", body)
         missing = list(struct.unpack_from(f"!{n}Q", body, STATUS_BODY_LEN))
+        durable = instance = 0
+        tail = STATUS_BODY_LEN + 8 * n
+        if len(body) >= tail + STATUS_TAIL_LEN:  # a kvagg before --state sends no tail
+            durable, instance = struct.unpack_from("!QQ", body, tail)
         return dict(flags=flags, top=top, gaps=gaps, duplicates=dups, stale=stale,
-                    window_low=low, missing=missing)
+                    window_low=low, missing=missing, durable_through=durable, instance=instance)
 
     def read(self, keys):
         """{key: current sum} for every key asked (0 for a key kvagg never received)."""

@@ -7,9 +7,13 @@
 //   c.status();                 // retransmits what kvagg lacks until it has every datagram
 //   auto sums = c.read(keys);   // key -> current sum
 //   auto all = c.flush(true);   // key -> sum of every key, those amounts taken out of kvagg
+//   c.wait_durable();           // kvagg --state: everything sent so far survives a restart
 //
 // One stream id per client, sequence numbers from 1; kvagg refuses duplicates inside its window,
-// so retransmitting is always safe. Timeouts and errors throw (kvclient::Error, Timeout).
+// so retransmitting is always safe. A kvagg with --state says in each status answer through which
+// sequence number the stream is in its state file: the client keeps every datagram above it and
+// sends again what a restarted kvagg (a new instance id) lacks. Timeouts and errors throw
+// (kvclient::Error, Timeout).
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -46,10 +50,12 @@ inline constexpr uint32_t kFlushReset = LINERATE_KV_FLUSH_RESET;
 inline constexpr uint32_t kLastFrame = LINERATE_KV_LAST_FRAME;
 inline constexpr uint64_t kStatusKnown = LINERATE_KV_STATUS_KNOWN,
                           kStatusSplit = LINERATE_KV_STATUS_SPLIT,
-                          kStatusNoWindow = LINERATE_KV_STATUS_NO_WINDOW;
+                          kStatusNoWindow = LINERATE_KV_STATUS_NO_WINDOW,
+                          kStatusDurable = LINERATE_KV_STATUS_DURABLE;
 inline constexpr size_t kHeaderLen = LINERATE_KV_HEADER_LEN;
 inline constexpr size_t kTupleLen = LINERATE_KV_TUPLE_LEN, kKeyLen = LINERATE_KV_KEY_LEN;
 inline constexpr size_t kStatusBodyLen = LINERATE_KV_STATUS_BODY_LEN;
+inline constexpr size_t kStatusTailLen = LINERATE_KV_STATUS_TAIL_LEN;
 inline constexpr size_t kIpUdpLen = 28;
 
 struct Error : std::runtime_error {
@@ -75,8 +81,10 @@ struct Options {
 struct StreamStatus {
     uint64_t flags = 0, top = 0, gaps = 0, duplicates = 0, stale = 0, window_low = 0;
     std::vector<uint64_t> missing;
-    unsigned rounds = 0;         // status(): requests it took
-    uint64_t retransmitted = 0;  // status(): datagrams sent again so far, in all
+    uint64_t durable_through = 0;  // with kStatusDurable: every seq up to it is in kvagg's state
+    uint64_t instance = 0;         // changes when kvagg restarts (0: a kvagg before --state)
+    unsigned rounds = 0;           // status(): requests it took
+    uint64_t retransmitted = 0;    // status(): datagrams sent again so far, in all
 };
 
 using Sums = std::map<uint64_t, uint64_t>;
@@ -163,6 +171,9 @@ class Client {
     uint64_t dropped_datagrams() const { return dropped_; }
     uint64_t retransmitted() const { return retransmitted_; }
     uint64_t unconfirmed() const { return unacked_.size(); }
+    // Datagrams kept for a resend: unconfirmed, or received but not yet durable.
+    uint64_t held() const { return unacked_.size() + undurable_.size(); }
+    uint64_t restarts_seen() const { return restarts_; }
 
     void add(uint64_t key, uint64_t value) {
         const size_t at = batch_.size();
@@ -184,6 +195,7 @@ class Client {
         std::optional<uint64_t> prev_top;
         for (unsigned round = 1; round <= max_rounds; ++round) {
             StreamStatus st = stream_status();
+            if (note_instance(st)) prev_top.reset();
             if (st.flags & kStatusNoWindow)
                 throw Error("kvagg runs with --dup-window 0: no loss detection");
             if (st.flags & kStatusSplit)
@@ -192,11 +204,15 @@ class Client {
             const uint64_t bound = listed_all || st.missing.empty() ? st.top : st.missing.back();
             const std::vector<uint64_t>& miss = st.missing;  // ascending
             for (auto it = unacked_.begin(); it != unacked_.end() && it->first <= bound;) {
-                if (std::binary_search(miss.begin(), miss.end(), it->first))
+                if (std::binary_search(miss.begin(), miss.end(), it->first)) {
                     ++it;
-                else
-                    it = unacked_.erase(it);
+                    continue;
+                }
+                // Received: kept until durable when kvagg keeps state (a restart may lose it).
+                if (st.flags & kStatusDurable) undurable_.insert(std::move(*it));
+                it = unacked_.erase(it);
             }
+            forget_durable(st);
             if (!unacked_.empty() && unacked_.begin()->first < st.window_low)
                 throw Error("kvagg client: datagram seq " +
                             std::to_string(unacked_.begin()->first) +
@@ -221,6 +237,26 @@ class Client {
                     " datagrams unconfirmed after " + std::to_string(max_rounds) + " rounds");
     }
 
+    // Returns once everything sent so far (the partial datagram included) is in kvagg's --state
+    // file, riding out restarts: a status that times out is asked again until `patience` has
+    // passed (then Timeout). Error when kvagg keeps no state.
+    StreamStatus wait_durable(std::chrono::milliseconds patience = std::chrono::seconds(60)) {
+        const auto end = std::chrono::steady_clock::now() + patience;
+        for (;;) {
+            try {
+                StreamStatus st = status();
+                if (!(st.flags & kStatusDurable))
+                    throw Error("kvagg runs without --state: nothing is durable");
+                if (undurable_.empty() && unacked_.empty()) return st;
+            } catch (const Timeout&) {
+                if (std::chrono::steady_clock::now() > end) throw;
+            }
+            if (std::chrono::steady_clock::now() > end)
+                throw Timeout("kvagg client: not durable after the patience given");
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    }
+
     // One status request about a stream (default: this client's), no retransmission.
     StreamStatus stream_status(std::optional<uint32_t> stream = {}) {
         const auto frames = request(kOpStatus, 0, {}, 0, stream.value_or(stream_), false);
@@ -232,6 +268,11 @@ class Client {
         for (size_t i = 0; i < 6; ++i) *f[i] = detail::get64(&body[8 * i]);
         for (size_t i = 0; i < n; ++i)
             st.missing.push_back(detail::get64(&body[kStatusBodyLen + 8 * i]));
+        const size_t tail = kStatusBodyLen + 8 * size_t(n);
+        if (body.size() >= tail + kStatusTailLen) {  // a kvagg before --state sends no tail
+            st.durable_through = detail::get64(&body[tail]);
+            st.instance = detail::get64(&body[tail + 8]);
+        }
         return st;
     }
 
@@ -273,6 +314,22 @@ class Client {
 
   private:
     using Frames = std::vector<std::pair<uint16_t, std::vector<uint8_t>>>;
+
+    // A new kvagg instance has only what its state file had: every datagram it got from the one
+    // before but not yet durable is unconfirmed again. True when the instance changed.
+    bool note_instance(const StreamStatus& st) {
+        const bool changed = instance_ && st.instance != instance_;
+        instance_ = st.instance;
+        if (!changed) return false;
+        ++restarts_;
+        unacked_.merge(undurable_);
+        return true;
+    }
+    // Datagrams the state file holds need no resend any more.
+    void forget_durable(const StreamStatus& st) {
+        if (!(st.flags & kStatusDurable)) return;
+        undurable_.erase(undurable_.begin(), undurable_.upper_bound(st.durable_through));
+    }
 
     void send_batch() {
         ++seq_;
@@ -370,6 +427,8 @@ class Client {
     uint64_t seq_ = 0, request_id_ = 0;
     uint64_t sent_ = 0, dropped_ = 0, retransmitted_ = 0;
     std::map<uint64_t, std::vector<uint8_t>> unacked_;
+    std::map<uint64_t, std::vector<uint8_t>> undurable_;  // received, not yet in kvagg's state
+    uint64_t instance_ = 0, restarts_ = 0;
 };
 
 }  // namespace linerate::kvclient

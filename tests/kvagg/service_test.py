@@ -213,17 +213,32 @@ def main():
     return drive(a)
 
 
-def drive(a):
+def in_namespaces(a, prefix, body):
+    """body(ns, tmp, procs) with the caller's namespaces and a scratch directory; every process
+    it puts in `procs` is killed at the end, whatever happened."""
     ns = Namespaces(a.kv_ns, a.cl_ns, a.kv_if)
-    tmp = tempfile.mkdtemp(prefix="kvservice")
+    tmp = tempfile.mkdtemp(prefix=prefix)
     procs = []
     try:
-        return scenarios(a, ns, tmp, procs)
+        return body(ns, tmp, procs)
     finally:
         for p in procs:
             if p.poll() is None:
                 p.kill()
                 p.wait()
+
+
+def hold_port(ns):
+    """A socket bound to kvagg's port in its namespace: net_af_packet shares the interface with
+    the kernel, which would otherwise answer kvagg's port with ICMP port-unreachable."""
+    return ns.run(ns.kv, sys.executable, "-c",
+                  "import socket, time; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM);"
+                  "s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096);"
+                  "s.bind(('0.0.0.0', 9000)); time.sleep(600)")
+
+
+def drive(a):
+    return in_namespaces(a, "kvservice", lambda ns, tmp, procs: scenarios(a, ns, tmp, procs))
 
 
 def scenarios(a, ns, tmp, procs):
@@ -233,13 +248,8 @@ def scenarios(a, ns, tmp, procs):
         # The steering program hands kvagg its UDP port only; ARP stays with the kernel.
         vdev = f"--vdev=net_af_xdp0,iface={ns.kv_if},xdp_prog={a.xdp_prog}"
     else:
-        # af_packet shares the interface with the kernel: a bound socket keeps the kernel from
-        # answering kvagg's port with ICMP port-unreachable.
         vdev = f"--vdev=net_af_packet0,iface={ns.kv_if}"
-        procs.append(ns.run(ns.kv, sys.executable, "-c",
-                            "import socket, time; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM);"
-                            "s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096);"
-                            "s.bind(('0.0.0.0', 9000)); time.sleep(600)"))
+        procs.append(hold_port(ns))
     kvagg = ns.run(ns.kv, a.kvagg, "-l", "0", "--no-huge", "-m", "512", "--no-pci",
                    f"--file-prefix={ns.kv}", vdev, "--",
                    "--keys", "64K", "--stats-period", "0", "--duration", "240",
