@@ -11,8 +11,12 @@ using pkt::store_be64;
 
 void run_job(ControlJob& job, AggTable& table, const DupFilter& dup) {
     if (job.snapshot) {
+        const auto t0 = std::chrono::steady_clock::now();
         table.copy_to(job.snapshot->table);
         job.snapshot->dup = dup;  // same sizes: copies into the buffers it has
+        job.copy_ns = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now() - t0)
+                                   .count());
         return;
     }
     const KvRequest& r = *job.request;

@@ -55,6 +55,7 @@ inline constexpr size_t kKvStatusTailLen = LINERATE_KV_STATUS_TAIL_LEN;  // afte
 struct ControlJob {
     const KvRequest* request = nullptr;
     WorkerImage* snapshot = nullptr;  // a checkpoint: copy the table and windows here instead
+    uint64_t copy_ns = 0;             // a checkpoint: how long the worker spent copying
     bool table_part = true;           // per-worker tables: read or flush this worker's table
     size_t max_missing = 0;
     std::vector<uint64_t> values;      // read: one per key (0 when absent)
@@ -103,6 +104,8 @@ struct StateCounters {
     std::atomic<uint64_t> last_checkpoint{0};  // its number, over every run on the file
     std::atomic<uint64_t> last_bytes{0};       // the file's size
     std::atomic<uint64_t> last_us{0};          // copy + encode + write + fsync + rename
+    std::atomic<uint64_t> last_copy_us{0};     // the longest worker's copy: its pause in RX
+    std::atomic<uint64_t> max_copy_us{0};      // the same, the longest of this run
 };
 
 template <class Table>
@@ -162,6 +165,11 @@ class KvControl {
             std::vector<ControlJob> parts(workers_.size());
             for (size_t w = 0; w < parts.size(); ++w) parts[w].snapshot = &image_.workers[w];
             gather(parts);
+            uint64_t copy_ns = 0;
+            for (const ControlJob& p : parts) copy_ns = std::max(copy_ns, p.copy_ns);
+            state_counters_.last_copy_us.store(copy_ns / 1000, std::memory_order_relaxed);
+            if (copy_ns / 1000 > state_counters_.max_copy_us.load(std::memory_order_relaxed))
+                state_counters_.max_copy_us.store(copy_ns / 1000, std::memory_order_relaxed);
             image_.checkpoint = checkpoint_no_ + 1;
             image_.control = {counters_.flushes.load(), counters_.flushed_sum.load(), last_reset_};
             return write_checkpoint(t0);

@@ -310,7 +310,9 @@ void KvService<Table>::add_json(nlohmann::json& j) const {
                   {"failures", sc.failures.load()},
                   {"last_checkpoint", sc.last_checkpoint.load()},
                   {"last_bytes", sc.last_bytes.load()},
-                  {"last_us", sc.last_us.load()}};
+                  {"last_us", sc.last_us.load()},
+                  {"last_copy_us", sc.last_copy_us.load()},
+                  {"max_copy_us", sc.max_copy_us.load()}};
 }
 
 template <class Table>
