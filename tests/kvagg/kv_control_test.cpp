@@ -13,6 +13,7 @@
 #include "kvagg/kv_kernel.hpp"
 #include "pkt/checksum.hpp"
 #include "support/doc_table.hpp"
+#include "support/scratch.hpp"
 
 using namespace linerate::kvagg;
 using namespace linerate::pkt;
@@ -301,4 +302,55 @@ TEST(KvControl, FlushResetWhileWorkersAddIsExact) {
     EXPECT_GT(flushed, 0u);
     EXPECT_EQ(flushed + left, added[0] + added[1]);
     EXPECT_EQ(w.control.counters().flushed_sum.load(), flushed);
+}
+
+// --state through the control: a checkpoint holds each worker's sums and windows; a flush with
+// reset is in the file before it is answered (sums taken out, the answer kept for a repeat);
+// status says through which sequence number a stream is durable, and the instance.
+TEST(KvControl, CheckpointsAndDurableStatus) {
+    TwoWorkers w;
+    const std::string path = linerate::test::scratch("control.state");
+    const StateLayout layout{.keys = 4096,
+                             .index = IndexMode::hash,
+                             .probe_limit = w.cfg.probe_limit,
+                             .dup_window = DupFilter::kDefaultWindow,
+                             .max_streams = DupFilter::kDefaultMaxStreams,
+                             .workers = 2,
+                             .slots = AggGeometry::slots_for(w.cfg)};
+    w.control.enable_state({.path = path, .layout = layout});
+    for (uint64_t seq : {1, 2, 3, 5}) send(w.k0, 7, seq, {{seq, 10 * seq}});
+    send(w.k1, 8, 1, {{1, 1}});
+    auto durable = [&](uint32_t stream) {
+        const auto frames = w.ask(request(kKvOpStatus, 0, stream, 99, 0, {}));
+        const uint8_t* app = check_response(frames[0], kKvOpStatus, 99);
+        const uint8_t* tail = app + kKvHeaderLen + 48 + 8 * load_be16(app + kKvCountOff);
+        EXPECT_EQ(load_be64(app + kKvHeaderLen) & kKvStatusDurable, kKvStatusDurable);
+        EXPECT_EQ(load_be64(tail + 8), w.control.instance());
+        return load_be64(tail);
+    };
+    EXPECT_EQ(durable(7), 0u);  // received, no checkpoint yet
+    ASSERT_TRUE(w.control.checkpoint_now());
+    EXPECT_EQ(durable(7), 3u);  // 4 is missing
+    EXPECT_EQ(durable(8), 1u);
+    StateImage saved = *load_state_file(path, layout);
+    EXPECT_EQ(saved.checkpoint, 1u);
+    EXPECT_EQ(saved.workers[0].table.size, 4u);
+    EXPECT_EQ(saved.workers[1].dup.state(8, 0)->top, 1u);
+    // A flush with reset: written before it is answered, the answer remembered in the file.
+    const auto flush = request(kKvOpFlush, 0, 7, 5, kKvFlushReset, {});
+    const auto answer = w.ask(flush);
+    EXPECT_EQ(response_tuples(answer).at(5), 50u);
+    saved = *load_state_file(path, layout);
+    EXPECT_EQ(saved.checkpoint, 2u);
+    EXPECT_EQ(saved.workers[0].table.size, 0u);  // the full-range reset cleared it
+    EXPECT_EQ(saved.control.flushed_sum, 10u + 20 + 30 + 50 + 1);
+    EXPECT_EQ(saved.control.last_reset.at(7).first, 5u);
+    EXPECT_EQ(saved.control.last_reset.at(7).second, answer);
+    // A new control restored from the file answers the repeat from memory, flushing nothing.
+    TwoWorkers again;
+    again.control.enable_state({.path = path, .layout = layout});
+    again.control.restore(saved);
+    EXPECT_EQ(again.ask(flush), answer);
+    EXPECT_EQ(again.control.counters().flush_repeats.load(), 1u);
+    EXPECT_NE(again.control.instance(), w.control.instance());
 }
