@@ -38,82 +38,108 @@ double percentile(std::vector<double> v, double p) {
     return v[std::min(v.size() - 1, size_t(p * double(v.size())))];
 }
 
+// What to send and how, from the command line.
+struct Load {
+    linerate::kvclient::Options o;
+    uint64_t tuples = 100000, keys = 1000, seed = 1, reads = 0, pace = 0;
+    double read_interval_ms = 0;
+    unsigned timeout_ms = 500;
+    std::string sums_out, json_out, until;
+    bool durable = false;
+};
+
+void add_options(CLI::App& cli, Load& l) {
+    cli.add_option("--host", l.o.host, "kvagg's IPv4 address")->required();
+    cli.add_option("--port", l.o.port, "kvagg's UDP port");
+    cli.add_option("--tuples", l.tuples, "tuples to send");
+    cli.add_option("--keys", l.keys, "distinct keys")->check(CLI::PositiveNumber);
+    cli.add_option("--seed", l.seed, "seed of keys, stream id and simulated loss");
+    cli.add_option("--drop-share", l.o.drop_share, "share of data datagrams dropped before sending")
+        ->check(CLI::Range(0.0, 0.9));
+    cli.add_option("--max-tuples", l.o.max_tuples, "tuples per datagram (0: fill the MTU)");
+    cli.add_option("--timeout-ms", l.timeout_ms, "per request attempt (6 attempts)");
+    cli.add_option("--reads", l.reads, "then time this many read() calls of one key");
+    cli.add_option("--read-interval-ms", l.read_interval_ms, "pause between timed reads");
+    cli.add_option("--sums-out", l.sums_out, "write the sums sent, key,value lines");
+    cli.add_option("--json", l.json_out, "write counters and rates as JSON");
+    cli.add_flag(
+        "--durable", l.durable,
+        "confirm with wait_durable(): every datagram in kvagg's --state, through restarts");
+    cli.add_option("--status-every", l.o.status_every,
+                   "unconfirmed datagrams before add() runs status() itself");
+    cli.add_option("--until", l.until, "stop sending (before --tuples) once this file exists");
+    cli.add_option("--pace", l.pace, "sleep 1 ms after every this many tuples (0: never)");
+}
+
+// Sends the tuples (fewer when --until's file appears: l.tuples is set to what was sent); the
+// sums sent per key.
+std::map<uint64_t, uint64_t> send_tuples(linerate::kvclient::Client& c, Load& l) {
+    std::map<uint64_t, uint64_t> sent;
+    for (uint64_t i = 0; i < l.tuples; ++i) {
+        if (!l.until.empty() && i % 1000 == 0 && std::ifstream(l.until)) {
+            l.tuples = i;
+            break;
+        }
+        const uint64_t key = mix(l.seed << 40 ^ (mix(i + l.seed) % l.keys));
+        const uint64_t value = i + 1;
+        try {
+            c.add(key, value);  // may run status(): a kvagg down meanwhile times it out
+        } catch (const linerate::kvclient::Timeout&) {
+            if (!l.durable) throw;  // the datagram is kept and sent again later
+        }
+        sent[key] += value;
+        if (l.pace && (i + 1) % l.pace == 0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return sent;
+}
+
+// --reads: the latencies of read() calls of one key, microseconds.
+std::vector<double> timed_reads(linerate::kvclient::Client& c, const Load& l, uint64_t key) {
+    std::vector<double> lat;
+    for (uint64_t r = 0; r < l.reads; ++r) {
+        const auto a = std::chrono::steady_clock::now();
+        const auto got = c.read(std::span(&key, 1));
+        lat.push_back(
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - a)
+                .count());
+        if (got.size() != 1) throw linerate::kvclient::Error("read: wrong key count");
+        if (l.read_interval_ms > 0)
+            std::this_thread::sleep_for(
+                std::chrono::duration<double, std::milli>(l.read_interval_ms));
+    }
+    return lat;
+}
+
+void write_sums(const std::string& path, const std::map<uint64_t, uint64_t>& sent) {
+    std::ofstream f(path);
+    for (const auto& [k, v] : sent) fmt::print(f, "{},{}\n", k, v);
+    if (!f) throw linerate::kvclient::Error("cannot write " + path);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     CLI::App cli("kvagg_load: send tuples to kvagg with the C++ client, confirm, report",
                  "kvagg_load");
-    linerate::kvclient::Options o;
-    uint64_t tuples = 100000, keys = 1000, seed = 1, reads = 0;
-    double read_interval_ms = 0;
-    std::string sums_out, json_out, until;
-    bool durable = false;
-    uint64_t pace = 0;
-    cli.add_option("--host", o.host, "kvagg's IPv4 address")->required();
-    cli.add_option("--port", o.port, "kvagg's UDP port");
-    cli.add_option("--tuples", tuples, "tuples to send");
-    cli.add_option("--keys", keys, "distinct keys")->check(CLI::PositiveNumber);
-    cli.add_option("--seed", seed, "seed of keys, stream id and simulated loss");
-    cli.add_option("--drop-share", o.drop_share, "share of data datagrams dropped before sending")
-        ->check(CLI::Range(0.0, 0.9));
-    cli.add_option("--max-tuples", o.max_tuples, "tuples per datagram (0: fill the MTU)");
-    unsigned timeout_ms = 500;
-    cli.add_option("--timeout-ms", timeout_ms, "per request attempt (6 attempts)");
-    cli.add_option("--reads", reads, "then time this many read() calls of one key");
-    cli.add_option("--read-interval-ms", read_interval_ms, "pause between timed reads");
-    cli.add_option("--sums-out", sums_out, "write the sums sent, key,value lines");
-    cli.add_option("--json", json_out, "write counters and rates as JSON");
-    cli.add_flag(
-        "--durable", durable,
-        "confirm with wait_durable(): every datagram in kvagg's --state, through restarts");
-    cli.add_option("--status-every", o.status_every,
-                   "unconfirmed datagrams before add() runs status() itself");
-    cli.add_option("--until", until, "stop sending (before --tuples) once this file exists");
-    cli.add_option("--pace", pace, "sleep 1 ms after every this many tuples (0: never)");
+    Load l;
+    add_options(cli, l);
     CLI11_PARSE(cli, argc, argv);
-    o.seed = seed;
-    o.timeout = std::chrono::milliseconds(timeout_ms);
+    l.o.seed = l.seed;
+    l.o.timeout = std::chrono::milliseconds(l.timeout_ms);
     try {
-        linerate::kvclient::Client c(o);
-        std::map<uint64_t, uint64_t> sent;
+        linerate::kvclient::Client c(l.o);
         const auto t0 = std::chrono::steady_clock::now();
-        for (uint64_t i = 0; i < tuples; ++i) {
-            if (!until.empty() && i % 1000 == 0 && std::ifstream(until)) {
-                tuples = i;
-                break;
-            }
-            const uint64_t key = mix(seed << 40 ^ (mix(i + seed) % keys));
-            const uint64_t value = i + 1;
-            try {
-                c.add(key, value);  // may run status(): a kvagg down meanwhile times it out
-            } catch (const linerate::kvclient::Timeout&) {
-                if (!durable) throw;  // the datagram is kept and sent again later
-            }
-            sent[key] += value;
-            if (pace && (i + 1) % pace == 0)
-                std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
+        const std::map<uint64_t, uint64_t> sent = send_tuples(c, l);
         const auto t1 = std::chrono::steady_clock::now();
-        const linerate::kvclient::StreamStatus st = durable ? c.wait_durable() : c.status();
+        const linerate::kvclient::StreamStatus st = l.durable ? c.wait_durable() : c.status();
         const auto t2 = std::chrono::steady_clock::now();
-        std::vector<double> lat;
-        if (reads) {
-            const uint64_t key = sent.begin()->first;
-            for (uint64_t r = 0; r < reads; ++r) {
-                const auto a = std::chrono::steady_clock::now();
-                const auto got = c.read(std::span(&key, 1));
-                lat.push_back(
-                    std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - a)
-                        .count());
-                if (got.size() != 1) throw linerate::kvclient::Error("read: wrong key count");
-                if (read_interval_ms > 0)
-                    std::this_thread::sleep_for(
-                        std::chrono::duration<double, std::milli>(read_interval_ms));
-            }
-        }
+        const std::vector<double> lat = l.reads && !sent.empty()
+                                            ? timed_reads(c, l, sent.begin()->first)
+                                            : std::vector<double>();
         const double send_s = std::chrono::duration<double>(t1 - t0).count();
         nlohmann::json j = {{"stream", c.stream()},
-                            {"tuples", tuples},
+                            {"tuples", l.tuples},
                             {"keys_sent", sent.size()},
                             {"tuples_per_datagram", c.max_tuples()},
                             {"datagrams", c.sent_datagrams()},
@@ -124,17 +150,13 @@ int main(int argc, char** argv) {
                             {"restarts_seen", c.restarts_seen()},
                             {"send_s", send_s},
                             {"confirm_s", std::chrono::duration<double>(t2 - t1).count()},
-                            {"tuples_per_s", send_s > 0 ? double(tuples) / send_s : 0},
-                            {"reads", reads},
+                            {"tuples_per_s", send_s > 0 ? double(l.tuples) / send_s : 0},
+                            {"reads", l.reads},
                             {"read_p50_us", percentile(lat, 0.5)},
                             {"read_p99_us", percentile(lat, 0.99)}};
         fmt::print("{}\n", j.dump());
-        if (!json_out.empty()) std::ofstream(json_out) << j.dump(2) << '\n';
-        if (!sums_out.empty()) {
-            std::ofstream f(sums_out);
-            for (const auto& [k, v] : sent) fmt::print(f, "{},{}\n", k, v);
-            if (!f) throw linerate::kvclient::Error("cannot write " + sums_out);
-        }
+        if (!l.json_out.empty()) std::ofstream(l.json_out) << j.dump(2) << '\n';
+        if (!l.sums_out.empty()) write_sums(l.sums_out, sent);
     } catch (const linerate::kvclient::Error& e) {
         fmt::print(stderr, "kvagg_load: {}\n", e.what());
         return 1;

@@ -192,10 +192,11 @@ class Client {
     // again until it has every datagram of this stream; kvagg's last view.
     StreamStatus status(unsigned max_rounds = 1000) {
         flush_sends();
-        std::optional<uint64_t> prev_top;
+        uint64_t prev_top = 0;
+        bool seen_top = false;  // prev_top is from this instance's last round
         for (unsigned round = 1; round <= max_rounds; ++round) {
             StreamStatus st = stream_status();
-            if (note_instance(st)) prev_top.reset();
+            if (note_instance(st)) seen_top = false;
             if (st.flags & kStatusNoWindow)
                 throw Error("kvagg runs with --dup-window 0: no loss detection");
             if (st.flags & kStatusSplit)
@@ -224,8 +225,9 @@ class Client {
             }
             // Datagrams above kvagg's highest may still be on their way while that highest
             // advances: resend them only once it stopped advancing (gaps below it at once).
-            const bool tail = st.top == prev_top;
+            const bool tail = seen_top && st.top == prev_top;
             prev_top = st.top;
+            seen_top = true;
             for (const auto& [seq, d] : unacked_)
                 if ((tail && seq > st.top) || std::binary_search(miss.begin(), miss.end(), seq)) {
                     ++retransmitted_;
