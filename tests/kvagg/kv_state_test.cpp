@@ -112,9 +112,10 @@ TEST(StateFile, TruncatedAtAnyLengthIsRefused) {
     for (size_t n = 0; n < file.size(); ++n) {
         const std::string why = refusal({file.data(), n});
         EXPECT_NE(why, "loaded") << n;
-        if (n >= kStateHeaderLen)
+        if (n >= kStateHeaderLen) {
             EXPECT_EQ(why, "truncated: body " + std::to_string(n - kStateHeaderLen) + " of " +
                                std::to_string(file.size() - kStateHeaderLen) + " bytes");
+        }
     }
     EXPECT_EQ(refusal({file.data(), 40}), "truncated: 40 bytes, shorter than the 96-byte header");
     EXPECT_EQ(refusal({file.data(), 3}), "not a kvagg state file (no LRKVSTAT magic)");
