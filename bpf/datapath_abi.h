@@ -87,4 +87,17 @@ static inline __u32 dp_src_filter_bit(__u32 addr) {
     return (__u32)(addr * 0x9E3779B1u) >> 20;
 }
 
+/* clocksync's master (bpf/clocksync.bpf.c): cs_config[0]. */
+#define DP_CS_CONFIG_MAP "cs_config"
+struct dp_cs_config {
+    /* The interface's MAC: the source of answers to requests sent to a group address (a client
+     * learning the master's MAC broadcasts), as the C++ master answers from its port's. */
+    __u8 mac[6];
+    __u16 udp_port; /* host order: the port requests come to (--udp-port) */
+    /* A UDP checksum left to the sender's TX offload is taken (not --strict-checksums); checksums
+     * are checked at all with DP_VERIFY_CHECKSUM (not --no-verify-checksums). */
+    __u8 accept_offloaded;
+    __u8 pad[3];
+};
+
 #endif

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <string_view>
 
+#include "cs_wire.h"
 #include "pkt/build.hpp"
 #include "pkt/checksum.hpp"
 #include "pkt/headers.hpp"
@@ -15,26 +16,31 @@
 
 namespace linerate::clocksync {
 
-inline constexpr uint16_t kCsUdpPort = 9001;
-inline constexpr uint16_t kCsMagic = 0x4353;  // "CS"
-inline constexpr uint8_t kCsVersion = 1;
-inline constexpr size_t kCsHeaderLen = 42;                                    // t3 ends it
+// The layout is bpf/cs_wire.h's, the one the XDP master (bpf/clocksync.bpf.c) compiles.
+inline constexpr uint16_t kCsUdpPort = LR_CS_UDP_PORT;
+inline constexpr uint16_t kCsMagic = LR_CS_MAGIC;
+inline constexpr uint8_t kCsVersion = LR_CS_VERSION;
+inline constexpr size_t kCsHeaderLen = LR_CS_HEADER_LEN;
 inline constexpr size_t kCsFrameLen = pkt::kUdpPayloadOffset + kCsHeaderLen;  // 84
 
 // Offsets inside the clocksync header (add the payload offset for frame offsets).
-inline constexpr size_t kCsOffMagic = 0;
-inline constexpr size_t kCsOffVersion = 2;
-inline constexpr size_t kCsOffType = 3;
-inline constexpr size_t kCsOffReserved = 4;
-inline constexpr size_t kCsOffClientId = 6;
-inline constexpr size_t kCsOffSeq = 10;
-inline constexpr size_t kCsOffT1 = 18;
-inline constexpr size_t kCsOffT2 = 26;
-inline constexpr size_t kCsOffT3 = 34;
+inline constexpr size_t kCsOffMagic = LR_CS_OFF_MAGIC;
+inline constexpr size_t kCsOffVersion = LR_CS_OFF_VERSION;
+inline constexpr size_t kCsOffType = LR_CS_OFF_TYPE;
+inline constexpr size_t kCsOffReserved = LR_CS_OFF_RESERVED;
+inline constexpr size_t kCsOffClientId = LR_CS_OFF_CLIENT_ID;
+inline constexpr size_t kCsOffSeq = LR_CS_OFF_SEQ;
+inline constexpr size_t kCsOffT1 = LR_CS_OFF_T1;
+inline constexpr size_t kCsOffT2 = LR_CS_OFF_T2;
+inline constexpr size_t kCsOffT3 = LR_CS_OFF_T3;
 
 // warmup: a client's frame sent ahead of a request to warm the path it takes (caches, TLB,
 // rings); the master takes it like a request and drops it, unanswered (reason `warmup`).
-enum class CsType : uint8_t { request = 1, response = 2, warmup = 3 };
+enum class CsType : uint8_t {
+    request = LR_CS_REQUEST,
+    response = LR_CS_RESPONSE,
+    warmup = LR_CS_WARMUP
+};
 
 // Every reason a clocksync packet is dropped, master and client side, in one list (VPP style),
 // X(id, text, description): parse reasons first, then the client's. With the runtime's reasons
@@ -59,6 +65,20 @@ enum class CsType : uint8_t { request = 1, response = 2, warmup = 3 };
 
 LINERATE_DROPS(Drop, kDrops, LINERATE_CS_DROPS);
 inline constexpr size_t kDropCount = std::size(kDrops);
+
+// The XDP master counts its drops by bpf/cs_wire.h's numbers, from not_clocksync on.
+constexpr unsigned xdp_drop_number(Drop d) {
+    return unsigned(d) - unsigned(Drop::not_clocksync);
+}
+static_assert(xdp_drop_number(Drop::not_clocksync) == LR_CS_NOT_CLOCKSYNC &&
+              xdp_drop_number(Drop::malformed) == LR_CS_MALFORMED &&
+              xdp_drop_number(Drop::bad_ip_checksum) == LR_CS_BAD_IP_CHECKSUM &&
+              xdp_drop_number(Drop::bad_udp_checksum) == LR_CS_BAD_UDP_CHECKSUM &&
+              xdp_drop_number(Drop::bad_magic) == LR_CS_BAD_MAGIC &&
+              xdp_drop_number(Drop::bad_version) == LR_CS_BAD_VERSION &&
+              xdp_drop_number(Drop::bad_type) == LR_CS_BAD_TYPE &&
+              xdp_drop_number(Drop::split_header) == LR_CS_SPLIT_HEADER &&
+              xdp_drop_number(Drop::warmup) == LR_CS_DROP_WARMUP);
 
 // Snake-case name, usable as a JSON key ("drops": {name: count}).
 constexpr std::string_view drop_name(Drop d) {

@@ -112,6 +112,17 @@ void DatapathProgram::set_pair_port(const std::string& ifname) {
             fmt::format("writing {} ({}): {}", DP_PAIR_MAP, ifname, errno_text(err)));
 }
 
+void DatapathProgram::set_clocksync(uint16_t udp_port, bool accept_offloaded,
+                                    const std::array<uint8_t, 6>& mac) {
+    dp_cs_config config{};
+    std::memcpy(config.mac, mac.data(), sizeof config.mac);
+    config.udp_port = udp_port;
+    config.accept_offloaded = accept_offloaded ? 1 : 0;
+    const uint32_t key = 0;
+    if (int err = bpf_map_update_elem(map_fd(DP_CS_CONFIG_MAP), &key, &config, BPF_ANY))
+        throw std::runtime_error("writing " DP_CS_CONFIG_MAP ": " + errno_text(err));
+}
+
 void DatapathProgram::set_nfv_sources(const std::vector<uint32_t>& bad_src,
                                       const std::vector<uint32_t>& good_dst) {
     add_addresses(DP_NFV_BAD_SRC_MAP, bad_src);

@@ -64,6 +64,9 @@ class DatapathProgram {
     void set_pair_port(const std::string& ifname);
     void set_nfv_sources(const std::vector<uint32_t>& bad_src,
                          const std::vector<uint32_t>& good_dst);
+    // clocksync's master (dp_cs_config): the UDP port it answers (host order), whether a UDP
+    // checksum left to TX offload is taken, the interface's MAC. Throws.
+    void set_clocksync(uint16_t udp_port, bool accept_offloaded, const std::array<uint8_t, 6>& mac);
 
     // Runs the frame through the program once (BPF_PROG_TEST_RUN, DP_RECORD_LAST set): `out`
     // gets the frame as the program left it (trimmed, swapped). Throws when the kernel refuses.

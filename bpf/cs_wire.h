@@ -1,0 +1,41 @@
+/* clocksync's wire format (docs/wire-formats.md) in C, for both of the master's datapaths: the C++
+ * app (apps/clocksync/cs_wire.hpp takes its constants from here) and the XDP master
+ * (bpf/clocksync.bpf.c). The clocksync header follows Ethernet (+ up to two VLAN tags), IPv4 and
+ * UDP; offsets below are inside it. */
+#ifndef LINERATE_BPF_CS_WIRE_H
+#define LINERATE_BPF_CS_WIRE_H
+
+#define LR_CS_UDP_PORT 9001
+#define LR_CS_MAGIC 0x4353 /* "CS" */
+#define LR_CS_VERSION 1
+#define LR_CS_HEADER_LEN 42 /* t3 ends it */
+
+#define LR_CS_OFF_MAGIC 0
+#define LR_CS_OFF_VERSION 2
+#define LR_CS_OFF_TYPE 3
+#define LR_CS_OFF_RESERVED 4
+#define LR_CS_OFF_CLIENT_ID 6
+#define LR_CS_OFF_SEQ 10
+#define LR_CS_OFF_T1 18
+#define LR_CS_OFF_T2 26
+#define LR_CS_OFF_T3 34
+
+/* LR_CS_WARMUP: a client's frame ahead of a request, to warm the path; dropped unanswered. */
+enum lr_cs_type { LR_CS_REQUEST = 1, LR_CS_RESPONSE = 2, LR_CS_WARMUP = 3 };
+
+/* The reasons a master drops a frame, in the order of LINERATE_CS_DROPS (cs_wire.hpp checks it):
+ * the XDP master counts reason r in slot DP_DROP_FIRST + r. Not clocksync is no drop there: the
+ * frame goes to the kernel (XDP_PASS). */
+enum lr_cs_drop {
+    LR_CS_NOT_CLOCKSYNC = 0,
+    LR_CS_MALFORMED,
+    LR_CS_BAD_IP_CHECKSUM,
+    LR_CS_BAD_UDP_CHECKSUM,
+    LR_CS_BAD_MAGIC,
+    LR_CS_BAD_VERSION,
+    LR_CS_BAD_TYPE,
+    LR_CS_SPLIT_HEADER, /* the C++ master's only: a chained frame's first segment too short */
+    LR_CS_DROP_WARMUP,  /* a warm-up frame, taken like a request, not answered */
+};
+
+#endif
