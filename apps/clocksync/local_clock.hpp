@@ -1,8 +1,11 @@
 #pragma once
-// The clocks of clocksync, read in ns. Master and client read the same system clock,
+// The clocks of clocksync, read in ns. Master and client read the same system clock, by default
 // CLOCK_MONOTONIC_RAW: not slewed by NTP (a slew is a drift, up to 500 ppm, far past rho), and
 // the same counter in every process of a machine, so verification mode's simulated client clock
-// (derived from it) has a known true offset to the master's.
+// (derived from it) has a known true offset to the master's. The XDP master reads
+// CLOCK_MONOTONIC (bpf_ktime_get_ns; an XDP program has no raw clock), and its clients then read
+// CLOCK_MONOTONIC too (--master-clock monotonic): NTP slews it, but one machine's processes and
+// its kernel see the same slewed counter, so the offset stays known.
 #include <time.h>
 
 #include <algorithm>
@@ -23,13 +26,31 @@ inline uint64_t system_ns() {
     return clock_ns(CLOCK_MONOTONIC_RAW);
 }
 
+// The system clocks clocksync reads. raw: CLOCK_MONOTONIC_RAW, the default on both ends.
+// realtime: CLOCK_REALTIME (Unix time: the master's for chronyd and ClockBound). monotonic:
+// CLOCK_MONOTONIC, the one an XDP program reads.
+enum class SystemClock : uint8_t { raw, realtime, monotonic };
+
+constexpr clockid_t clock_id(SystemClock c) {
+    return c == SystemClock::realtime    ? CLOCK_REALTIME
+           : c == SystemClock::monotonic ? CLOCK_MONOTONIC
+                                         : CLOCK_MONOTONIC_RAW;
+}
+
+constexpr const char* clock_name(SystemClock c) {
+    return c == SystemClock::realtime    ? "CLOCK_REALTIME"
+           : c == SystemClock::monotonic ? "CLOCK_MONOTONIC"
+                                         : "CLOCK_MONOTONIC_RAW";
+}
+
 // The client's local clock: the system clock, or in verification mode the simulated clock
 // derived from it (every time handed to the session must come from here).
 struct LocalClock {
     std::optional<SimClock> sim;
+    clockid_t system = CLOCK_MONOTONIC_RAW;
 
     uint64_t now() const {
-        const uint64_t t = system_ns();
+        const uint64_t t = clock_ns(system);
         return sim ? sim->local(t) : t;
     }
 };

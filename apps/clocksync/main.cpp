@@ -12,7 +12,9 @@
 #include "clocksync/options.hpp"
 #include "clocksync/report.hpp"
 #include "clocksync/worker_loops.hpp"
+#include "eal/af_xdp.hpp"
 #include "runtime/runtime.hpp"
+#include "runtime/xdp_datapath.hpp"
 #include "stats/telemetry.hpp"
 
 using namespace linerate;
@@ -21,22 +23,54 @@ using namespace linerate::clocksync;
 namespace {
 
 constexpr const char* kApp = "clocksync";
+constexpr const char* kXdpStamps =
+    "xdp: bpf_ktime_get_ns() (CLOCK_MONOTONIC) at the program's entry and right before XDP_TX; "
+    "its slow path ";
+
+// --datapath xdp: bpf/clocksync.bpf.c on the --af-xdp interface. Its reasons are the master's
+// drops from not_clocksync on (bpf/cs_wire.h); what it passes to the kernel (a served frame that
+// is no clocksync datagram) is counted as not_clocksync, as the C++ master counts it.
+std::shared_ptr<const XdpDatapathSpec> xdp_spec(const Options& cs,
+                                                const cli::CommonOptions& options) {
+    if (cs.role != Role::master || cs.datapath != xdp::Datapath::xdp) return nullptr;
+    if (options.af_xdp.empty())
+        cli::usage_error(kApp,
+                         "--datapath xdp: the master runs its XDP program on an --af-xdp "
+                         "interface (its frames are tested with BPF_PROG_TEST_RUN in "
+                         "unit_clocksync_xdp)");
+    auto spec = std::make_shared<XdpDatapathSpec>();
+    spec->object = "clocksync.bpf.o";
+    spec->flags = cs.verify_checksums ? DP_VERIFY_CHECKSUM : 0;
+    spec->slots.passed = stats::drop_slot(Drop::not_clocksync);
+    for (unsigned r = LR_CS_NOT_CLOCKSYNC; r <= LR_CS_DROP_WARMUP; ++r)
+        spec->slots.drops.push_back(stats::drop_slot(Drop::not_clocksync) + r);
+    const std::string iface = eal::parse_af_xdp_spec(options.af_xdp.front()).iface;
+    spec->configure = [port = cs.udp_port, accept = !cs.strict_checksums,
+                       iface](xdp::DatapathProgram& program) {
+        program.set_clocksync(port, accept, xdp::interface_mac(iface).value_or(pkt::MacAddr{}));
+    };
+    spec->mode = cs.xdp_mode;
+    return spec;
+}
 
 int run_master(Runtime& runtime, const Options& cs) {
     std::optional<MasterClock> clock;
+    const bool xdp = runtime.xdp_datapath() != nullptr;
     try {
-        clock = MasterClock::setup(runtime.port_ids(), cs.timestamps,
-                                   cs.sw_realtime ? CLOCK_REALTIME : CLOCK_MONOTONIC_RAW);
+        clock =
+            MasterClock::setup(runtime.port_ids(), xdp ? TimestampMode::software : cs.timestamps,
+                               cs.master_sw_clock());
     } catch (const std::exception& e) {
         fmt::print(stderr, "{}: {}\n", kApp, e.what());
         return 1;
     }
-    fmt::print("{}: master, timestamps {}\n", kApp, clock->describe());
+    fmt::print("{}: master, timestamps {}{}\n", kApp, xdp ? kXdpStamps : "", clock->describe());
     std::vector<pkt::MacAddr> macs(RTE_MAX_ETHPORTS);
     for (const auto& port : runtime.ports()) macs[port->id()] = port->mac();
 
+    report_datapath(runtime);
     nlohmann::json config = config_json(cs);
-    config["timestamps"] = clock->nic() ? "hw" : "sw";
+    config["timestamps"] = xdp ? "xdp" : clock->nic() ? "hw" : "sw";
     stats::register_telemetry("/linerate/clocksync", "Role and timestamp source",
                               [config](const std::string&) { return config; });
     runtime.add_json([config](nlohmann::json& j) {
@@ -164,8 +198,9 @@ int run_client(Runtime& runtime, const Options& cs, ClientSession& session, Loca
     sinks.clockbound = std::move(clockbound);
     ClientWorker client(session, synced, std::move(io),
                         {sinks.page.get(), sinks.chrony.get(), sinks.clockbound.get()});
-    fmt::print("{}: client {}, timestamps sw: clock_gettime(CLOCK_MONOTONIC_RAW){}\n", kApp,
-               cs.client_id, local.sim ? " through the simulated clock (verification mode)" : "");
+    fmt::print("{}: client {}, timestamps sw: clock_gettime({}){}\n", kApp, cs.client_id,
+               clock_name(cs.client_clock()),
+               local.sim ? " through the simulated clock (verification mode)" : "");
     report_client(runtime, cs, session, synced, client, sinks);
     return runtime.run([&](WorkerContext& ctx) {
         if (ctx.slot.index == 0)
@@ -196,8 +231,9 @@ int main(int argc, char** argv) {
     try {
         check_role(cli, cs);
         if (cs.role == Role::client) {
+            local.system = clock_id(cs.client_clock());
             // The simulated drift is zero here, a moment before the run starts.
-            ClientConfig config = make_client_config(cs, system_ns());
+            ClientConfig config = make_client_config(cs, clock_ns(local.system));
             local.sim = config.sim;
             session = std::make_unique<ClientSession>(config);
             clockbound = open_clockbound(cs, config);
@@ -208,10 +244,10 @@ int main(int argc, char** argv) {
 
     const bool client = cs.role == Role::client;
     auto served = [&] { return xdp::SteerFilter{xdp::SteerMode::udp_port, cs.udp_port}; };
-    Runtime runtime(
-        {kApp, client ? "clocksync client" : "clocksync master", kDrops,
-         client ? stats::Names(kClientCounters) : stats::Names(kMasterCounters), served},
-        std::move(args), options);
+    AppInfo info{kApp, client ? "clocksync client" : "clocksync master", kDrops,
+                 client ? stats::Names(kClientCounters) : stats::Names(kMasterCounters), served};
+    info.xdp_datapath = xdp_spec(cs, options);
+    Runtime runtime(info, std::move(args), options);
     return client ? run_client(runtime, cs, *session, local, std::move(clockbound))
                   : run_master(runtime, cs);
 }

@@ -1,5 +1,6 @@
 #include "clocksync/master_clock.hpp"
 
+#include <fmt/core.h>
 #include <rte_errno.h>
 
 #include <stdexcept>
@@ -7,7 +8,7 @@
 namespace linerate::clocksync {
 
 MasterClock MasterClock::setup(const std::vector<uint16_t>& ports, TimestampMode mode,
-                               clockid_t sw_clock) {
+                               SystemClock sw_clock) {
     if (mode == TimestampMode::software) return MasterClock(false, sw_clock);
     std::vector<uint16_t> enabled;
     for (uint16_t port : ports) {
@@ -29,9 +30,7 @@ MasterClock MasterClock::setup(const std::vector<uint16_t>& ports, TimestampMode
 
 std::string MasterClock::describe() const {
     if (nic_) return "hw: NIC clock (rte_eth_timesync_read_time) after RX and before TX";
-    return sw_clock_ == CLOCK_REALTIME
-               ? "sw: clock_gettime(CLOCK_REALTIME) after RX and before TX"
-               : "sw: clock_gettime(CLOCK_MONOTONIC_RAW) after RX and before TX";
+    return fmt::format("sw: clock_gettime({}) after RX and before TX", clock_name(sw_clock_));
 }
 
 }  // namespace linerate::clocksync

@@ -17,13 +17,14 @@ class MasterClock {
   public:
     // Enables timesync on every port for hw/auto. auto falls back to the system clock when a
     // port refuses (virtual PMDs do); hw throws std::runtime_error naming the port instead.
-    // `sw_clock`: the system clock sw mode reads (CLOCK_MONOTONIC_RAW, or CLOCK_REALTIME to
-    // serve Unix time, e.g. to feed chronyd through a client's --chrony-shm).
+    // `sw_clock`: the system clock sw mode reads (CLOCK_MONOTONIC_RAW; CLOCK_REALTIME to serve
+    // Unix time, e.g. to feed chronyd through a client's --chrony-shm; CLOCK_MONOTONIC, the XDP
+    // datapath's).
     static MasterClock setup(const std::vector<uint16_t>& ports, TimestampMode mode,
-                             clockid_t sw_clock = CLOCK_MONOTONIC_RAW);
+                             SystemClock sw_clock = SystemClock::raw);
 
     uint64_t now(uint16_t port) const {
-        if (!nic_) return clock_ns(sw_clock_);
+        if (!nic_) return clock_ns(clock_id(sw_clock_));
         timespec ts{};
         rte_eth_timesync_read_time(port, &ts);
         return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
@@ -32,9 +33,9 @@ class MasterClock {
     std::string describe() const;
 
   private:
-    MasterClock(bool nic, clockid_t sw_clock) : nic_(nic), sw_clock_(sw_clock) {}
+    MasterClock(bool nic, SystemClock sw_clock) : nic_(nic), sw_clock_(sw_clock) {}
     bool nic_;
-    clockid_t sw_clock_;
+    SystemClock sw_clock_;
 };
 
 }  // namespace linerate::clocksync

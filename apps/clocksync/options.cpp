@@ -12,6 +12,9 @@ namespace linerate::clocksync {
 
 namespace {
 
+// SystemClock's values as --sw-clock and the JSON spell them.
+constexpr const char* kClockKeys[] = {"raw", "realtime", "monotonic"};
+
 // The simulated clock's offset, its drift over a run and θ are all held in 64-bit signed
 // differences; 2^62 ns leaves them room (real clocks may be any amount apart: only
 // wrap-safe differences of their readings are used).
@@ -25,7 +28,13 @@ constexpr const char* kClientOnly[] = {
     "--export-max-age-ms", "--chrony-shm",       "--clockbound",      "--master-clock",
     "--keep-sync-rounds",  "--warmup-us",
 };
-constexpr const char* kMasterOnly[] = {"--timestamps", "--sw-clock"};
+constexpr const char* kMasterOnly[] = {"--timestamps", "--sw-clock", "--datapath", "--xdp-mode"};
+
+SystemClock system_clock_named(const std::string& name) {
+    return name == "realtime"    ? SystemClock::realtime
+           : name == "monotonic" ? SystemClock::monotonic
+                                 : SystemClock::raw;
+}
 
 // ms/us as given on the command line to whole ns; 0 when it rounds away.
 uint64_t to_ns(double value, double ns_per_unit) {
@@ -56,11 +65,13 @@ void add_role_options(CLI::App& app, Options& o) {
         ->check(CLI::IsMember({"auto", "hw", "sw"}))
         ->default_str("auto");
     app.add_option_function<std::string>(
-           "--sw-clock", [&o](const std::string& s) { o.sw_realtime = s == "realtime"; },
-           "Master: the system clock of sw timestamps: raw = CLOCK_MONOTONIC_RAW (verification "
-           "mode needs it), realtime = CLOCK_REALTIME (Unix time, for clients feeding chronyd)")
-        ->check(CLI::IsMember({"raw", "realtime"}))
+           "--sw-clock", [&o](const std::string& s) { o.sw_clock = system_clock_named(s); },
+           "Master: the system clock of sw timestamps: raw = CLOCK_MONOTONIC_RAW, realtime = "
+           "CLOCK_REALTIME (Unix time, for clients feeding chronyd), monotonic = CLOCK_MONOTONIC "
+           "(the XDP datapath's); verification mode needs the client's --master-clock to match")
+        ->check(CLI::IsMember({"raw", "realtime", "monotonic"}))
         ->default_str("raw");
+    xdp::add_datapath_option(app, o.datapath, o.xdp_mode);
 
     auto mac_check = CLI::Validator(
         [](std::string& s) { return parse_mac(s) ? std::string() : "bad MAC '" + s + "'"; }, "MAC");
@@ -175,10 +186,16 @@ void add_verification_and_export_options(CLI::App& app, Options& o) {
             [](std::string& s) { return s.empty() ? std::string("empty path") : std::string(); },
             "PATH"));
     app.add_option_function<std::string>(
-           "--master-clock", [&o](const std::string& s) { o.master_realtime = s == "realtime"; },
+           "--master-clock",
+           [&o](const std::string& s) {
+               o.master_clock = s == "unknown" ? SystemClock::raw : system_clock_named(s);
+           },
            "Client: what the master's clock is (the wire does not say): realtime = Unix time as "
-           "CLOCK_REALTIME counts it (master on --sw-clock realtime, or a NIC clock kept on UTC)")
-        ->check(CLI::IsMember({"unknown", "realtime"}))
+           "CLOCK_REALTIME counts it (master on --sw-clock realtime, or a NIC clock kept on UTC); "
+           "monotonic = CLOCK_MONOTONIC (master on --datapath xdp or --sw-clock monotonic; the "
+           "client's clock is then CLOCK_MONOTONIC too); unknown: the client reads "
+           "CLOCK_MONOTONIC_RAW, and verification mode takes the master's to be that")
+        ->check(CLI::IsMember({"unknown", "realtime", "monotonic"}))
         ->default_str("unknown");
 }
 
@@ -186,15 +203,33 @@ void add_verification_and_export_options(CLI::App& app, Options& o) {
 // when that time is Unix time, which the client cannot learn from the wire (and verification
 // mode's truth is the raw clock).
 void check_clockbound(const Options& o) {
-    if (o.clockbound_path && !o.master_realtime)
+    if (o.clockbound_path && o.master_clock != SystemClock::realtime)
         throw std::invalid_argument(
             "--clockbound needs --master-clock realtime: its bound is CLOCK_REALTIME's error "
             "against the master's time, which must be Unix time (run the master with --sw-clock "
             "realtime)");
-    if (o.master_realtime && o.verification())
+    if (o.master_clock == SystemClock::realtime && o.verification())
         throw std::invalid_argument(
             "--master-clock realtime with --sim-offset-ns/--sim-drift-ppm: verification mode "
-            "needs the master on its raw clock");
+            "needs the master on CLOCK_MONOTONIC_RAW or CLOCK_MONOTONIC (a clock that is not "
+            "stepped)");
+    // linerate/truetime.h's readers read CLOCK_MONOTONIC_RAW.
+    if (o.export_name && o.client_clock() != SystemClock::raw)
+        throw std::invalid_argument(
+            "--export with --master-clock monotonic: the page's readers read "
+            "CLOCK_MONOTONIC_RAW");
+}
+
+// The XDP master stamps with CLOCK_MONOTONIC in the driver: no NIC clock, no other system clock.
+void check_master_datapath(const CLI::App& app, const Options& o) {
+    if (o.datapath != xdp::Datapath::xdp) return;
+    if (o.timestamps == TimestampMode::hardware)
+        throw std::invalid_argument(
+            "--timestamps hw with --datapath xdp: the XDP program stamps with CLOCK_MONOTONIC");
+    if (app.count("--sw-clock") > 0 && o.sw_clock != SystemClock::monotonic)
+        throw std::invalid_argument(
+            "--datapath xdp stamps with CLOCK_MONOTONIC (bpf_ktime_get_ns): --sw-clock must be "
+            "monotonic or left out");
 }
 
 }  // namespace
@@ -217,6 +252,7 @@ void check_role(const CLI::App& app, const Options& o) {
         if (!client) reject(name, "client");
     for (const char* name : kMasterOnly)
         if (client) reject(name, "master");
+    check_master_datapath(app, o);
 }
 
 namespace {
@@ -274,7 +310,7 @@ nlohmann::json config_json(const Options& o) {
     j["verify_checksums"] = o.verify_checksums;
     j["strict_checksums"] = o.strict_checksums;
     if (o.role == Role::master) {
-        j["sw_clock"] = o.sw_realtime ? "realtime" : "raw";
+        j["sw_clock"] = kClockKeys[size_t(o.master_sw_clock())];
         return j;
     }
     j["client_id"] = o.client_id;
@@ -297,7 +333,8 @@ nlohmann::json config_json(const Options& o) {
         j["export_max_age_ms"] = o.export_max_age();
     }
     if (o.chrony_shm) j["chrony_shm"] = *o.chrony_shm;
-    j["master_clock"] = o.master_realtime ? "realtime" : "unknown";
+    j["master_clock"] =
+        o.master_clock == SystemClock::raw ? "unknown" : kClockKeys[size_t(o.master_clock)];
     if (o.clockbound_path) {
         j["clockbound"] = *o.clockbound_path;
         j["export_max_age_ms"] = o.export_max_age();

@@ -9,9 +9,11 @@
 #include <string>
 
 #include "clocksync/client_session.hpp"
+#include "clocksync/local_clock.hpp"
 #include "linerate/truetime.h"
 #include "pkt/address.hpp"
 #include "pkt/build.hpp"
+#include "xdp/datapath.hpp"
 
 namespace linerate::clocksync {
 
@@ -25,7 +27,9 @@ struct Options {
     bool verify_checksums = true;   // both roles: off with --no-verify-checksums
     bool strict_checksums = false;  // both roles: --strict-checksums
     TimestampMode timestamps = TimestampMode::automatic;  // master
-    bool sw_realtime = false;  // master: sw timestamps from CLOCK_REALTIME, not MONOTONIC_RAW
+    SystemClock sw_clock = SystemClock::raw;              // master: --sw-clock
+    xdp::Datapath datapath = xdp::Datapath::dpdk;         // master: --datapath
+    xdp::XdpMode xdp_mode = xdp::XdpMode::automatic;      // master: --xdp-mode
     // Client.
     std::optional<pkt::MacAddr> master_mac;  // none: broadcast until learned from a response
     uint32_t master_ip = 0xC0A80002;         // 192.168.0.2
@@ -52,12 +56,25 @@ struct Options {
     std::optional<std::string> export_name;
     std::optional<double> export_max_age_ms;
     std::optional<int> chrony_shm;  // --chrony-shm N
-    // --clockbound PATH: the ClockBound segment; needs master_realtime (--master-clock realtime,
-    // the client's word for what it cannot learn from the wire: the master's clock is Unix time).
+    // --clockbound PATH: the ClockBound segment; needs --master-clock realtime (the client's
+    // word for what it cannot learn from the wire: the master's clock is Unix time).
     std::optional<std::string> clockbound_path;
-    bool master_realtime = false;
+    // --master-clock: raw = unknown (the default: no claim; the client reads CLOCK_MONOTONIC_RAW),
+    // realtime = Unix time, monotonic = CLOCK_MONOTONIC (an XDP master): the client's local clock
+    // is then CLOCK_MONOTONIC too, the same counter as the master's on one machine.
+    SystemClock master_clock = SystemClock::raw;
 
     bool verification() const { return sim_offset_ns || sim_drift_ppm; }
+    // The master's timestamp clock: the XDP datapath's is CLOCK_MONOTONIC (its slow path reads it
+    // too), otherwise --sw-clock's.
+    SystemClock master_sw_clock() const {
+        return datapath == xdp::Datapath::xdp ? SystemClock::monotonic : sw_clock;
+    }
+    // The client's local clock: CLOCK_MONOTONIC with a monotonic master, CLOCK_MONOTONIC_RAW
+    // otherwise.
+    SystemClock client_clock() const {
+        return master_clock == SystemClock::monotonic ? SystemClock::monotonic : SystemClock::raw;
+    }
     // The max age of --export's page and of --clockbound's Synchronized status.
     double export_max_age() const { return export_max_age_ms.value_or(10 * sync_period_ms); }
 };

@@ -44,6 +44,20 @@ const char* xdp_mode_name(XdpMode m) {
     return m == XdpMode::native ? "native" : m == XdpMode::generic ? "generic" : "auto";
 }
 
+std::optional<std::array<uint8_t, 6>> interface_mac(const std::string& ifname) {
+    ifreq req{};
+    if (ifname.empty() || ifname.size() >= sizeof req.ifr_name) return std::nullopt;
+    std::memcpy(req.ifr_name, ifname.data(), ifname.size());
+    const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return std::nullopt;
+    const int rc = ioctl(fd, SIOCGIFHWADDR, &req);
+    close(fd);
+    if (rc != 0) return std::nullopt;
+    std::array<uint8_t, 6> mac;
+    std::memcpy(mac.data(), req.ifr_hwaddr.sa_data, mac.size());
+    return mac;
+}
+
 void add_datapath_option(CLI::App& app, Datapath& datapath, XdpMode& mode) {
     app.add_option("--datapath", datapath,
                    "Where the kernel runs: dpdk (the poll loop) or xdp (the app's XDP program on "

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,8 @@ enum class XdpMode { automatic, native, generic };
 
 const char* datapath_name(Datapath d);
 const char* xdp_mode_name(XdpMode m);
+// The MAC address of interface `ifname` (SIOCGIFHWADDR), none when it has no such interface.
+std::optional<std::array<uint8_t, 6>> interface_mac(const std::string& ifname);
 // --datapath xdp|dpdk (default dpdk) and --xdp-mode auto|native|generic (default auto).
 void add_datapath_option(CLI::App& app, Datapath& datapath, XdpMode& mode);
 

@@ -1,9 +1,13 @@
-// Master and client across a veth pair, each end in its own network namespace, both on AF_XDP
-// (--af-xdp): the exchange crosses the kernel's veth and XDP path instead of a memif ring. The
-// client is in verification mode (both ends read CLOCK_MONOTONIC_RAW), so every ε sample is
-// checked against the true offset: 0 violations, and clean exits. Veths as `ip link add` makes
-// them, --af-xdp and nothing else about XDP: the kernels on both ends keep answering ARP and ping
-// on the same interfaces meanwhile (the steering program hands the apps their UDP port only).
+// Master and client across a veth pair, each end in its own network namespace, the client on
+// AF_XDP (--af-xdp): the exchange crosses the kernel's veth and XDP path instead of a memif ring.
+// The client is in verification mode (both ends read the same system clock), so every ε sample
+// is checked against the true offset: 0 violations, and clean exits. Veths as `ip link add`
+// makes them, --af-xdp and nothing else about XDP: the kernels on both ends keep answering ARP
+// and ping on the same interfaces meanwhile (the steering program hands the apps their UDP port
+// only). The master runs in three ways: the C++ master on AF_XDP reading CLOCK_MONOTONIC_RAW
+// (the default) or CLOCK_MONOTONIC (--sw-clock monotonic), and the XDP master (--datapath xdp:
+// bpf/clocksync.bpf.c answering in the veth's XDP hook, CLOCK_MONOTONIC), whose clients say
+// --master-clock monotonic.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -13,13 +17,27 @@
 #include <thread>
 #include <vector>
 
+#include "support/doc_table.hpp"
 #include "support/netns.hpp"
 #include "support/process.hpp"
 
 using namespace linerate::test;
 
-TEST(ClocksyncAfXdp, MasterAndClientAcrossAVethPairHaveNoViolations) {
-    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+namespace {
+
+struct PairRun {
+    ProcessResult master, client;
+    nlohmann::json master_json, client_json;
+    ShellResult ping;
+    std::string master_mac;   // the veth end the master runs on
+    std::string master_link;  // `ip link show` of it once the master exited
+};
+
+// The master with `master_args` on one end of a fresh veth pair, the client with `client_args`
+// in verification mode (5 ms off, 8 ppm fast) on the other, both on --af-xdp; the peer pings the
+// master's address while they run.
+PairRun run_pair(const std::vector<std::string>& master_args,
+                 const std::vector<std::string>& client_args) {
     NetNs master_ns("csm"), client_ns("csc");
     VethPair veth(master_ns, client_ns);
     master_ns.run("ip addr add 10.78.0.1/24 dev " + veth.app_if);
@@ -36,42 +54,104 @@ TEST(ClocksyncAfXdp, MasterAndClientAcrossAVethPairHaveNoViolations) {
     };
     std::vector<std::string> master = app("0", master_prefix, veth.app_if);
     master.insert(master.end(), {"--role", "master", "--duration", "9", "--json", master_json});
+    master.insert(master.end(), master_args.begin(), master_args.end());
     std::vector<std::string> client = app(client_lcore, client_prefix, veth.peer_if);
     // A generous probe timeout: a descheduled poller on the shared cores stretches a round trip
     // to tens of ms, which widens ε but must never break it.
     client.insert(client.end(),
                   {"--role", "client", "--duration", "6", "--sim-offset-ns", "5000000",
                    "--sim-drift-ppm", "8", "--probe-timeout-ms", "80", "--json", client_json});
-    ProcessResult m, c;
-    std::thread master_thread([&] { m = run_process(master_ns.wrap(master), {.timeout_s = 40}); });
+    client.insert(client.end(), client_args.begin(), client_args.end());
+    PairRun r;
+    r.master_mac = veth.app_mac;
+    std::thread master_thread(
+        [&] { r.master = run_process(master_ns.wrap(master), {.timeout_s = 40}); });
     std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-    std::thread client_thread([&] { c = run_process(client_ns.wrap(client), {.timeout_s = 40}); });
+    std::thread client_thread(
+        [&] { r.client = run_process(client_ns.wrap(client), {.timeout_s = 40}); });
     std::this_thread::sleep_for(std::chrono::milliseconds(2000));  // both apps are up
-    const ShellResult ping = client_ns.try_run("ping -c 3 -i 0.2 -W 2 10.78.0.1");
+    r.ping = client_ns.try_run("ping -c 3 -i 0.2 -W 2 10.78.0.1");
     client_thread.join();
     master_thread.join();
-    const nlohmann::json mj = read_json(master_json), cj = read_json(client_json);
+    r.master_link = master_ns.run("ip link show dev " + veth.app_if);
+    r.master_json = read_json(master_json);
+    r.client_json = read_json(client_json);
     std::error_code ec;
     for (const std::string& prefix : {master_prefix, client_prefix})
         std::filesystem::remove_all("/var/run/dpdk/" + prefix, ec);
+    return r;
+}
 
-    EXPECT_EQ(ping.status, 0) << ping.out;
-    EXPECT_NE(ping.out.find("3 received"), std::string::npos) << ping.out;
-    ASSERT_EQ(c.exit_status, 0) << c.out;
-    ASSERT_EQ(m.exit_status, 0) << m.out;
-    ASSERT_TRUE(cj.is_object()) << c.out;
-    std::printf("af_xdp: syncs %s violations %s timeouts %s epsilon_ns %s rtt_ns %s\n",
+// What every run must show: ping answered beside the apps, clean exits, syncs with no
+// violation, the master's MAC learned, no mbuf left behind.
+void expect_synced(const PairRun& r, const char* label) {
+    const nlohmann::json& cj = r.client_json;
+    EXPECT_EQ(r.ping.status, 0) << r.ping.out;
+    EXPECT_NE(r.ping.out.find("3 received"), std::string::npos) << r.ping.out;
+    ASSERT_EQ(r.client.exit_status, 0) << r.client.out;
+    ASSERT_EQ(r.master.exit_status, 0) << r.master.out;
+    ASSERT_TRUE(cj.is_object()) << r.client.out;
+    std::printf("%s: syncs %s violations %s timeouts %s epsilon_ns %s rtt_ns %s\n", label,
                 cj["syncs"].dump().c_str(), cj["violations"].dump().c_str(),
                 cj["timeouts"].dump().c_str(), cj["epsilon_ns"].dump().c_str(),
                 cj["rtt_ns"].dump().c_str());
-    EXPECT_GE(cj["syncs"].get<uint64_t>(), 20u) << c.out;
-    EXPECT_EQ(cj["violations"], 0) << c.out;
+    EXPECT_GE(cj["syncs"].get<uint64_t>(), 20u) << r.client.out;
+    EXPECT_EQ(cj["violations"], 0) << r.client.out;
     EXPECT_GT(cj["epsilon_samples"].get<uint64_t>(), 3000u);
     EXPECT_TRUE(cj["master_mac"].is_string()) << "master MAC not learned over the veth";
-    EXPECT_EQ(cj["master_mac"], veth.app_mac);
-    EXPECT_EQ(cj["mempool_in_use_at_exit"], 0) << c.out;
-    EXPECT_EQ(mj["mempool_in_use_at_exit"], 0) << m.out;
-    EXPECT_EQ(mj["timestamps"], "sw");
+    EXPECT_EQ(cj["master_mac"], r.master_mac);
+    EXPECT_EQ(cj["mempool_in_use_at_exit"], 0) << r.client.out;
+    EXPECT_EQ(r.master_json["mempool_in_use_at_exit"], 0) << r.master.out;
+}
+
+}  // namespace
+
+TEST(ClocksyncAfXdp, MasterAndClientAcrossAVethPairHaveNoViolations) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    const PairRun r = run_pair({}, {});
+    expect_synced(r, "af_xdp");
+    EXPECT_EQ(r.master_json["timestamps"], "sw");
     // Every request the master answered came back or was lost: answers >= syncs.
-    EXPECT_GE(mj["tx_packets"].get<uint64_t>(), cj["syncs"].get<uint64_t>());
+    EXPECT_GE(r.master_json["tx_packets"].get<uint64_t>(), r.client_json["syncs"].get<uint64_t>());
+}
+
+// The clock the XDP master reads, on the C++ master: the client reads it too, and verification
+// mode's truth holds on it.
+TEST(ClocksyncAfXdp, OnClockMonotonicToo) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    const PairRun r = run_pair({"--sw-clock", "monotonic"}, {"--master-clock", "monotonic"});
+    expect_synced(r, "af_xdp monotonic");
+    EXPECT_EQ(r.master_json["clocksync"]["sw_clock"], "monotonic");
+    EXPECT_EQ(r.client_json["clocksync"]["master_clock"], "monotonic");
+    EXPECT_NE(r.client.out.find("clock_gettime(CLOCK_MONOTONIC)"), std::string::npos)
+        << r.client.out;
+}
+
+// The XDP master: bpf/clocksync.bpf.c answers every request in the veth's XDP hook (t2, t3 from
+// CLOCK_MONOTONIC), the client in verification mode says --master-clock monotonic. The master's
+// counters are the client's requests exactly: received, answered, all by the program (none left
+// to the slow path), none dropped; ping beside it goes to the kernel; the program is gone after.
+TEST(ClocksyncAfXdp, XdpMasterAnswersEveryRequestInTheDriver) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    const PairRun r = run_pair({"--datapath", "xdp"}, {"--master-clock", "monotonic"});
+    expect_synced(r, "xdp master");
+    const nlohmann::json &mj = r.master_json, &cj = r.client_json;
+    EXPECT_EQ(mj["datapath"], "xdp") << r.master.out;
+    EXPECT_EQ(mj["timestamps"], "xdp");
+    EXPECT_EQ(mj["clocksync"]["sw_clock"], "monotonic");
+    const uint64_t requests = cj["tx_packets"];
+    EXPECT_GE(requests, cj["syncs"].get<uint64_t>());
+    EXPECT_EQ(mj["rx_packets"], requests) << r.master.out;
+    EXPECT_EQ(mj["tx_packets"], requests) << r.master.out;
+    EXPECT_EQ(mj["xdp"]["program"]["tx"], requests);
+    EXPECT_EQ(mj["xdp"]["tiers"]["xdp"], requests);
+    EXPECT_EQ(mj["xdp"]["tiers"]["slow_path"], 0);
+    EXPECT_EQ(mj["xdp"]["program"]["drop"], 0);
+    EXPECT_GT(mj["xdp"]["program"]["not_served"].get<uint64_t>(), 0u);  // ping, ARP
+    for (const auto& [reason, n] : mj["drops"].items()) EXPECT_EQ(n, 0) << reason;
+    // Every answer came back, but one to a request sent as the client stopped.
+    EXPECT_LE(cj["rx_packets"].get<uint64_t>(), requests);
+    EXPECT_GE(cj["rx_packets"].get<uint64_t>() + 1, requests) << r.client.out;
+    EXPECT_EQ(r.master_link.find(" xdp"), std::string::npos) << r.master_link;
+    expect_json_documented(mj);
 }

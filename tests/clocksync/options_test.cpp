@@ -192,7 +192,7 @@ TEST(CsOptions, ClockBoundNeedsTheMasterOnRealtime) {
     }
     o = parse({"--role", "client", "--clockbound", "/x/shm0", "--master-clock", "realtime",
                "--export-max-age-ms", "500"});
-    EXPECT_TRUE(o.master_realtime);
+    EXPECT_EQ(o.master_clock, SystemClock::realtime);
     EXPECT_NO_THROW(make_client_config(o, 0));  // --export-max-age-ms applies to it too
     const nlohmann::json j = config_json(o);
     EXPECT_EQ(j["clockbound"], "/x/shm0");
@@ -206,4 +206,38 @@ TEST(CsOptions, ClockBoundNeedsTheMasterOnRealtime) {
     EXPECT_THROW(parse({"--role", "client", "--clockbound", ""}), CLI::ParseError);
     EXPECT_THROW(parse({"--role", "master", "--clockbound", "/x"}), std::invalid_argument);
     EXPECT_THROW(parse({"--role", "master", "--master-clock", "realtime"}), std::invalid_argument);
+}
+
+// The XDP master stamps with CLOCK_MONOTONIC (bpf_ktime_get_ns): its slow path reads the same
+// clock, its clients say so with --master-clock monotonic and then read CLOCK_MONOTONIC
+// themselves, in verification mode too.
+TEST(CsOptions, TheXdpMastersClockIsMonotonicAndItsClientsReadIt) {
+    Options m = parse({"--role", "master", "--datapath", "xdp"});
+    EXPECT_EQ(m.datapath, linerate::xdp::Datapath::xdp);
+    EXPECT_EQ(m.master_sw_clock(), SystemClock::monotonic);
+    EXPECT_EQ(config_json(m)["sw_clock"], "monotonic");
+    EXPECT_EQ(parse({"--role", "master"}).master_sw_clock(), SystemClock::raw);
+    EXPECT_EQ(parse({"--role", "master", "--sw-clock", "monotonic"}).master_sw_clock(),
+              SystemClock::monotonic);
+    EXPECT_NO_THROW(parse({"--role", "master", "--datapath", "xdp", "--sw-clock", "monotonic"}));
+    EXPECT_THROW(parse({"--role", "master", "--datapath", "xdp", "--sw-clock", "raw"}),
+                 std::invalid_argument);
+    EXPECT_THROW(parse({"--role", "master", "--datapath", "xdp", "--timestamps", "hw"}),
+                 std::invalid_argument);
+    EXPECT_THROW(parse({"--role", "client", "--datapath", "xdp"}), std::invalid_argument);
+
+    Options c = parse({"--role", "client", "--master-clock", "monotonic", "--sim-offset-ns", "5"});
+    EXPECT_EQ(c.client_clock(), SystemClock::monotonic);
+    EXPECT_EQ(clock_id(c.client_clock()), CLOCK_MONOTONIC);
+    EXPECT_NO_THROW(make_client_config(c, 0));
+    EXPECT_EQ(config_json(c)["master_clock"], "monotonic");
+    EXPECT_EQ(parse({"--role", "client"}).client_clock(), SystemClock::raw);
+    EXPECT_EQ(config_json(parse({"--role", "client"}))["master_clock"], "unknown");
+    EXPECT_EQ(parse({"--role", "client", "--master-clock", "realtime"}).client_clock(),
+              SystemClock::raw);
+    // The exported page's readers read CLOCK_MONOTONIC_RAW.
+    EXPECT_THROW(
+        make_client_config(
+            parse({"--role", "client", "--master-clock", "monotonic", "--export", "p"}), 0),
+        std::invalid_argument);
 }
