@@ -104,6 +104,15 @@ def wait_for(path, text, proc, timeout=30):
         sys.exit(f"waiting for '{text}' in {path}:\n{f.read()}")
 
 
+def start_logged(cmd, log, procs):
+    """Starts `cmd` with its output into the file `log` and appends it to `procs`. Line-buffered
+    stdout, so the readiness lines reach the log as they are printed."""
+    p = subprocess.Popen(["stdbuf", "-oL"] + cmd, stdout=open(log, "w"),
+                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    procs.append(p)
+    return p
+
+
 def schedstat(pid):
     """(ns on the CPU, ns runnable but waiting for it) of the thread pid (the main lcore's
     thread, which runs the worker with -l N), or None once it is gone."""
@@ -167,11 +176,7 @@ def one_run(args, probes, flood, tag, client_extra=(), reader=None):
     procs = []
 
     def start(cmd, log):
-        # Line-buffered stdout, so the readiness lines reach the log as they are printed.
-        p = subprocess.Popen(["stdbuf", "-oL"] + cmd, stdout=open(log, "w"),
-                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        procs.append(p)
-        return p
+        return start_logged(cmd, log, procs)
 
     try:
         m = start(master, logs[0])
