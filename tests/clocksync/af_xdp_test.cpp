@@ -33,11 +33,12 @@ struct PairRun {
     std::string master_link;  // `ip link show` of it once the master exited
 };
 
-// The master with `master_args` on one end of a fresh veth pair, the client with `client_args`
-// in verification mode (5 ms off, 8 ppm fast) on the other, both on --af-xdp; the peer pings the
-// master's address while they run.
+// The master with `master_args` (and `master_env`, VAR=value) on one end of a fresh veth pair,
+// the client with `client_args` in verification mode (5 ms off, 8 ppm fast) on the other, both
+// on --af-xdp; the peer pings the master's address while they run.
 PairRun run_pair(const std::vector<std::string>& master_args,
-                 const std::vector<std::string>& client_args) {
+                 const std::vector<std::string>& client_args,
+                 const std::vector<std::string>& master_env = {}) {
     NetNs master_ns("csm"), client_ns("csc");
     VethPair veth(master_ns, client_ns);
     master_ns.run("ip addr add 10.78.0.1/24 dev " + veth.app_if);
@@ -53,6 +54,10 @@ PairRun run_pair(const std::vector<std::string>& master_args,
         return argv;
     };
     std::vector<std::string> master = app("0", master_prefix, veth.app_if);
+    if (!master_env.empty()) {
+        master.insert(master.begin(), master_env.begin(), master_env.end());
+        master.insert(master.begin(), "/usr/bin/env");
+    }
     master.insert(master.end(), {"--role", "master", "--duration", "9", "--json", master_json});
     master.insert(master.end(), master_args.begin(), master_args.end());
     std::vector<std::string> client = app(client_lcore, client_prefix, veth.peer_if);
@@ -154,4 +159,20 @@ TEST(ClocksyncAfXdp, XdpMasterAnswersEveryRequestInTheDriver) {
     EXPECT_GE(cj["rx_packets"].get<uint64_t>() + 1, requests) << r.client.out;
     EXPECT_EQ(r.master_link.find(" xdp"), std::string::npos) << r.master_link;
     expect_json_documented(mj);
+}
+
+// Both tiers answer alike: with every served frame left to the slow path (xdp-iface's test hook),
+// the C++ master behind the AF_XDP socket answers each request, on the XDP master's clock.
+TEST(ClocksyncAfXdp, XdpMastersSlowPathAnswersToo) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    const PairRun r = run_pair({"--datapath", "xdp"}, {"--master-clock", "monotonic"},
+                               {"LINERATE_TEST_XDP_SLOW_PATH=1"});
+    expect_synced(r, "xdp master, slow path");
+    const nlohmann::json &mj = r.master_json, &cj = r.client_json;
+    const uint64_t requests = cj["tx_packets"];
+    EXPECT_EQ(mj["xdp"]["program"]["slow_path"], requests) << r.master.out;
+    EXPECT_EQ(mj["xdp"]["tiers"]["slow_path"], requests);
+    EXPECT_EQ(mj["xdp"]["program"]["tx"], 0);
+    EXPECT_EQ(mj["rx_packets"], requests);
+    EXPECT_EQ(mj["tx_packets"], requests);
 }

@@ -546,7 +546,9 @@ TEST(ClocksyncCli, BadOptionsExit2AndHelpExits0) {
              {"--role", "client", "--warmup-us", "100000"},  // a whole period
              {"--role", "client", "--keep-sync-rounds", "-1"},
              {"--role", "master", "--keep-sync-rounds", "4"},  // client-only option
-             {"--role", "client", "--datapath", "xdp"},  // master-only option
+             {"--role", "client", "--datapath", "xdp"},        // master-only option
+             {"--role", "client", "--xdp-mode", "native"},     // master-only option
+             {"--role", "master", "--datapath", "xdp"},        // no --af-xdp interface
              {"--role", "master", "--datapath", "ebpf"},
              {"--role", "master", "--datapath", "xdp", "--sw-clock", "raw"},  // its clock: mono
              {"--role", "master", "--datapath", "xdp", "--timestamps", "hw"},
