@@ -12,7 +12,9 @@ both masters hand them to the kernel (XDP_PASS), which drops them.
 
 On 2 cores the machine's other work competes with the busy-polling processes: each run records
 how long each poller waited for its core (clocksync_bench's schedstat reading); the XDP master
-has no poller, which is part of what is measured.
+has no poller, which is part of what is measured. On a shared machine start it in its own session at a higher
+autogroup priority, as docs/clocksync.md's Benchmark section does for clocksync_bench.py (the
+JSON's settings.scheduling records it).
 
   bench/clocksync_xdp_bench.py [--duration S] [--repeats N] [--flood-pps R]
 
@@ -21,7 +23,6 @@ run, medians, the ratio XDP/AF_XDP of ε mean: the issue's goal is <= 0.6).
 """
 import argparse
 import datetime
-import importlib.machinery
 import json
 import os
 import subprocess
@@ -41,11 +42,6 @@ MASTERS = {
     "xdp_native": ["--datapath", "xdp", "--xdp-mode", "native"],
     "af_xdp": ["--sw-clock", "monotonic"],
 }
-
-
-def bench_run_module():
-    return importlib.machinery.SourceFileLoader(
-        "bench_run", os.path.join(ROOT, "bench", "run")).load_module()
 
 
 def one_run(args, net, master_name, flood, tag):
@@ -127,7 +123,7 @@ def measure(args):
     for _ in range(args.repeats):
         for load in loads:
             for name in MASTERS:
-                with bench_run_module().VethNamespaces(f"x{os.getpid() % 1000}{n}") as net:
+                with csb.bench_run_module().VethNamespaces(f"x{os.getpid() % 1000}{n}") as net:
                     run, cmds = one_run(args, net, name, load == "flood", f"{os.getpid()}_{n}")
                 n += 1
                 runs[(name, load)].append(run)
@@ -162,7 +158,8 @@ def measure(args):
                      "flood_pps": None if args.no_flood else args.flood_pps,
                      "sync_period_ms": csb.SYNC_PERIOD_MS, "drift_bound_ppm": csb.RHO_PPM,
                      "lcores": {"master": 0, "client": 1},
-                     "link": "veth pair, each end in its own namespace, IPv6 off"},
+                     "link": "veth pair, each end in its own namespace, IPv6 off",
+                     "scheduling": csb.scheduling()},
         "cases": cases, "commands": commands,
     }
 
@@ -181,7 +178,7 @@ def main():
     result.update({"scenario": "clocksync-xdp", "command": " ".join(sys.argv),
                    "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
                        timespec="seconds"),
-                   "machine": bench_run_module().machine()})
+                   "machine": csb.bench_run_module().machine()})
     with open(args.out, "w") as f:
         json.dump(result, f, indent=2)
         f.write("\n")
