@@ -33,9 +33,10 @@ constexpr const char* kXdpStamps =
 std::shared_ptr<const XdpDatapathSpec> xdp_spec(const Options& cs,
                                                 const cli::CommonOptions& options) {
     if (cs.role != Role::master || cs.datapath != xdp::Datapath::xdp) return nullptr;
-    if (options.af_xdp.empty())
+    // One interface: the program's config carries that interface's MAC.
+    if (options.af_xdp.size() != 1)
         cli::usage_error(kApp,
-                         "--datapath xdp: the master runs its XDP program on an --af-xdp "
+                         "--datapath xdp: the master runs its XDP program on one --af-xdp "
                          "interface (its frames are tested with BPF_PROG_TEST_RUN in "
                          "unit_clocksync_xdp)");
     auto spec = std::make_shared<XdpDatapathSpec>();

@@ -549,6 +549,7 @@ TEST(ClocksyncCli, BadOptionsExit2AndHelpExits0) {
              {"--role", "client", "--datapath", "xdp"},        // master-only option
              {"--role", "client", "--xdp-mode", "native"},     // master-only option
              {"--role", "master", "--datapath", "xdp"},        // no --af-xdp interface
+             {"--role", "master", "--datapath", "xdp", "--af-xdp", "a", "--af-xdp", "b"},
              {"--role", "master", "--datapath", "ebpf"},
              {"--role", "master", "--datapath", "xdp", "--sw-clock", "raw"},  // its clock: mono
              {"--role", "master", "--datapath", "xdp", "--timestamps", "hw"},
