@@ -58,7 +58,9 @@ PairRun run_pair(const std::vector<std::string>& master_args,
         master.insert(master.begin(), master_env.begin(), master_env.end());
         master.insert(master.begin(), "/usr/bin/env");
     }
-    master.insert(master.end(), {"--role", "master", "--duration", "9", "--json", master_json});
+    // Longer than the client by its start-up on a loaded machine (requests after the master stops
+    // would go to the kernel, unanswered).
+    master.insert(master.end(), {"--role", "master", "--duration", "12", "--json", master_json});
     master.insert(master.end(), master_args.begin(), master_args.end());
     std::vector<std::string> client = app(client_lcore, client_prefix, veth.peer_if);
     // A generous probe timeout: a descheduled poller on the shared cores stretches a round trip
