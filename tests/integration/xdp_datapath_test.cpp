@@ -60,6 +60,30 @@ void expect_kernel_answers_arp(const NetNs& peer, const VethPair& veth) {
     EXPECT_NE(neigh.find(veth.app_mac), std::string::npos) << "no ARP answer: " << neigh;
 }
 
+using BadFrames = std::vector<std::pair<Frame, std::string>>;
+
+// Stops the app with SIGINT and checks its end: exit 0, no XDP program left on `ifaces` (in
+// `ns`); returns its JSON (not an object when it wrote none: the caller asserts).
+nlohmann::json end_run(BackgroundProcess& proc, const NetNs& ns,
+                       const std::vector<std::string>& ifaces, const std::string& json) {
+    proc.signal(SIGINT);
+    ProcessResult r = proc.finish(30);
+    EXPECT_EQ(r.exit_status, 0) << r.out;
+    for (const std::string& i : ifaces) EXPECT_EQ(xdp_on(ns, i), "") << "XDP program left on " << i;
+    nlohmann::json j = read_json(json);
+    EXPECT_TRUE(j.is_object()) << r.out;
+    return j;
+}
+
+// The JSON's drops by reason equal the number of `bad` frames of each reason.
+void expect_drops_by_reason(const nlohmann::json& j, const BadFrames& bad) {
+    for (const char* reason : {"bad_length", "bad_checksum", "bad_source"}) {
+        auto n = std::count_if(bad.begin(), bad.end(),
+                               [&](const auto& b) { return b.second == reason; });
+        EXPECT_EQ(j["drops"][reason], n) << reason << ": " << j["drops"].dump();
+    }
+}
+
 // Checks of both tiers' accounting: the app's totals are the program's plus the DPDK tier's.
 void expect_tiers(Tier tier, const nlohmann::json& j, uint64_t served) {
     EXPECT_EQ(j["datapath"], tier == Tier::dpdk ? "dpdk" : "xdp");
@@ -118,13 +142,7 @@ struct AppBetweenTwoVeths {
 // Checks of a --forward pair run's end: exit 0, no XDP program left, the JSON's counters.
 nlohmann::json expect_pair_run_ended(Tier tier, AppBetweenTwoVeths& run, uint64_t tx,
                                      uint64_t dropped) {
-    run.proc.signal(SIGINT);
-    ProcessResult r = run.proc.finish(30);
-    EXPECT_EQ(r.exit_status, 0) << r.out;
-    EXPECT_EQ(xdp_on(run.mid, run.to_a.app_if), "") << "XDP program left on the interface";
-    EXPECT_EQ(xdp_on(run.mid, run.to_b.app_if), "") << "XDP program left on the interface";
-    nlohmann::json j = read_json(run.json);
-    EXPECT_TRUE(j.is_object()) << r.out;
+    nlohmann::json j = end_run(run.proc, run.mid, {run.to_a.app_if, run.to_b.app_if}, run.json);
     if (!j.is_object()) return j;
     EXPECT_EQ(j["tx_packets"], tx) << j.dump();
     EXPECT_EQ(j["dropped"], dropped) << j.dump();
@@ -151,7 +169,9 @@ TEST_P(NfvXdpDatapath, AnswersAndCountsAsTheDpdkDatapathWhileTheKernelKeepsArp) 
     const std::string& json = run.json;
     BackgroundProcess& nfv = run.proc;
     ASSERT_TRUE(nfv.wait_for_output(": running", 30)) << nfv.output();
-    if (tier != Tier::dpdk) EXPECT_NE(xdp_on(app, veth.app_if), "");
+    if (tier != Tier::dpdk) {
+        EXPECT_NE(xdp_on(app, veth.app_if), "");
+    }
     RawSocket sock(peer, veth.peer_if);
     const Frame to_app = veth.app_mac_bytes(), from_peer = veth.peer_mac_bytes();
 
@@ -167,7 +187,7 @@ TEST_P(NfvXdpDatapath, AnswersAndCountsAsTheDpdkDatapathWhileTheKernelKeepsArp) 
     }
     // Served (IPv4, version 4, a whole header) but bad; then frames --xdp-steer app leaves to the
     // kernel on both datapaths (bad version, IHL < 5, a cut header, not IPv4); then a marker.
-    const std::vector<std::pair<Frame, std::string>> bad = {
+    const BadFrames bad = {
         {ip_frame({.ip_total = 46, .total_field = 47}), "bad_length"},
         {ip_frame({.break_checksum = true}), "bad_checksum"},
         {ip_frame({.break_checksum = true}), "bad_checksum"},
@@ -187,26 +207,19 @@ TEST_P(NfvXdpDatapath, AnswersAndCountsAsTheDpdkDatapathWhileTheKernelKeepsArp) 
     EXPECT_EQ(*back, with_macs(ip_frame(marker), from_peer, to_app));
     expect_kernel_answers_arp(peer, veth);
 
-    nfv.signal(SIGINT);
-    ProcessResult r = nfv.finish(30);
-    EXPECT_EQ(r.exit_status, 0) << r.out;
-    EXPECT_EQ(xdp_on(app, veth.app_if), "") << "XDP program left on the interface";
-    nlohmann::json j = read_json(json);
-    ASSERT_TRUE(j.is_object()) << r.out;
+    nlohmann::json j = end_run(nfv, app, {veth.app_if}, json);
+    ASSERT_TRUE(j.is_object());
     // The ping's echo request is IPv4: served and sent back (MACs swapped) on every datapath.
     const uint64_t valid = std::size(valid_specs) + 2;
     EXPECT_EQ(j["tx_packets"], valid) << j.dump();
     EXPECT_EQ(j["dropped"], bad.size()) << j.dump();
-    for (const char* reason : {"bad_length", "bad_checksum", "bad_source"}) {
-        auto n = std::count_if(bad.begin(), bad.end(),
-                               [&](const auto& b) { return b.second == reason; });
-        EXPECT_EQ(j["drops"][reason], n) << reason << ": " << j["drops"].dump();
-    }
+    expect_drops_by_reason(j, bad);
     EXPECT_EQ(j["mempool_in_use_at_exit"], 0);
     expect_tiers(tier, j, valid + bad.size());
-    if (tier != Tier::dpdk)
+    if (tier != Tier::dpdk) {
         EXPECT_GE(j["xdp"]["program"]["not_served"].get<uint64_t>(), not_served.size() + 1)
             << "+ the ARP request";
+    }
 }
 
 TEST_P(L2reflectXdpDatapath, ReflectsIpv4AndLeavesArpToTheKernel) {
@@ -230,12 +243,8 @@ TEST_P(L2reflectXdpDatapath, ReflectsIpv4AndLeavesArpToTheKernel) {
     }
     expect_kernel_answers_arp(peer, veth);
 
-    l2.signal(SIGINT);
-    ProcessResult r = l2.finish(30);
-    EXPECT_EQ(r.exit_status, 0) << r.out;
-    EXPECT_EQ(xdp_on(app, veth.app_if), "");
-    nlohmann::json j = read_json(json);
-    ASSERT_TRUE(j.is_object()) << r.out;
+    nlohmann::json j = end_run(l2, app, {veth.app_if}, json);
+    ASSERT_TRUE(j.is_object());
     const uint64_t served = std::size(specs) + 1;  // + the ping's echo request
     EXPECT_EQ(j["tx_packets"], served) << j.dump();
     EXPECT_EQ(j["dropped"], 0) << j.dump();
@@ -258,7 +267,7 @@ TEST_P(NfvXdpDatapath, ForwardPairSendsValidFramesAcrossTrimmedAndDropsBadOnes) 
                                   {.ver_ihl = 0x46, .ip_total = 52},
                                   {.ip_total = 1500},
                                   {.ip_total = 100}};
-    const std::vector<std::pair<Frame, std::string>> bad = {
+    const BadFrames bad = {
         {ip_frame({.ip_total = 46, .total_field = 47}), "bad_length"},
         {ip_frame({.break_checksum = true}), "bad_checksum"},
         {ip_frame({.break_checksum = true}), "bad_checksum"},
@@ -281,11 +290,7 @@ TEST_P(NfvXdpDatapath, ForwardPairSendsValidFramesAcrossTrimmedAndDropsBadOnes) 
     EXPECT_EQ(*back, with_macs(ip_frame({.ip_total = 60}), a_mac, b_mac));
 
     nlohmann::json j = expect_pair_run_ended(tier, run, want.size() + 1, bad.size());
-    for (const char* reason : {"bad_length", "bad_checksum", "bad_source"}) {
-        auto n = std::count_if(bad.begin(), bad.end(),
-                               [&](const auto& b) { return b.second == reason; });
-        EXPECT_EQ(j["drops"][reason], n) << reason << ": " << j["drops"].dump();
-    }
+    expect_drops_by_reason(j, bad);
 }
 
 // l2reflect as a bump in the wire: every frame across unchanged (padding and MACs kept).
@@ -327,11 +332,8 @@ TEST(L2reflectXdpDatapathTwoInterfaces, EachInterfaceReflectsItsOwnFrames) {
     ASSERT_TRUE(back_a && back_b) << run.proc.output();
     EXPECT_EQ(*back_a, with_macs(from_a, a_mac, run.to_a.app_mac_bytes()));
     EXPECT_EQ(*back_b, with_macs(from_b, b_mac, run.to_b.app_mac_bytes()));
-    run.proc.signal(SIGINT);
-    ProcessResult r = run.proc.finish(30);
-    EXPECT_EQ(r.exit_status, 0) << r.out;
-    nlohmann::json j = read_json(run.json);
-    ASSERT_TRUE(j.is_object()) << r.out;
+    nlohmann::json j = end_run(run.proc, run.mid, {run.to_a.app_if, run.to_b.app_if}, run.json);
+    ASSERT_TRUE(j.is_object());
     EXPECT_EQ(j["tx_packets"], 2) << j.dump();
     EXPECT_EQ(j["xdp"]["program"]["tx"], 2) << j["xdp"].dump();
     EXPECT_EQ(j["xdp"]["forward"], "reflect");
