@@ -64,6 +64,21 @@ static inline __u16 lr_load16(const __u8* p) {
 #endif
 }
 
+/* A 32-bit word as it lies in memory. On BPF one load: the type claims 4-byte alignment, which
+ * an IP header's words (at 2 mod 4 behind an untagged Ethernet header) do not have, since the
+ * BPF backend splits a load it thinks unaligned into two (clang does not know that the verifier
+ * takes unaligned packet loads where the CPU does: x86-64, arm64). */
+static inline __u32 lr_load32(const __u8* p) {
+#ifdef __bpf__
+    typedef __u32 lr_u32_any __attribute__((aligned(4)));
+    return *(const lr_u32_any*)p;
+#else
+    __u32 v;
+    __builtin_memcpy(&v, p, 4);
+    return v;
+#endif
+}
+
 static inline __u16 lr_load_be16(const __u8* p) {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     return __builtin_bswap16(lr_load16(p));
@@ -73,7 +88,11 @@ static inline __u16 lr_load_be16(const __u8* p) {
 }
 
 static inline __u32 lr_load_be32(const __u8* p) {
-    return (__u32)lr_load_be16(p) << 16 | lr_load_be16(p + 2);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return __builtin_bswap32(lr_load32(p));
+#else
+    return lr_load32(p);
+#endif
 }
 
 /* Where the frame's L3 header starts after up to two VLAN/QinQ tags (lib/pkt's parse_l2), with
@@ -109,12 +128,12 @@ static inline __u32 lr_l3_offset(const __u8* data, const __u8* data_end, __u16* 
 static inline __attribute__((always_inline)) int lr_ipv4_checksum_ok(const __u8* ip,
                                                                      const __u8* data_end,
                                                                      __u32 hlen) {
-    __u32 sum = 0;
+    __u64 sum = 0;
     int inside = 1;
 #ifdef __bpf__
 #pragma unroll
 #endif
-    for (__u32 i = 0; i < LR_IPV4_MIN_HLEN; i += 2) sum += lr_load16(ip + i);
+    for (__u32 i = 0; i < LR_IPV4_MIN_HLEN; i += 4) sum += lr_load32(ip + i);
 #ifdef __bpf__
 #pragma unroll
 #endif
@@ -126,15 +145,42 @@ static inline __attribute__((always_inline)) int lr_ipv4_checksum_ok(const __u8*
                 sum += (__u32)lr_load16(ip + i) + lr_load16(ip + i + 2);
         }
     }
+    sum = (sum & 0xFFFFFFFF) + (sum >> 32);
     sum = (sum & 0xFFFF) + (sum >> 16);
     sum = (sum & 0xFFFF) + (sum >> 16);
     return inside && sum == 0xFFFF;
 }
 
+/* The check from the IP header's length on: the header at `l3` is IPv4, its first 20 bytes are
+ * inside the frame, its length `hlen` is at least 20. Always inlined, so that the common frame's
+ * constants (l3 14, hlen 20) fold through it. */
+static inline __attribute__((always_inline)) struct lr_ipv4_check lr_check_ipv4_at(
+    const __u8* data, const __u8* data_end, __u32 l3, __u32 hlen, int verify_checksum) {
+    struct lr_ipv4_check r = {LR_IPV4_BAD_LENGTH, (__u32)(data_end - data), 0, 0, 0};
+    const __u8* ip = data + l3;
+    const __u32 total = lr_load_be16(ip + 2);
+    if (total > (__u32)(data_end - ip) || total < hlen) return r;
+    if (verify_checksum && !lr_ipv4_checksum_ok(ip, data_end, hlen)) {
+        r.verdict = LR_IPV4_BAD_CHECKSUM;
+        return r;
+    }
+    r.verdict = LR_IPV4_TEST_SOURCE;
+    r.ip_end = l3 + total;
+    r.src = lr_load_be32(ip + 12);
+    r.dst = lr_load_be32(ip + 16);
+    return r;
+}
+
 /* CheckIPHeader on the frame [data, data_end), up to the source test. verify_checksum off is
- * Click's CHECKSUM false (CheckIPHeader2); pass_non_ip makes a non-IPv4 frame ok, whole. */
-static inline struct lr_ipv4_check lr_check_ipv4_header(const __u8* data, const __u8* data_end,
-                                                        int verify_checksum, int pass_non_ip) {
+ * Click's CHECKSUM false (CheckIPHeader2); pass_non_ip makes a non-IPv4 frame ok, whole. The
+ * frame most traffic is (untagged, a 20-byte header: version and IHL byte 0x45) is tested first
+ * and checked with the general path's own steps at constant offsets: no tag loop, no options
+ * (on nfv's XDP program, the difference between 1.18x and 1.1x the bare reflector). */
+static inline __attribute__((always_inline)) struct lr_ipv4_check lr_check_ipv4_header(
+    const __u8* data, const __u8* data_end, int verify_checksum, int pass_non_ip) {
+    if (data + LR_ETH_HLEN + LR_IPV4_MIN_HLEN <= data_end &&
+        lr_load_be16(data + 12) == LR_ETHERTYPE_IPV4 && data[LR_ETH_HLEN] == 0x45)
+        return lr_check_ipv4_at(data, data_end, LR_ETH_HLEN, LR_IPV4_MIN_HLEN, verify_checksum);
     struct lr_ipv4_check r = {LR_IPV4_TINY_PACKET, (__u32)(data_end - data), 0, 0, 0};
     __u16 type = 0;
     const __u32 l3 = lr_l3_offset(data, data_end, &type);
@@ -154,20 +200,7 @@ static inline struct lr_ipv4_check lr_check_ipv4_header(const __u8* data, const 
         r.verdict = LR_IPV4_BAD_HEADER_LENGTH;
         return r;
     }
-    const __u32 total = lr_load_be16(ip + 2);
-    if (total > (__u32)(data_end - ip) || total < hlen) {
-        r.verdict = LR_IPV4_BAD_LENGTH;
-        return r;
-    }
-    if (verify_checksum && !lr_ipv4_checksum_ok(ip, data_end, hlen)) {
-        r.verdict = LR_IPV4_BAD_CHECKSUM;
-        return r;
-    }
-    r.verdict = LR_IPV4_TEST_SOURCE;
-    r.ip_end = l3 + total;
-    r.src = lr_load_be32(ip + 12);
-    r.dst = lr_load_be32(ip + 16);
-    return r;
+    return lr_check_ipv4_at(data, data_end, l3, hlen, verify_checksum);
 }
 
 /* The final verdict of a check that stopped at LR_IPV4_TEST_SOURCE, from the caller's two
@@ -201,10 +234,24 @@ static inline int lr_swap_macs(__u8* data, const __u8* data_end) {
     }
 #endif
     if (data + 12 > data_end) return 0;
+#ifdef __bpf__
+    /* As six 16-bit words (the frame starts at an even address): BPF's clang turns the memcpy
+     * form into byte loads and stores, 36 instructions instead of 12. */
+    typedef __u16 lr_u16_even __attribute__((aligned(2)));
+    lr_u16_even* w = (lr_u16_even*)data;
+    const __u16 d0 = w[0], d1 = w[1], d2 = w[2];
+    w[0] = w[3];
+    w[1] = w[4];
+    w[2] = w[5];
+    w[3] = d0;
+    w[4] = d1;
+    w[5] = d2;
+#else
     __u8 dst[6];
     __builtin_memcpy(dst, data, 6);
     __builtin_memmove(data, data + 6, 6);
     __builtin_memcpy(data + 6, dst, 6);
+#endif
     return 1;
 }
 

@@ -150,9 +150,9 @@ SEC("xdp.frags")
 int xsk_def_prog(struct xdp_md* ctx) {
     /* First: the frame is here (and was a little earlier: a late receive stamp is sound). */
     const __u64 t2 = bpf_ktime_get_ns();
-    __u32 flags;
-    const __u32 route = dp_begin(ctx, &flags);
-    if (route != DP_SLOTS) return dp_finish(ctx, flags, route);
+    const struct dp_start start = dp_begin(ctx);
+    const __u32 flags = start.flags;
+    if (start.route != DP_SLOTS) return dp_finish(ctx, flags, start.route);
     __u32 key = 0;
     const struct dp_cs_config* config = bpf_map_lookup_elem(&cs_config, &key);
     if (!config) return dp_finish(ctx, flags, DP_PASSED); /* not reached: an array's entry */

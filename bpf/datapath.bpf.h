@@ -93,17 +93,25 @@ static __always_inline int dp_multi_buffer(struct xdp_md* ctx, __u32 flags) {
 static __always_inline __u32 dp_route(struct xdp_md* ctx, const struct dp_config* cfg) {
     if (!lr_steer_matches(&cfg->serve, (void*)(long)ctx->data, (void*)(long)ctx->data_end))
         return DP_NOT_SERVED;
+    /* One test for the common case, neither flag set. */
+    if (!(cfg->flags & (DP_SLOW_PATH_ALL | DP_MULTI_BUFFER))) return DP_SLOTS;
     if (cfg->flags & DP_SLOW_PATH_ALL) return DP_SLOW_PATH;
     if (dp_multi_buffer(ctx, cfg->flags)) return DP_SLOW_PATH;
     return DP_SLOTS;
 }
 
-/* A frame's first step: the config's flags into *flags, and dp_route's slot (DP_SLOTS: the app's
- * kernel decides). Without a config (never: an ARRAY's entry) the frame is the kernel's. */
-static __always_inline __u32 dp_begin(struct xdp_md* ctx, __u32* flags) {
+/* A frame's first step: the config, its flags, and dp_route's slot. */
+struct dp_start {
+    const struct dp_config* cfg; /* null never: an ARRAY's entry (then route is DP_NOT_SERVED) */
+    __u32 flags;
+    __u32 route; /* DP_SLOTS: the app's kernel decides */
+};
+
+static __always_inline struct dp_start dp_begin(struct xdp_md* ctx) {
     const struct dp_config* cfg = dp_config_of();
-    *flags = cfg ? cfg->flags : 0;
-    return cfg ? dp_route(ctx, cfg) : DP_NOT_SERVED;
+    struct dp_start s = {cfg, cfg ? cfg->flags : 0, DP_NOT_SERVED};
+    if (cfg) s.route = dp_route(ctx, cfg);
+    return s;
 }
 
 char _license[] SEC("license") = "Dual BSD/GPL";

@@ -14,9 +14,9 @@
 
 SEC("xdp.frags")
 int xsk_def_prog(struct xdp_md* ctx) {
-    __u32 flags;
-    const __u32 route = dp_begin(ctx, &flags);
-    if (route != DP_SLOTS) return dp_finish(ctx, flags, route);
+    const struct dp_start start = dp_begin(ctx);
+    const __u32 flags = start.flags;
+    if (start.route != DP_SLOTS) return dp_finish(ctx, flags, start.route);
     __u8* data = (__u8*)(long)ctx->data;
     const __u8* data_end = (const __u8*)(long)ctx->data_end;
     if (data + LR_ETH_HLEN > data_end) return dp_finish(ctx, flags, DP_DROP_FIRST + L2REFLECT_RUNT);

@@ -24,19 +24,12 @@ struct {
     __type(value, __u8);
 } nfv_good_dst SEC(".maps");
 
-struct {
-    __uint(type, BPF_MAP_TYPE_ARRAY);
-    __uint(max_entries, 1);
-    __type(key, __u32);
-    __type(value, struct dp_src_filter);
-} nfv_src_filter SEC(".maps");
-
 /* The source test's two lookups, each only where it can find something: the bad-source set where
  * the source's filter bit is set, the good-destination set where the source is bad and the set
  * has entries (without the filter, never: an ARRAY's entry, both sets are asked). */
-static __always_inline void nfv_test_source(struct lr_ipv4_check* r) {
-    __u32 key = 0, src = r->src, dst = r->dst;
-    const struct dp_src_filter* f = bpf_map_lookup_elem(&nfv_src_filter, &key);
+static __always_inline void nfv_test_source(struct lr_ipv4_check* r, const struct dp_config* cfg) {
+    __u32 src = r->src, dst = r->dst;
+    const struct dp_src_filter* f = cfg ? &cfg->nfv_sources : 0;
     const __u32 bit = dp_src_filter_bit(src);
     const int maybe_bad = !f || (f->bits[bit / 64] >> (bit % 64)) & 1;
     const int bad = maybe_bad && bpf_map_lookup_elem(&nfv_bad_src, &src) != 0;
@@ -46,21 +39,21 @@ static __always_inline void nfv_test_source(struct lr_ipv4_check* r) {
 
 /* The check's verdict, with the source test on the maps. */
 static __always_inline struct lr_ipv4_check nfv_check(const __u8* data, const __u8* data_end,
-                                                      __u32 flags) {
+                                                      const struct dp_config* cfg, __u32 flags) {
     struct lr_ipv4_check r =
         lr_check_ipv4_header(data, data_end, flags & DP_VERIFY_CHECKSUM, flags & DP_PASS_NON_IP);
-    if (r.verdict == LR_IPV4_TEST_SOURCE) nfv_test_source(&r);
+    if (r.verdict == LR_IPV4_TEST_SOURCE) nfv_test_source(&r, cfg);
     return r;
 }
 
 SEC("xdp.frags")
 int xsk_def_prog(struct xdp_md* ctx) {
-    __u32 flags;
-    const __u32 route = dp_begin(ctx, &flags);
-    if (route != DP_SLOTS) return dp_finish(ctx, flags, route);
+    const struct dp_start start = dp_begin(ctx);
+    const __u32 flags = start.flags;
+    if (start.route != DP_SLOTS) return dp_finish(ctx, flags, start.route);
     const __u8* data = (const __u8*)(long)ctx->data;
     const __u8* data_end = (const __u8*)(long)ctx->data_end;
-    const struct lr_ipv4_check r = nfv_check(data, data_end, flags);
+    const struct lr_ipv4_check r = nfv_check(data, data_end, start.cfg, flags);
     if (r.verdict == LR_IPV4_NOT_IPV4) return dp_finish(ctx, flags, DP_PASSED);
     if (r.verdict != LR_IPV4_OK) return dp_finish(ctx, flags, DP_DROP_FIRST + r.verdict);
     /* The Ethernet padding goes, as the DPDK kernel trims its mbuf. */

@@ -21,7 +21,9 @@ static __always_inline int lr_steer_matches(const struct steer_config* cfg, void
     if (cfg->mode != STEER_IPV4 && cfg->mode != STEER_UDP_PORT) return 0;
 
     struct ethhdr* eth = data;
-    if ((void*)(eth + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP)) return 0;
+    if ((void*)(eth + 1) > data_end) return 0;
+    /* One 16-bit load: ethhdr is packed, so eth->h_proto would be read a byte at a time. */
+    if (*(const __u16*)((const __u8*)data + 12) != bpf_htons(ETH_P_IP)) return 0;
     struct iphdr* ip = (void*)(eth + 1);
     if ((void*)(ip + 1) > data_end) return 0;
     /* Version and IHL from the first byte (iphdr's bitfields follow the host's bit order). */

@@ -69,25 +69,29 @@ XdpDatapath::XdpDatapath(const std::string& app, const cli::CommonOptions& optio
 }
 
 void XdpDatapath::load_programs() {
-    const auto load = [&] {
-        programs_.push_back(std::make_unique<xdp::DatapathProgram>(spec_.object, DP_PROGRAM));
+    const auto load = [&](bool multi_buffer) {
+        programs_.push_back(
+            std::make_unique<xdp::DatapathProgram>(spec_.object, DP_PROGRAM, multi_buffer));
         if (spec_.configure) spec_.configure(*programs_.back());
         return programs_.back().get();
     };
     if (!on_interface()) {
         // The test mode's long frames are multi-buffer; dp_last says what became of each.
-        load()->set_flags(spec_.flags | DP_RECORD_LAST | DP_MULTI_BUFFER);
+        load(true)->set_flags(spec_.flags | DP_RECORD_LAST | DP_MULTI_BUFFER);
         return;
     }
     // Test hook: every served frame through the slow path, to compare the tiers.
     const bool slow = std::getenv("LINERATE_TEST_XDP_SLOW_PATH") != nullptr;
-    uint32_t flags = spec_.flags | DP_MULTI_BUFFER | (slow ? DP_SLOW_PATH_ALL : 0);
+    uint32_t flags = spec_.flags | (slow ? DP_SLOW_PATH_ALL : 0);
     if (spec_.forward_pair) flags |= DP_FORWARD_PAIR;
     for (size_t i = 0; i < ifaces_.size(); ++i) {
-        xdp::DatapathProgram* p = load();
+        const std::optional<uint32_t> mtu = xdp::interface_mtu(ifaces_[i]);
+        if (!mtu) throw std::runtime_error("no interface " + ifaces_[i]);
+        const bool multi_buffer = xdp::multi_buffer_for_mtu(*mtu);
+        xdp::DatapathProgram* p = load(multi_buffer);
         const size_t other = paired_with(i, ifaces_.size());
         if (spec_.forward_pair && other < ifaces_.size()) p->set_pair_port(ifaces_[other]);
-        p->set_config(flags, serve_);
+        p->set_config(flags | (multi_buffer ? DP_MULTI_BUFFER : 0), serve_);
     }
 }
 
@@ -139,9 +143,11 @@ void XdpDatapath::start(const StartedRun& run) {
         std::string to = "back out";
         if (spec_.forward_pair && paired_with(i, ifaces_.size()) < ifaces_.size())
             to = "out of " + ifaces_[paired_with(i, ifaces_.size())];
-        fmt::print("{}: xdp datapath on {}: program id {} ({} mode), to the app: {}, sent {}\n",
-                   app_, ifaces_[i], programs_[i]->prog_id(), xdp::xdp_mode_name(modes_[i]),
-                   serve_.describe(), to);
+        fmt::print(
+            "{}: xdp datapath on {}: program id {} ({} mode, {} frames), to the app: {}, "
+            "sent {}\n",
+            app_, ifaces_[i], programs_[i]->prog_id(), xdp::xdp_mode_name(modes_[i]),
+            programs_[i]->multi_buffer() ? "multi-buffer" : "single-buffer", serve_.describe(), to);
     }
     std::fflush(stdout);
 }
@@ -233,7 +239,8 @@ nlohmann::json XdpDatapath::json() const {
     for (size_t i = 0; i < ifaces_.size(); ++i)
         j["interfaces"][ifaces_[i]] = {
             {"prog_id", programs_[i]->prog_id()},
-            {"mode", i < modes_.size() ? xdp::xdp_mode_name(modes_[i]) : "unattached"}};
+            {"mode", i < modes_.size() ? xdp::xdp_mode_name(modes_[i]) : "unattached"},
+            {"multi_buffer", programs_[i]->multi_buffer()}};
     j["serve"] = serve_.describe();
     j["tiers"] = {{"xdp", served(c)}, {"slow_path", c[DP_SLOW_PATH]}};
     return j;

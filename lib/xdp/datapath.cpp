@@ -58,6 +58,18 @@ std::optional<std::array<uint8_t, 6>> interface_mac(const std::string& ifname) {
     return mac;
 }
 
+std::optional<uint32_t> interface_mtu(const std::string& ifname) {
+    ifreq req{};
+    if (ifname.empty() || ifname.size() >= sizeof req.ifr_name) return std::nullopt;
+    std::memcpy(req.ifr_name, ifname.data(), ifname.size());
+    const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return std::nullopt;
+    const int rc = ioctl(fd, SIOCGIFMTU, &req);
+    close(fd);
+    if (rc != 0) return std::nullopt;
+    return uint32_t(req.ifr_mtu);
+}
+
 void add_datapath_option(CLI::App& app, Datapath& datapath, XdpMode& mode) {
     app.add_option("--datapath", datapath,
                    "Where the kernel runs: dpdk (the poll loop) or xdp (the app's XDP program on "
@@ -75,21 +87,25 @@ void add_datapath_option(CLI::App& app, Datapath& datapath, XdpMode& mode) {
                                                                    {"generic", XdpMode::generic}}));
 }
 
-DatapathProgram::DatapathProgram(const std::string& object_name, const std::string& program) {
+DatapathProgram::DatapathProgram(const std::string& object_name, const std::string& program,
+                                 bool multi_buffer)
+    : multi_buffer_(multi_buffer) {
     path_ = find_bpf_object(object_name);
     if (path_.empty())
         throw std::runtime_error("no " + object_name + " (build target linerate_bpf)");
     libbpf_set_print(nullptr);  // the verifier's log is not for users; the error says what failed
     object_ = bpf_object__open_file(path_.c_str(), nullptr);
     if (!object_) throw std::runtime_error(path_ + ": " + errno_text(errno));
-    if (int err = bpf_object__load(object_)) {
-        bpf_object__close(object_);
-        throw std::runtime_error(fmt::format("cannot load {}: {}", path_, errno_text(err)));
-    }
     bpf_program* prog = bpf_object__find_program_by_name(object_, program.c_str());
     if (!prog) {
         bpf_object__close(object_);
         throw std::runtime_error(path_ + ": no program " + program);
+    }
+    const uint32_t flags = bpf_program__flags(prog) & ~uint32_t(BPF_F_XDP_HAS_FRAGS);
+    bpf_program__set_flags(prog, flags | (multi_buffer ? BPF_F_XDP_HAS_FRAGS : 0));
+    if (int err = bpf_object__load(object_)) {
+        bpf_object__close(object_);
+        throw std::runtime_error(fmt::format("cannot load {}: {}", path_, errno_text(err)));
     }
     prog_fd_ = bpf_program__fd(prog);
     // A program without them (bpf/reflect.bpf.c, timed beside the apps') only runs.
@@ -109,12 +125,15 @@ int DatapathProgram::map_fd(const char* name) const {
 }
 
 void DatapathProgram::set_config(uint32_t flags, const SteerFilter& serve) {
+    config_.flags = flags;
+    config_.serve.mode = uint32_t(serve.mode);
+    config_.serve.udp_port = serve.udp_port;
+    write_config();
+}
+
+void DatapathProgram::write_config() {
     const uint32_t key = 0;
-    dp_config config{};
-    config.flags = flags;
-    config.serve.mode = uint32_t(serve.mode);
-    config.serve.udp_port = serve.udp_port;
-    if (int err = bpf_map_update_elem(map_fd(DP_CONFIG_MAP), &key, &config, BPF_ANY))
+    if (int err = bpf_map_update_elem(map_fd(DP_CONFIG_MAP), &key, &config_, BPF_ANY))
         throw std::runtime_error("writing " DP_CONFIG_MAP ": " + errno_text(err));
 }
 
@@ -146,15 +165,14 @@ void DatapathProgram::set_nfv_sources(const std::vector<uint32_t>& bad_src,
 
 void DatapathProgram::set_source_filter(const std::vector<uint32_t>& bad_sources,
                                         bool good_destinations) {
-    dp_src_filter filter{};
+    dp_src_filter& filter = config_.nfv_sources;
+    filter = dp_src_filter{};
     filter.good_dst = good_destinations;
     for (uint32_t a : bad_sources) {
         const uint32_t bit = dp_src_filter_bit(a);
         filter.bits[bit / 64] |= uint64_t(1) << (bit % 64);
     }
-    const uint32_t key = 0;
-    if (int err = bpf_map_update_elem(map_fd(DP_NFV_SRC_FILTER_MAP), &key, &filter, BPF_ANY))
-        throw std::runtime_error("writing " DP_NFV_SRC_FILTER_MAP ": " + errno_text(err));
+    write_config();
 }
 
 void DatapathProgram::add_addresses(const char* map, const std::vector<uint32_t>& addresses) {

@@ -27,6 +27,18 @@ const char* datapath_name(Datapath d);
 const char* xdp_mode_name(XdpMode m);
 // The MAC address of interface `ifname` (SIOCGIFHWADDR), none when it has no such interface.
 std::optional<std::array<uint8_t, 6>> interface_mac(const std::string& ifname);
+// The MTU of interface `ifname` (SIOCGIFMTU), none when it has no such interface.
+std::optional<uint32_t> interface_mtu(const std::string& ifname);
+
+// Frames of an interface with this MTU or less fit one buffer on every driver: the program is
+// loaded without multi-buffer support (BPF_F_XDP_HAS_FRAGS), so the kernel hands it only
+// linear frames (and refuses an MTU raise it could not keep so) and it skips the per-frame
+// length helper (DP_MULTI_BUFFER: ~6 ns of nfv's 41, bench/run xdp-cost). Above it, multi-buffer.
+constexpr uint32_t kSingleBufferMtu = 1500;
+// Whether the program on an interface with MTU `mtu` takes multi-buffer frames.
+constexpr bool multi_buffer_for_mtu(uint32_t mtu) {
+    return mtu > kSingleBufferMtu;
+}
 // --datapath xdp|dpdk (default dpdk) and --xdp-mode auto|native|generic (default auto).
 void add_datapath_option(CLI::App& app, Datapath& datapath, XdpMode& mode);
 
@@ -45,15 +57,19 @@ struct SlotTotals {
 
 class DatapathProgram {
   public:
-    // Loads bpf object `object_name` (find_bpf_object) and takes its program `program`; throws
-    // std::runtime_error saying why it cannot (no such file, not root, verifier). A program
-    // without the datapath's maps (bpf/reflect.bpf.c) loads too, for ns_per_run only.
-    DatapathProgram(const std::string& object_name, const std::string& program);
+    // Loads bpf object `object_name` (find_bpf_object) and takes its program `program`, with
+    // multi-buffer support (BPF_F_XDP_HAS_FRAGS) or without (the kernel then hands it linear
+    // frames only); throws std::runtime_error saying why it cannot (no such file, not root,
+    // verifier). A program without the datapath's maps (bpf/reflect.bpf.c) loads too, for
+    // ns_per_run only.
+    DatapathProgram(const std::string& object_name, const std::string& program,
+                    bool multi_buffer = true);
     ~DatapathProgram();
     DatapathProgram(const DatapathProgram&) = delete;
     DatapathProgram& operator=(const DatapathProgram&) = delete;
 
     const std::string& object_path() const { return path_; }
+    bool multi_buffer() const { return multi_buffer_; }
     int program_fd() const { return prog_fd_; }
     // dp_config[0]: flags (enum dp_flag) and the frames the app serves (the others go to the
     // kernel). Throws.
@@ -94,8 +110,12 @@ class DatapathProgram {
     int map_fd(const char* name) const;
     void add_addresses(const char* map, const std::vector<uint32_t>& addresses);
     void set_source_filter(const std::vector<uint32_t>& bad_sources, bool good_destinations);
+    // dp_config[0] := config_ (set_config and set_source_filter each change a part of it).
+    void write_config();
 
     std::string path_;
+    bool multi_buffer_ = true;
+    dp_config config_{};
     bpf_object* object_ = nullptr;
     int prog_fd_ = -1;
     int counters_fd_ = -1;

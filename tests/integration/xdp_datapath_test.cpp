@@ -93,6 +93,8 @@ void expect_tiers(Tier tier, const nlohmann::json& j, uint64_t served) {
     if (tier == Tier::dpdk) return;
     const nlohmann::json& x = j["xdp"];
     EXPECT_EQ(x["mode"], "generic") << "auto on veth";
+    for (const auto& [name, iface] : x["interfaces"].items())
+        EXPECT_EQ(iface["multi_buffer"], false) << name << ": MTU 1500";
     const uint64_t xdp = tier == Tier::xdp ? served : 0;
     EXPECT_EQ(x["tiers"]["xdp"], xdp) << x.dump();
     EXPECT_EQ(x["tiers"]["slow_path"], served - xdp) << x.dump();
@@ -171,6 +173,9 @@ TEST_P(NfvXdpDatapath, AnswersAndCountsAsTheDpdkDatapathWhileTheKernelKeepsArp) 
     ASSERT_TRUE(nfv.wait_for_output(": running", 30)) << nfv.output();
     if (tier != Tier::dpdk) {
         EXPECT_NE(xdp_on(app, veth.app_if), "");
+        // A default veth's MTU (1500): the program takes single-buffer frames only.
+        EXPECT_NE(nfv.output().find("generic mode, single-buffer frames"), std::string::npos)
+            << nfv.output();
     }
     RawSocket sock(peer, veth.peer_if);
     const Frame to_app = veth.app_mac_bytes(), from_peer = veth.peer_mac_bytes();
