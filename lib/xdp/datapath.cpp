@@ -44,30 +44,36 @@ const char* xdp_mode_name(XdpMode m) {
     return m == XdpMode::native ? "native" : m == XdpMode::generic ? "generic" : "auto";
 }
 
-std::optional<std::array<uint8_t, 6>> interface_mac(const std::string& ifname) {
+namespace {
+
+// Interface `ifname`'s ifreq as the socket ioctl `request` (SIOCGIF*) fills it, none when it has
+// no such interface.
+std::optional<ifreq> interface_request(const std::string& ifname, unsigned long request) {
     ifreq req{};
     if (ifname.empty() || ifname.size() >= sizeof req.ifr_name) return std::nullopt;
     std::memcpy(req.ifr_name, ifname.data(), ifname.size());
     const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return std::nullopt;
-    const int rc = ioctl(fd, SIOCGIFHWADDR, &req);
+    const int rc = ioctl(fd, request, &req);
     close(fd);
     if (rc != 0) return std::nullopt;
+    return req;
+}
+
+}  // namespace
+
+std::optional<std::array<uint8_t, 6>> interface_mac(const std::string& ifname) {
+    const std::optional<ifreq> req = interface_request(ifname, SIOCGIFHWADDR);
+    if (!req) return std::nullopt;
     std::array<uint8_t, 6> mac;
-    std::memcpy(mac.data(), req.ifr_hwaddr.sa_data, mac.size());
+    std::memcpy(mac.data(), req->ifr_hwaddr.sa_data, mac.size());
     return mac;
 }
 
 std::optional<uint32_t> interface_mtu(const std::string& ifname) {
-    ifreq req{};
-    if (ifname.empty() || ifname.size() >= sizeof req.ifr_name) return std::nullopt;
-    std::memcpy(req.ifr_name, ifname.data(), ifname.size());
-    const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return std::nullopt;
-    const int rc = ioctl(fd, SIOCGIFMTU, &req);
-    close(fd);
-    if (rc != 0) return std::nullopt;
-    return uint32_t(req.ifr_mtu);
+    const std::optional<ifreq> req = interface_request(ifname, SIOCGIFMTU);
+    if (!req) return std::nullopt;
+    return uint32_t(req->ifr_mtu);
 }
 
 void add_datapath_option(CLI::App& app, Datapath& datapath, XdpMode& mode) {
