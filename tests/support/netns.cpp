@@ -95,7 +95,9 @@ std::string netns_unavailable() {
 
 NetNs::NetNs(const std::string& tag) : name_(unique_name(tag)) {
     checked(ip_binary() + " netns add " + name_);
-    // Quiet interfaces: without IPv6 the kernel sends nothing unasked.
+    // Quiet interfaces: without IPv6 the kernel sends nothing unasked, so counts are exact. The
+    // README tells users to do the same for exact counts (Launching: "The host's stack also
+    // speaks on its own").
     run("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 && " +
         ip_binary() + " link set lo up");
 }
