@@ -33,6 +33,12 @@ std::vector<std::string> datapath_interfaces(const cli::CommonOptions& options,
                                     " is the DPDK datapath's only (--datapath dpdk)");
     std::vector<std::string> ifaces;
     for (const std::string& a : options.af_xdp) ifaces.push_back(eal::parse_af_xdp_spec(a).iface);
+    // Before any program is loaded or attached (forward_mode says the same of the ports later).
+    if (spec.forward_pair && ifaces.size() % 2 != 0)
+        throw std::invalid_argument(
+            fmt::format("--forward pair needs an even number of ports, {} in use (--af-xdp "
+                        "interfaces)",
+                        ifaces.size()));
     return ifaces;
 }
 

@@ -363,6 +363,9 @@ TEST(XdpDatapathOption, RunsItCannotServeAreRefusedInOneLine) {
                        "--bad-port is the DPDK datapath's only");
     expect_usage_error(nfv, {"--af-xdp", "a0", "--datapath", "xdp", "--xdp-mode", "fast"},
                        "--xdp-mode");
+    // Refused before anything is attached (no such interface is needed to say so).
+    expect_usage_error(l2, {"--af-xdp", "lrnone0", "--datapath", "xdp", "--forward", "pair"},
+                       "--forward pair needs an even number of ports, 1 in use");
 }
 
 TEST(XdpDatapathOption, InterfaceWithAnXdpProgramIsRefusedNamingIt) {
