@@ -245,9 +245,9 @@ class KvControl {
 
   private:
     bool write_checkpoint(std::chrono::steady_clock::time_point t0) {
-        const std::vector<uint8_t> bytes = encode_state(state_.layout, image_);
+        encode_state(state_.layout, image_, file_);
         try {
-            write_state_file(state_.path, bytes, state_.pause);
+            write_state_file(state_.path, file_, state_.pause);
         } catch (const std::exception& e) {
             std::fprintf(stderr, "kvagg: checkpoint %llu not written: %s\n",
                          (unsigned long long)image_.checkpoint, e.what());
@@ -260,7 +260,7 @@ class KvControl {
             std::chrono::steady_clock::now() - t0);
         state_counters_.checkpoints.fetch_add(1, std::memory_order_relaxed);
         state_counters_.last_checkpoint.store(checkpoint_no_, std::memory_order_relaxed);
-        state_counters_.last_bytes.store(bytes.size(), std::memory_order_relaxed);
+        state_counters_.last_bytes.store(file_.size(), std::memory_order_relaxed);
         state_counters_.last_us.store(uint64_t(us.count()), std::memory_order_relaxed);
         return true;
     }
@@ -409,6 +409,7 @@ class KvControl {
     // written (what status calls durable), its number. Control thread only (or after the stop).
     StateConfig state_;
     StateImage image_;
+    std::vector<uint8_t> file_;  // the encoded checkpoint, its capacity kept between checkpoints
     std::vector<DupFilter> durable_;
     uint64_t checkpoint_no_ = 0;
     StateCounters state_counters_;
