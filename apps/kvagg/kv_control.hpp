@@ -139,14 +139,17 @@ class KvControl {
     };
     // Before start(). The workers' tables and windows are the caller's to restore (restore()).
     // The copies' slots are allocated and written here, before any worker runs: sized and
-    // zeroed by the worker's first copy, their page faults paused its RX 14-18 ms (32 MiB
-    // table, 4 KiB pages) against 2-4 ms for a copy into touched memory.
+    // zeroed by the worker's first copy, their page faults paused its RX 14-26 ms (32 MiB
+    // table, 4 KiB pages) against about 2 ms for a copy into touched memory.
     void enable_state(const StateConfig& cfg) {
         state_ = cfg;
         for (size_t w = 0; w < workers_.size(); ++w) {
             image_.workers.push_back(
                 {{}, DupFilter(cfg.layout.dup_window, cfg.layout.max_streams)});
-            image_.workers.back().table.slots.assign(cfg.layout.slots, AggSlot{0, 0});
+            AggTableCopy& copy = image_.workers.back().table;
+            copy.slots.assign(cfg.layout.slots, AggSlot{0, 0});
+            if (cfg.layout.index == IndexMode::hash)
+                copy.lines.assign(agg_line_words(cfg.layout.slots), 0);  // no key in it yet
             durable_.emplace_back(cfg.layout.dup_window, cfg.layout.max_streams);
         }
     }

@@ -119,13 +119,22 @@ void encode_worker(Writer& w, const WorkerImage& im) {
     const size_t used_at = w.size();  // the count, patched after the one pass over the slots
     w.u64(0);
     uint64_t used = 0;
-    for (size_t i = 0; i < t.slots.size(); ++i) {
-        if (t.slots[i].key == 0) continue;
-        w.u64(i);
-        w.u64(t.slots[i].key);
-        w.u64(t.slots[i].value);
-        ++used;
-    }
+    auto put_slots = [&](size_t from, size_t to) {
+        for (size_t i = from; i < to; ++i) {
+            if (t.slots[i].key == 0) continue;
+            w.u64(i);
+            w.u64(t.slots[i].key);
+            w.u64(t.slots[i].value);
+            ++used;
+        }
+    };
+    if (t.lines.empty()) put_slots(0, t.slots.size());
+    // The copy says which lines may hold keys: the others are not read.
+    for (size_t word = 0; word < t.lines.size(); ++word)
+        for (uint64_t bits = t.lines[word]; bits; bits &= bits - 1) {
+            const size_t first = (word * 64 + size_t(std::countr_zero(bits))) * kAggLineSlots;
+            put_slots(first, std::min(first + kAggLineSlots, t.slots.size()));
+        }
     w.patch_u64(used_at, used);
     const std::vector<DupFilter::StreamImage> streams = im.dup.images();
     w.u32(uint32_t(streams.size()));
