@@ -10,6 +10,8 @@
 // --durable waits until kvagg's --state holds every datagram instead (wait_durable()), riding out
 // kvagg restarts meanwhile; --pace N sleeps 1 ms after every N tuples and --until FILE stops
 // sending once FILE exists (a sender that keeps going while a test does things to kvagg).
+// --sample-held-ms MS samples, every MS while sending, how many datagrams the client holds for a
+// resend (held(): unconfirmed, or received but not yet durable), reported as mean and max.
 #include <fmt/core.h>
 #include <fmt/ostream.h>
 #include <CLI/CLI.hpp>
@@ -20,6 +22,7 @@
 #include <fstream>
 #include <map>
 #include <thread>
+#include <vector>
 
 #include "linerate/kvagg_client.hpp"
 
@@ -42,7 +45,7 @@ double percentile(std::vector<double> v, double p) {
 struct Load {
     linerate::kvclient::Options o;
     uint64_t tuples = 100000, keys = 1000, seed = 1, reads = 0, pace = 0;
-    double read_interval_ms = 0;
+    double read_interval_ms = 0, sample_held_ms = 0;
     unsigned timeout_ms = 500;
     std::string sums_out, json_out, until;
     bool durable = false;
@@ -69,13 +72,55 @@ void add_options(CLI::App& cli, Load& l) {
                    "unconfirmed datagrams before add() runs status() itself");
     cli.add_option("--until", l.until, "stop sending (before --tuples) once this file exists");
     cli.add_option("--pace", l.pace, "sleep 1 ms after every this many tuples (0: never)");
+    cli.add_option("--sample-held-ms", l.sample_held_ms,
+                   "while sending, sample the datagrams held for a resend this often (0: never)");
 }
+
+// --sample-held-ms: the client's held() and unconfirmed() at regular times while it sends.
+class HeldSamples {
+  public:
+    explicit HeldSamples(double every_ms)
+        : every_(std::chrono::duration<double, std::milli>(every_ms)), on_(every_ms > 0) {}
+    // Called every tuple; reads the clock every 64.
+    void maybe(const linerate::kvclient::Client& c, uint64_t i) {
+        if (!on_ || i % 64 != 0) return;
+        const auto now = std::chrono::steady_clock::now();
+        if (now < next_) return;
+        next_ = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(every_);
+        held_.push_back(c.held());
+        unconfirmed_.push_back(c.unconfirmed());
+    }
+    void to_json(nlohmann::json& j) const {
+        if (!on_) return;
+        auto mean = [](const std::vector<uint64_t>& v) {
+            double s = 0;
+            for (uint64_t x : v) s += double(x);
+            return v.empty() ? 0.0 : s / double(v.size());
+        };
+        auto max = [](const std::vector<uint64_t>& v) {
+            return v.empty() ? uint64_t(0) : *std::max_element(v.begin(), v.end());
+        };
+        j["held_samples"] = held_.size();
+        j["held_mean"] = mean(held_);
+        j["held_max"] = max(held_);
+        j["unconfirmed_mean"] = mean(unconfirmed_);
+        j["unconfirmed_max"] = max(unconfirmed_);
+    }
+
+  private:
+    std::chrono::duration<double, std::milli> every_;
+    bool on_;
+    std::chrono::steady_clock::time_point next_{};
+    std::vector<uint64_t> held_, unconfirmed_;
+};
 
 // Sends the tuples (fewer when --until's file appears: l.tuples is set to what was sent); the
 // sums sent per key.
-std::map<uint64_t, uint64_t> send_tuples(linerate::kvclient::Client& c, Load& l) {
+std::map<uint64_t, uint64_t> send_tuples(linerate::kvclient::Client& c, Load& l,
+                                         HeldSamples& held) {
     std::map<uint64_t, uint64_t> sent;
     for (uint64_t i = 0; i < l.tuples; ++i) {
+        held.maybe(c, i);
         if (!l.until.empty() && i % 1000 == 0 && std::ifstream(l.until)) {
             l.tuples = i;
             break;
@@ -130,7 +175,8 @@ int main(int argc, char** argv) {
     try {
         linerate::kvclient::Client c(l.o);
         const auto t0 = std::chrono::steady_clock::now();
-        const std::map<uint64_t, uint64_t> sent = send_tuples(c, l);
+        HeldSamples held(l.sample_held_ms);
+        const std::map<uint64_t, uint64_t> sent = send_tuples(c, l, held);
         const auto t1 = std::chrono::steady_clock::now();
         const linerate::kvclient::StreamStatus st = l.durable ? c.wait_durable() : c.status();
         const auto t2 = std::chrono::steady_clock::now();
@@ -154,6 +200,7 @@ int main(int argc, char** argv) {
                             {"reads", l.reads},
                             {"read_p50_us", percentile(lat, 0.5)},
                             {"read_p99_us", percentile(lat, 0.99)}};
+        held.to_json(j);
         fmt::print("{}\n", j.dump());
         if (!l.json_out.empty()) std::ofstream(l.json_out) << j.dump(2) << '\n';
         if (!l.sums_out.empty()) write_sums(l.sums_out, sent);

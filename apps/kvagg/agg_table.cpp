@@ -37,11 +37,14 @@ AggGeometry::AggGeometry(AggSlot* slots, size_t capacity, const AggConfig& cfg)
 
 AggTable::AggTable(std::span<AggSlot> slots, const AggConfig& cfg)
     : AggTableOps(slots.data(), slots.size(), cfg) {
+    if (mode_ == IndexMode::hash) used_lines_.resize(agg_line_words(capacity_));
     clear();
 }
 
 void AggTable::clear() {
     std::memset(static_cast<void*>(slots_), 0, bytes_for(capacity_));
+    std::fill(used_lines_.begin(), used_lines_.end(), 0);
+    used_line_count_ = 0;
     size_ = 0;
     zero_value_ = 0;
     zero_used_ = false;
@@ -60,6 +63,7 @@ bool AggTable::add_probe(size_t hint, uint64_t key, uint64_t value) {
             s.key = key;
             s.value = value;
             ++size_;
+            mark_line(i);
             return true;
         }
     }
@@ -85,8 +89,19 @@ uint64_t AggTable::drain(uint64_t lo, uint64_t hi, bool reset, std::vector<AggSl
 }
 
 void AggTable::copy_to(AggTableCopy& c) const {
-    c.slots.resize(capacity_);
-    std::memcpy(static_cast<void*>(c.slots.data()), slots_, bytes_for(capacity_));
+    const bool sparse = used_line_count_ * kSparseLines < capacity_ / kAggLineSlots;
+    if (c.slots.size() != capacity_ || c.lines.size() != used_lines_.size() ||
+        used_lines_.empty() || !sparse) {
+        c.slots.resize(capacity_);
+        std::memcpy(static_cast<void*>(c.slots.data()), slots_, bytes_for(capacity_));
+    } else {
+        for (size_t w = 0; w < used_lines_.size(); ++w)
+            for (uint64_t bits = used_lines_[w] | c.lines[w]; bits; bits &= bits - 1) {
+                const size_t first = (w * 64 + size_t(std::countr_zero(bits))) * kAggLineSlots;
+                std::memcpy(static_cast<void*>(&c.slots[first]), slots_ + first, 64);
+            }
+    }
+    c.lines = used_lines_;
     c.size = size_;
     c.zero_value = zero_value_;
     c.zero_used = zero_used_;
@@ -99,6 +114,15 @@ void AggTable::restore(const AggTableCopy& c) {
     size_ = c.size;
     zero_value_ = c.zero_value;
     zero_used_ = c.zero_used;
+    mark_used_lines();
+}
+
+void AggTable::mark_used_lines() {
+    std::fill(used_lines_.begin(), used_lines_.end(), 0);
+    used_line_count_ = 0;
+    if (used_lines_.empty()) return;
+    for (size_t i = 0; i < capacity_; ++i)
+        if (slots_[i].key != 0) mark_line(i);
 }
 
 AggView AggTable::view() const {

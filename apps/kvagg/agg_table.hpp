@@ -188,12 +188,21 @@ class AggTableOps : public AggGeometry {
     using AggGeometry::AggGeometry;
 };
 
+// Words of a bit-per-line map of a hash table of `capacity` slots (AggTableCopy::lines).
+inline size_t agg_line_words(size_t capacity) {
+    return (capacity / kAggLineSlots + 63) / 64;
+}
+
 // A per-worker table's whole content, as --state saves it (kv_state.hpp).
 struct AggTableCopy {
     std::vector<AggSlot> slots;  // the table's slots, in place
     uint64_t size = 0;           // distinct keys (hash: incl. key 0)
     uint64_t zero_value = 0;     // hash mode: key 0's sum, kept outside the slots
     bool zero_used = false;
+    // Hash mode, filled by AggTable::copy_to(): bit L set when line L of `slots` (kAggLineSlots
+    // slots) may hold a key; lines whose bit is clear are all empty. Empty: not known. Sized
+    // (agg_line_words) with every bit clear, it says a zeroed `slots` holds no key.
+    std::vector<uint64_t> lines;
 };
 
 class AggTable : public AggTableOps<AggTable> {
@@ -235,12 +244,26 @@ class AggTable : public AggTableOps<AggTable> {
     // keys no longer sent free their places). Returns the wrapping sum of what it appended.
     uint64_t drain(uint64_t lo, uint64_t hi, bool reset, std::vector<AggSlot>& out);
 
-    // Copies the table into `c`: a memcpy, no allocation once c.slots has capacity() slots.
+    // Copies the table into `c`, no allocation once c has the table's size. In hash mode a
+    // bit per line, set when a key is placed (off the update path), tells which lines hold
+    // keys: while fewer than 1 in kSparseLines does, only those lines are copied (and the ones
+    // c held before: after a clear they are zeroed); otherwise, in direct mode, or for a first
+    // copy, one memcpy of the slots. Measured on a 2 Mi-slot table (AMD EPYC, minimum of 60):
+    // 30 k keys (6 % of the lines) 0.21 against 1.57 ms, 100 k (18 %) 0.60 against 1.28,
+    // 150 k (25 %) even, 232 k (36 %) 1.93 against 1.50: scattered lines lose to one stream.
     void copy_to(AggTableCopy& c) const;
     // Takes over a copy of a table of the same geometry (the state loader checked it).
     void restore(const AggTableCopy& c);
 
   private:
+    static constexpr size_t kSparseLines = 5;
+    void mark_line(size_t slot) {
+        uint64_t& word = used_lines_[slot / kAggLineSlots / 64];
+        const uint64_t bit = uint64_t(1) << (slot / kAggLineSlots % 64);
+        used_line_count_ += (word & bit) == 0;
+        word |= bit;
+    }
+    void mark_used_lines();
     // The full bounded probe: a key beyond its home line, or a new key (out of line: rare).
     bool add_probe(size_t hint, uint64_t key, uint64_t value);
     bool add_zero(uint64_t value) {
@@ -256,6 +279,9 @@ class AggTable : public AggTableOps<AggTable> {
     uint64_t size_ = 0;  // distinct keys held (hash: incl. key 0)
     uint64_t zero_value_ = 0;
     bool zero_used_ = false;
+    // Hash mode: a bit per line of slots, set when a key is placed in it (AggTableCopy::lines).
+    std::vector<uint64_t> used_lines_;
+    size_t used_line_count_ = 0;  // bits set in used_lines_
 };
 
 // Looks a key up in one table view; nullopt if the key received no tuple there.

@@ -40,18 +40,28 @@ __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(const uint8_t* p, size_t
 }
 #endif
 
-// Little-endian fields into a growing buffer.
+// Little-endian fields into a growing buffer. Each field is one resize and byte stores the
+// compiler merges into one store (push_back per byte cost a capacity check per byte).
 class Writer {
   public:
     explicit Writer(std::vector<uint8_t>& out) : out_(out) {}
     void u8(uint8_t v) { out_.push_back(v); }
-    void u32(uint32_t v) { put(v, 4); }
-    void u64(uint64_t v) { put(v, 8); }
+    void u32(uint32_t v) { put<4>(v); }
+    void u64(uint64_t v) { put<8>(v); }
     void bytes(std::span<const uint8_t> b) { out_.insert(out_.end(), b.begin(), b.end()); }
+    size_t size() const { return out_.size(); }
+    // Overwrites a u64 written before at byte `at`.
+    void patch_u64(size_t at, uint64_t v) {
+        for (size_t i = 0; i < 8; ++i) out_[at + i] = uint8_t(v >> (8 * i));
+    }
 
   private:
-    void put(uint64_t v, int n) {
-        for (int i = 0; i < n; ++i) out_.push_back(uint8_t(v >> (8 * i)));
+    template <size_t N>
+    void put(uint64_t v) {
+        const size_t at = out_.size();
+        out_.resize(at + N);
+        uint8_t* p = out_.data() + at;
+        for (size_t i = 0; i < N; ++i) p[i] = uint8_t(v >> (8 * i));
     }
     std::vector<uint8_t>& out_;
 };
@@ -103,18 +113,29 @@ void encode_control(Writer& w, const ControlImage& c) {
 
 void encode_worker(Writer& w, const WorkerImage& im) {
     const AggTableCopy& t = im.table;
-    uint64_t used = 0;
-    for (const AggSlot& s : t.slots) used += s.key != 0;
     w.u64(t.size);
     w.u64(t.zero_value);
     w.u8(t.zero_used);
-    w.u64(used);
-    for (size_t i = 0; i < t.slots.size(); ++i) {
-        if (t.slots[i].key == 0) continue;
-        w.u64(i);
-        w.u64(t.slots[i].key);
-        w.u64(t.slots[i].value);
-    }
+    const size_t used_at = w.size();  // the count, patched after the one pass over the slots
+    w.u64(0);
+    uint64_t used = 0;
+    auto put_slots = [&](size_t from, size_t to) {
+        for (size_t i = from; i < to; ++i) {
+            if (t.slots[i].key == 0) continue;
+            w.u64(i);
+            w.u64(t.slots[i].key);
+            w.u64(t.slots[i].value);
+            ++used;
+        }
+    };
+    if (t.lines.empty()) put_slots(0, t.slots.size());
+    // The copy says which lines may hold keys: the others are not read.
+    for (size_t word = 0; word < t.lines.size(); ++word)
+        for (uint64_t bits = t.lines[word]; bits; bits &= bits - 1) {
+            const size_t first = (word * 64 + size_t(std::countr_zero(bits))) * kAggLineSlots;
+            put_slots(first, std::min(first + kAggLineSlots, t.slots.size()));
+        }
+    w.patch_u64(used_at, used);
     const std::vector<DupFilter::StreamImage> streams = im.dup.images();
     w.u32(uint32_t(streams.size()));
     for (const DupFilter::StreamImage& s : streams) {
@@ -164,6 +185,12 @@ uint32_t crc32c(std::span<const uint8_t> bytes, uint32_t crc) {
 
 std::vector<uint8_t> encode_state(const StateLayout& layout, const StateImage& image) {
     std::vector<uint8_t> out;
+    encode_state(layout, image, out);
+    return out;
+}
+
+void encode_state(const StateLayout& layout, const StateImage& image, std::vector<uint8_t>& out) {
+    out.clear();
     Writer w(out);
     encode_header(w, layout, image.checkpoint, 0);
     encode_control(w, image.control);
@@ -172,7 +199,6 @@ std::vector<uint8_t> encode_state(const StateLayout& layout, const StateImage& i
     for (int i = 0; i < 8; ++i) out[kStateBodyLenOff + size_t(i)] = uint8_t(body.size() >> (8 * i));
     put_le32(&out[kStateBodyCrcOff], crc32c(body));
     put_le32(&out[kStateHeaderCrcOff], crc32c({out.data(), kStateHeaderLen}));
-    return out;
 }
 
 namespace {

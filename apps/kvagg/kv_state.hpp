@@ -74,6 +74,9 @@ struct StateImage {
 uint32_t crc32c(std::span<const uint8_t> bytes, uint32_t crc = 0);
 
 std::vector<uint8_t> encode_state(const StateLayout& layout, const StateImage& image);
+// The same into `out` (cleared first): a buffer kept from one checkpoint to the next keeps its
+// pages (a new one per checkpoint page-faulted and zeroed the whole file's size each time).
+void encode_state(const StateLayout& layout, const StateImage& image, std::vector<uint8_t>& out);
 // The image of a whole file; throws StateError naming what is wrong (not a state file, a newer
 // format, damaged, truncated, written with other options) and never loads part of it.
 StateImage decode_state(std::span<const uint8_t> file, const StateLayout& expected);

@@ -312,7 +312,8 @@ void KvService<Table>::add_json(nlohmann::json& j) const {
                   {"last_bytes", sc.last_bytes.load()},
                   {"last_us", sc.last_us.load()},
                   {"last_copy_us", sc.last_copy_us.load()},
-                  {"max_copy_us", sc.max_copy_us.load()}};
+                  {"max_copy_us", sc.max_copy_us.load()},
+                  {"copy_total_us", sc.copy_total_us.load()}};
 }
 
 template <class Table>

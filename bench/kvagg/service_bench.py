@@ -102,18 +102,18 @@ def kvagg_port(ns, port):
     return f"--vdev=net_af_packet0,iface={ns.kv_if}", blocker
 
 
-def port_run(ns, port, seed, tuples, tmp):
-    """kvagg on `port`, one run of the client figures, kvagg stopped; (figures, kvagg JSON)."""
+def with_kvagg(ns, port, json_path, extra, body):
+    """kvagg on `port` (with `extra` app options), body() once it answers, kvagg stopped;
+    (body's result, kvagg JSON, kvagg's command line)."""
     kvagg = os.path.join(BUILD, "apps", "kvagg", "kvagg")
     vdev, blocker = kvagg_port(ns, port)
-    json_path = os.path.join(tmp, f"kvagg-{port}-{seed}.json")
     cmd = [kvagg, "-l", "0", "--no-huge", "-m", "1024", "--no-pci", f"--file-prefix={ns.kv}",
-           vdev, "--", "--keys", "1M", "--stats-period", "0", "--json", json_path]
+           vdev, "--", "--keys", "1M", "--stats-period", "0", "--json", json_path, *extra]
     app = ns.run(ns.kv, *cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         if not wait_ready(ns, 30):
             raise RuntimeError(f"kvagg on {port} did not answer within 30 s")
-        r = one_run(ns, seed, tuples)
+        r = body()
     finally:
         app.send_signal(2)
         out = app.communicate(timeout=60)[0]
@@ -124,6 +124,12 @@ def port_run(ns, port, seed, tuples, tmp):
         raise RuntimeError(f"kvagg on {port} exit {app.returncode}: {out[-2000:]}")
     with open(json_path) as f:
         return r, json.load(f), " ".join(cmd)
+
+
+def port_run(ns, port, seed, tuples, tmp):
+    """kvagg on `port`, one run of the client figures, kvagg stopped; (figures, kvagg JSON)."""
+    json_path = os.path.join(tmp, f"kvagg-{port}-{seed}.json")
+    return with_kvagg(ns, port, json_path, [], lambda: one_run(ns, seed, tuples))
 
 
 def median_of(samples, path):

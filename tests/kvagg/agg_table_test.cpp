@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
 #include <random>
 #include <thread>
@@ -197,6 +198,59 @@ TEST(AggTable, ClearEmptiesTheTable) {
     EXPECT_EQ(o.table.size(), 0u);
     EXPECT_EQ(o.table.find(0), std::nullopt);
     EXPECT_TRUE(o.table.add(9, 1));
+}
+
+// A copy into the same AggTableCopy again and again (as --state's checkpoints do) is the table,
+// slot for slot, whatever happened in between: new keys in new lines, sums changed, a clear
+// (flush with reset) and keys placed again; restore() gives back a table that copies the same.
+TEST(AggTable, RepeatedCopiesEqualTheTable) {
+    for (const AggConfig& cfg : {hash_cfg(4096), direct_cfg(4096)}) {
+        Owned o(cfg);
+        AggTableCopy c;
+        auto expect_same = [&](const char* when) {
+            o.table.copy_to(c);
+            ASSERT_EQ(c.slots.size(), o.mem.size()) << when;
+            EXPECT_EQ(0, std::memcmp(c.slots.data(), o.mem.data(), o.mem.size() * sizeof(AggSlot)))
+                << when;
+            EXPECT_EQ(c.size, o.table.size()) << when;
+        };
+        std::mt19937_64 rng(7);
+        auto add_keys = [&](int n, uint64_t value) {
+            for (int k = 0; k < n; ++k) o.table.add(rng() % 4096 + 1, value);
+        };
+        add_keys(100, 1);
+        expect_same("first copy (all slots)");
+        add_keys(100, 2);  // new lines; in hash mode fewer than a fifth: only lines are copied
+        expect_same("new keys in new lines");
+        std::vector<AggSlot> out;
+        o.table.drain(0, ~uint64_t(0), true, out);
+        expect_same("cleared (the lines the copy held are zeroed)");
+        add_keys(50, 3);
+        expect_same("keys after the clear");
+        {  // restored, then copied as a checkpoint's first copy: into zeroed slots
+            Owned sparse(cfg);
+            sparse.table.restore(c);
+            const size_t words = cfg.mode == IndexMode::hash ? agg_line_words(o.mem.size()) : 0;
+            AggTableCopy e{.slots = std::vector<AggSlot>(o.mem.size()),
+                           .lines = std::vector<uint64_t>(words)};
+            sparse.table.copy_to(e);
+            EXPECT_EQ(0, std::memcmp(e.slots.data(), o.mem.data(), o.mem.size() * sizeof(AggSlot)));
+        }
+        add_keys(1500, 4);  // most lines: one memcpy again
+        expect_same("a dense table");
+        Owned back(cfg);
+        back.table.restore(c);
+        for (int k = 0; k < 200; ++k) {
+            const uint64_t key = rng() % 4096;
+            o.table.add(key, 2);
+            back.table.add(key, 2);
+        }
+        AggTableCopy d;
+        back.table.copy_to(d);
+        back.table.copy_to(d);
+        expect_same("restored, then the same adds");
+        EXPECT_EQ(0, std::memcmp(c.slots.data(), d.slots.data(), c.slots.size() * sizeof(AggSlot)));
+    }
 }
 
 // Several per-worker tables with overlapping random keys: merge equals a std::map reference,
