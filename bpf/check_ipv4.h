@@ -171,6 +171,20 @@ static inline __attribute__((always_inline)) struct lr_ipv4_check lr_check_ipv4_
     return r;
 }
 
+/* The frame most traffic is: untagged IPv4 with a 20-byte header (version and IHL byte 0x45),
+ * the header inside the frame. */
+static inline __attribute__((always_inline)) int lr_ipv4_plain(const __u8* data,
+                                                               const __u8* data_end) {
+    return data + LR_ETH_HLEN + LR_IPV4_MIN_HLEN <= data_end &&
+           lr_load_be16(data + 12) == LR_ETHERTYPE_IPV4 && data[LR_ETH_HLEN] == 0x45;
+}
+
+/* lr_check_ipv4_header of a frame lr_ipv4_plain holds for. */
+static inline __attribute__((always_inline)) struct lr_ipv4_check lr_check_ipv4_plain(
+    const __u8* data, const __u8* data_end, int verify_checksum) {
+    return lr_check_ipv4_at(data, data_end, LR_ETH_HLEN, LR_IPV4_MIN_HLEN, verify_checksum);
+}
+
 /* CheckIPHeader on the frame [data, data_end), up to the source test. verify_checksum off is
  * Click's CHECKSUM false (CheckIPHeader2); pass_non_ip makes a non-IPv4 frame ok, whole. The
  * frame most traffic is (untagged, a 20-byte header: version and IHL byte 0x45) is tested first
@@ -178,9 +192,7 @@ static inline __attribute__((always_inline)) struct lr_ipv4_check lr_check_ipv4_
  * (on nfv's XDP program, the difference between 1.18x and 1.1x the bare reflector). */
 static inline __attribute__((always_inline)) struct lr_ipv4_check lr_check_ipv4_header(
     const __u8* data, const __u8* data_end, int verify_checksum, int pass_non_ip) {
-    if (data + LR_ETH_HLEN + LR_IPV4_MIN_HLEN <= data_end &&
-        lr_load_be16(data + 12) == LR_ETHERTYPE_IPV4 && data[LR_ETH_HLEN] == 0x45)
-        return lr_check_ipv4_at(data, data_end, LR_ETH_HLEN, LR_IPV4_MIN_HLEN, verify_checksum);
+    if (lr_ipv4_plain(data, data_end)) return lr_check_ipv4_plain(data, data_end, verify_checksum);
     struct lr_ipv4_check r = {LR_IPV4_TINY_PACKET, (__u32)(data_end - data), 0, 0, 0};
     __u16 type = 0;
     const __u32 l3 = lr_l3_offset(data, data_end, &type);

@@ -37,27 +37,15 @@ static __always_inline void nfv_test_source(struct lr_ipv4_check* r, const struc
     lr_ipv4_test_source(r, bad, maybe_good && bpf_map_lookup_elem(&nfv_good_dst, &dst) != 0);
 }
 
-/* The check's verdict, with the source test on the maps. */
-static __always_inline struct lr_ipv4_check nfv_check(const __u8* data, const __u8* data_end,
-                                                      const struct dp_config* cfg, __u32 flags) {
-    struct lr_ipv4_check r =
-        lr_check_ipv4_header(data, data_end, flags & DP_VERIFY_CHECKSUM, flags & DP_PASS_NON_IP);
+/* The frame's slot from the check's result `r` (the source test still to do where it says so),
+ * the frame trimmed and swapped where it is sent, counted. */
+static __always_inline int nfv_answer(struct xdp_md* ctx, const struct dp_config* cfg, __u32 flags,
+                                      struct lr_ipv4_check r) {
     if (r.verdict == LR_IPV4_TEST_SOURCE) nfv_test_source(&r, cfg);
-    return r;
-}
-
-SEC("xdp.frags")
-int xsk_def_prog(struct xdp_md* ctx) {
-    const struct dp_start start = dp_begin(ctx);
-    const __u32 flags = start.flags;
-    if (start.route != DP_SLOTS) return dp_finish(ctx, flags, start.route);
-    const __u8* data = (const __u8*)(long)ctx->data;
-    const __u8* data_end = (const __u8*)(long)ctx->data_end;
-    const struct lr_ipv4_check r = nfv_check(data, data_end, start.cfg, flags);
     if (r.verdict == LR_IPV4_NOT_IPV4) return dp_finish(ctx, flags, DP_PASSED);
     if (r.verdict != LR_IPV4_OK) return dp_finish(ctx, flags, DP_DROP_FIRST + r.verdict);
     /* The Ethernet padding goes, as the DPDK kernel trims its mbuf. */
-    const __u32 len = (__u32)(data_end - data);
+    const __u32 len = (__u32)(ctx->data_end - ctx->data);
     if (r.out_len < len) {
         if (bpf_xdp_adjust_tail(ctx, (int)r.out_len - (int)len))
             return dp_finish(ctx, flags, DP_SLOW_PATH);
@@ -65,4 +53,21 @@ int xsk_def_prog(struct xdp_md* ctx) {
     }
     if (flags & DP_MAC_SWAP) lr_swap_macs((__u8*)(long)ctx->data, (const __u8*)(long)ctx->data_end);
     return dp_finish(ctx, flags, DP_TX);
+}
+
+SEC("xdp.frags")
+int xsk_def_prog(struct xdp_md* ctx) {
+    const struct dp_config* cfg = dp_config_of();
+    const __u8* data = (const __u8*)(long)ctx->data;
+    const __u8* data_end = (const __u8*)(long)ctx->data_end;
+    /* The frame most traffic is, where the app serves every IPv4 frame: its route is the check's
+     * own test of its kind. */
+    if (dp_serves_every_ipv4(cfg) && lr_ipv4_plain(data, data_end))
+        return nfv_answer(ctx, cfg, cfg->flags,
+                          lr_check_ipv4_plain(data, data_end, cfg->flags & DP_VERIFY_CHECKSUM));
+    const struct dp_start start = dp_begin_with(ctx, cfg);
+    if (start.route != DP_SLOTS) return dp_finish(ctx, start.flags, start.route);
+    return nfv_answer(ctx, cfg, start.flags,
+                      lr_check_ipv4_header(data, data_end, start.flags & DP_VERIFY_CHECKSUM,
+                                           start.flags & DP_PASS_NON_IP));
 }
