@@ -10,18 +10,25 @@ namespace linerate {
 
 AfXdpSteering::AfXdpSteering(std::string app, const std::vector<std::string>& af_xdp_specs,
                              xdp::SteerFilter filter, bool steer_asked, bool app_program)
-    : app_(std::move(app)), filter_(filter), steer_asked_(steer_asked), app_program_(app_program) {
+    : app_(std::move(app)),
+      filter_(filter),
+      steer_asked_(steer_asked),
+      app_program_(app_program),
+      steer_object_(xdp::find_bpf_object(xdp::kSteerObjectName)) {
     for (const auto& spec : af_xdp_specs) specs_.push_back(eal::parse_af_xdp_spec(spec));
     if (specs_.empty() || app_program_) return;
     // Always linerate's steering program: DPDK's default one would hand the app every frame of
     // the interface, the host's ARP, ping and ssh included.
-    const std::string prog = xdp::find_bpf_object(xdp::kSteerObjectName);
-    if (prog.empty())
+    if (steer_object_.empty())
         throw std::runtime_error(std::string("--af-xdp: linerate's XDP steering program (") +
                                  xdp::kSteerObjectName +
                                  ") is neither next to the app, in its install tree nor in the "
                                  "build tree: not taking the interface without it");
-    for (auto& spec : specs_) spec.xdp_prog = prog;
+    for (auto& spec : specs_) spec.xdp_prog = steer_object_;
+}
+
+std::string AfXdpSteering::steer_object_named() const {
+    return steer_object_.empty() ? std::string("PATH/") + xdp::kSteerObjectName : steer_object_;
 }
 
 void AfXdpSteering::add_eal_args(std::vector<std::string>& args, bool user_gave_eal_args) {
@@ -50,14 +57,11 @@ void AfXdpSteering::start(const StartedRun& run) {
     if (!app_program_)
         for (const auto& port : run.ports) ids.push_back(port->id());
     steering_ = std::make_unique<xdp::Steering>(ids, filter_);
-    if (steer_asked_ && steering_->empty() && !app_program_) {
-        std::string prog = xdp::find_bpf_object(xdp::kSteerObjectName);
-        if (prog.empty()) prog = std::string("PATH/") + xdp::kSteerObjectName;
+    if (steer_asked_ && steering_->empty() && !app_program_)
         throw std::runtime_error(
             "--xdp-steer: no net_af_xdp port's interface has linerate's steering program "
             "(use --af-xdp IFACE, or attach it with the vdev's xdp_prog=" +
-            prog + ")");
-    }
+            steer_object_named() + ")");
     warn_unsteered();
     fmt::print("{}", steering_->describe());
     std::fflush(stdout);  // a start-up line: to a log or pipe now
@@ -65,8 +69,7 @@ void AfXdpSteering::start(const StartedRun& run) {
 
 // Hand-written vdevs keep DPDK's behaviour (the user's choice), but not silently.
 void AfXdpSteering::warn_unsteered() const {
-    std::string prog = xdp::find_bpf_object(xdp::kSteerObjectName);
-    if (prog.empty()) prog = std::string("PATH/") + xdp::kSteerObjectName;
+    const std::string prog = steer_object_named();
     for (const std::string& iface : steering_->unsteered())
         fmt::print(stderr,
                    "{}: warning: {} has DPDK's default XDP program (no xdp_prog= on its vdev): "

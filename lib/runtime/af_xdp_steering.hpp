@@ -36,12 +36,15 @@ class AfXdpSteering final : public Feature {
 
   private:
     void warn_unsteered() const;
+    // The steering program's path for a message: steer_object_, or PATH/steer.bpf.o if none.
+    std::string steer_object_named() const;
 
     std::string app_;
     std::vector<eal::AfXdpSpec> specs_;
     xdp::SteerFilter filter_;
     bool steer_asked_;
     bool app_program_;
+    std::string steer_object_;  // linerate's steering program (found once), "" when none is
     std::vector<eal::AfXdpPort> ports_;
     std::unique_ptr<xdp::Steering> steering_;
 };
