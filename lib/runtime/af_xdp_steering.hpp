@@ -44,7 +44,7 @@ class AfXdpSteering final : public Feature {
     xdp::SteerFilter filter_;
     bool steer_asked_;
     bool app_program_;
-    std::string steer_object_;  // linerate's steering program (found once), "" when none is
+    std::string steer_object_;  // linerate's steering program (found once), "" if not found
     std::vector<eal::AfXdpPort> ports_;
     std::unique_ptr<xdp::Steering> steering_;
 };
