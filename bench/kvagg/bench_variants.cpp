@@ -152,7 +152,7 @@ VariantRun run_lines(const Trace& trace, std::span<AggSlot> slots, const RunConf
         return base + size_t((static_cast<unsigned __int128>(agg_hash(key)) * lines) >> 64) *
                           kAggLineSlots;
     };
-    const std::vector<KvTuple>& t = trace.tuples();
+    const auto& t = trace.tuples();
     const size_t ahead = cfg.prefetch;
     VariantRun r;
     r.mtuples_per_s = timed(cfg.passes, [&] {
@@ -174,7 +174,7 @@ VariantRun run_lines(const Trace& trace, std::span<AggSlot> slots, const RunConf
 
 VariantRun run_array(const Trace& trace, uint64_t* sums, uint64_t keys, unsigned passes) {
     std::fill(sums, sums + keys, 0);
-    const std::vector<KvTuple>& t = trace.tuples();
+    const auto& t = trace.tuples();
     VariantRun r;
     r.mtuples_per_s = timed(passes, [&] {
         for (const KvTuple& x : t) sums[x.key] += x.value;

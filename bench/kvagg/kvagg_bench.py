@@ -338,7 +338,8 @@ def headline(result):
 def scenario(args):
     """The whole benchmark as one result dict (bench/run can call this)."""
     with tempfile.TemporaryDirectory(prefix="kvagg_bench_") as tmp:
-        result = {"description": __doc__.split("\n\n")[0],
+        result = {"loadavg_1_5_15_at_start": list(os.getloadavg()),
+                  "description": __doc__.split("\n\n")[0],
                   "goals": {"ours/plain": GOAL_PLAIN, "ours/unordered_map": GOAL_UMAP,
                             "ours/plain at 1 tuple, 1 Mi keys": GOAL_ONE_TUPLE},
                   "repeats": args.repeats}
@@ -350,6 +351,7 @@ def scenario(args):
         result["headline"] = headline(result)
         os.makedirs(RESULTS, exist_ok=True)
         result["plots"] = [os.path.relpath(p, ROOT) for p in plot(result, tmp)]
+        result["loadavg_1_5_15_at_end"] = list(os.getloadavg())
     return result
 
 
