@@ -25,18 +25,8 @@ namespace {
 // Cache lines of a frame's tuples requested ahead of the look-ahead cursor.
 constexpr size_t kTupleLinesAhead = 8;
 
-KvVerdict seq_verdict(SeqVerdict s) {
-    switch (s) {
-        case SeqVerdict::accept:
-            return KvVerdict::ok;
-        case SeqVerdict::duplicate:
-            return KvVerdict::duplicate;
-        case SeqVerdict::stale:
-            return KvVerdict::stale;
-        case SeqVerdict::too_many_streams:
-            break;
-    }
-    return KvVerdict::too_many_streams;
+void prefetch_lines(const uint8_t* from, const uint8_t* to) {
+    for (const uint8_t* q = from; q < to; q += 64) __builtin_prefetch(q);
 }
 
 }  // namespace
@@ -44,50 +34,38 @@ KvVerdict seq_verdict(SeqVerdict s) {
 template <class Table>
 template <IndexMode kMode, bool kPrefetch>
 size_t KvKernel<Table>::TupleCursor::take(const AggHomes& homes, StagedTuple* out, size_t max) {
-    // Locals, stored back once: a store through `out` may alias the members, which would then
-    // be reloaded and stored for every frame.
+    // Locals, stored back once: a store through `out` may alias the members (and `homes`),
+    // which would then be reloaded and stored for every frame.
+    const AggHomes h = homes;
     const TupleRange* range = range_;
     const TupleRange* const ranges_end = ranges_end_;
     const uint8_t* p = p_;
     const uint8_t* end = end_;
-    size_t n = 0;
-    while (n < max) {
-        if (p == end) {
+    StagedTuple* t = out;
+    StagedTuple* const t_end = out + max;
+    while (t != t_end) {
+        if (p == end) {  // the next frame (admit_chunk() records no range without tuples)
             if (range == ranges_end) break;
             p = range->tuples;
             end = p + range->count * kKvTupleLen;
             ++range;
-            continue;
         }
-        const size_t k = std::min(max - n, size_t(end - p) / kKvTupleLen);
-        const uint8_t* const next = p + k * kKvTupleLen;
-        // The frame's later lines, a few ahead of the tuples taken now (frames of more than
-        // kTupleLinesAhead lines of tuples; aggregate_burst() asked for the first ones).
-        const uint8_t* const lines_end = std::min(end, next + kTupleLinesAhead * 64);
-        for (const uint8_t* q = p + kTupleLinesAhead * 64; q < lines_end; q += 64)
-            __builtin_prefetch(q);
-        n += stage<kMode, kPrefetch>(homes, {p, k}, out + n);
-        p = next;
+        const uint8_t* const next = std::min(end, p + size_t(t_end - t) * kKvTupleLen);
+        // The frame's later lines, a few ahead of the tuples taken now, for frames of more
+        // than kTupleLinesAhead lines of tuples (aggregate_burst() asked for the first ones).
+        if (end - p > ptrdiff_t(kTupleLinesAhead * 64)) [[unlikely]]
+            prefetch_lines(p + kTupleLinesAhead * 64, std::min(end, next + kTupleLinesAhead * 64));
+        for (; p != next; p += kKvTupleLen, ++t) {
+            const uint64_t key = pkt::load_be64(p);
+            AggSlot* const home = h.template home<kMode>(key);
+            if constexpr (kPrefetch) __builtin_prefetch(home, 1, 3);
+            *t = {key, pkt::load_be64(p + 8), home};
+        }
     }
     range_ = range;
     p_ = p;
     end_ = end;
-    return n;
-}
-
-template <class Table>
-template <IndexMode kMode, bool kPrefetch>
-size_t KvKernel<Table>::TupleCursor::stage(const AggHomes& homes, TupleRange r, StagedTuple* out) {
-    // Locals only: a store through `out` may alias any member, which would then be reloaded.
-    const AggHomes h = homes;
-    const uint8_t* p = r.tuples;
-    for (StagedTuple* t = out; t != out + r.count; ++t, p += kKvTupleLen) {
-        const uint64_t key = pkt::load_be64(p);
-        AggSlot* const home = h.template home<kMode>(key);
-        if constexpr (kPrefetch) __builtin_prefetch(home, 1, 3);
-        *t = {key, pkt::load_be64(p + 8), home};
-    }
-    return r.count;
+    return size_t(t - out);
 }
 
 template <class Table>
@@ -95,8 +73,7 @@ typename KvKernel<Table>::Admitted KvKernel<Table>::admit(const FrameRef& frame)
     const KvPacket p = parse_kv_packet(frame.data, frame.len, cfg_.udp_port,
                                        {cfg_.verify_checksums, frame.port, !cfg_.strict_checksums});
     counters_.udp_checksum_offloaded += p.udp_checksum_offloaded;
-    KvVerdict v = p.verdict;
-    if (v == KvVerdict::ok) v = seq_verdict(dup_.check(p.stream, p.seq));
+    const KvVerdict v = window_verdict(p);
     ++counters_.by_verdict[size_t(v)];
     return {v, {p.tuples, v == KvVerdict::ok ? p.tuple_count : size_t(0)}};
 }
@@ -137,6 +114,11 @@ void KvKernel<Table>::add_tuples_impl(std::span<const TupleRange> ranges) {
         while (const size_t n = cursor.template take<kMode, false>(homes, buf[0], block))
             sums += add_staged<kMode>({buf[0], n});
     }
+    count_adds(sums);
+}
+
+template <class Table>
+void KvKernel<Table>::count_adds(const AddSums& sums) {
     counters_.tuples_aggregated += sums.tuples - sums.refused;
     counters_.value_sum += sums.sum - sums.refused_sum;
     counters_.by_verdict[size_t(KvVerdict::table_full)] += sums.refused;
@@ -168,24 +150,76 @@ KvVerdict KvKernel<Table>::aggregate_frame(const uint8_t* frame, size_t len,
 }
 
 template <class Table>
-void KvKernel<Table>::aggregate_burst(std::span<const FrameRef> frames) {
+template <IndexMode kMode, bool kPrefetch>
+typename KvKernel<Table>::ChunkWork KvKernel<Table>::admit_chunk(std::span<const FrameRef> frames,
+                                                                 StagedTuple* staged,
+                                                                 TupleRange* ranges) {
+    // admit() unrolled over the chunk with the config, homes and counts in locals: through the
+    // members they were reloaded and stored for every frame (a counter store may alias them).
+    const uint16_t udp_port = cfg_.udp_port;
+    const bool verify = cfg_.verify_checksums, accept_offloaded = !cfg_.strict_checksums;
+    const AggHomes homes = table_.homes();
+    const size_t k = frames.size();
+    ChunkWork w;
+    uint64_t ok = 0, offloaded = 0;
+    for (size_t i = 0; i < k; ++i) {
+        if (i + 2 < k) {  // the next headers, and their first tuples
+            __builtin_prefetch(frames[i + 2].data);
+            __builtin_prefetch(frames[i + 2].data + kKvTuplesOffset);
+        }
+        const KvPacket p = parse_kv_packet(frames[i].data, frames[i].len, udp_port,
+                                           {verify, frames[i].port, accept_offloaded});
+        offloaded += p.udp_checksum_offloaded;  // as admit(): counted before the window
+        const KvVerdict v = window_verdict(p);
+        if (v != KvVerdict::ok) [[unlikely]] {
+            ++counters_.by_verdict[size_t(v)];
+            continue;
+        }
+        ++ok;
+        const size_t n = p.tuple_count;
+        if (w.ranges == 0 && n <= kStageMaxTuples && w.staged + n <= kStagedMax) [[likely]] {
+            for (const uint8_t* t = p.tuples; t != p.tuples + n * kKvTupleLen; t += kKvTupleLen) {
+                const uint64_t key = pkt::load_be64(t);
+                AggSlot* const home = homes.template home<kMode>(key);
+                if constexpr (kPrefetch) __builtin_prefetch(home, 1, 3);
+                staged[w.staged++] = {key, pkt::load_be64(t + 8), home};
+            }
+            continue;
+        }
+        if (n == 0) continue;
+        ranges[w.ranges++] = {p.tuples, n};
+        // Its first tuple lines: the look-ahead reads them soon.
+        prefetch_lines(p.tuples, p.tuples + std::min(n * kKvTupleLen, kTupleLinesAhead * 64));
+    }
+    counters_.by_verdict[size_t(KvVerdict::ok)] += ok;
+    counters_.udp_checksum_offloaded += offloaded;
+    return w;
+}
+
+template <class Table>
+template <IndexMode kMode, bool kPrefetch>
+void KvKernel<Table>::aggregate_burst_impl(std::span<const FrameRef> frames) {
+    StagedTuple staged[kStagedMax];
     TupleRange ranges[kChunk];
     for (size_t base = 0; base < frames.size(); base += kChunk) {
-        const size_t end = std::min(frames.size(), base + kChunk);
-        size_t n = 0;
-        for (size_t i = base; i < end; ++i) {
-            if (i + 2 < end) __builtin_prefetch(frames[i + 2].data);  // the next headers
-            const Admitted a = admit(frames[i]);
-            if (a.tuples.count) {
-                ranges[n++] = a.tuples;
-                // Its first tuple lines: the look-ahead reads them soon.
-                const size_t bytes = a.tuples.count * kKvTupleLen;
-                for (size_t off = 0; off < bytes && off < kTupleLinesAhead * 64; off += 64)
-                    __builtin_prefetch(a.tuples.tuples + off);
-            }
-        }
-        add_tuples({ranges, n});
+        const size_t k = std::min(kChunk, frames.size() - base);
+        const ChunkWork w = admit_chunk<kMode, kPrefetch>(frames.subspan(base, k), staged, ranges);
+        // The staged tuples come first in frame order, then the ranges: the same adds in the
+        // same order as frame by frame.
+        if (w.staged) count_adds(add_staged<kMode>({staged, w.staged}));
+        if (w.ranges) add_tuples({ranges, w.ranges});
     }
+}
+
+template <class Table>
+void KvKernel<Table>::aggregate_burst(std::span<const FrameRef> frames) {
+    const bool hash = table_.mode() == IndexMode::hash;
+    if (cfg_.prefetch_ahead == 0)
+        hash ? aggregate_burst_impl<IndexMode::hash, false>(frames)
+             : aggregate_burst_impl<IndexMode::direct, false>(frames);
+    else
+        hash ? aggregate_burst_impl<IndexMode::hash, true>(frames)
+             : aggregate_burst_impl<IndexMode::direct, true>(frames);
 }
 
 template class KvKernel<AggTable>;

@@ -85,6 +85,11 @@ class KvKernel {
         TupleRange tuples;
     };
     static constexpr size_t kChunk = 64;  // frames admitted before their tuples are added
+    // Frames of up to this many tuples (one line of them) are staged as they are admitted: the
+    // homes are requested a chunk before the adds, and a look-ahead cursor per frame costs
+    // more than the frame's own tuples (at 1 tuple per packet, twice the staging itself).
+    static constexpr size_t kStageMaxTuples = 4;
+    static constexpr size_t kStagedMax = 2 * kChunk;  // tuples staged per chunk at most
 
     // A tuple between its look-ahead and its add: decoded, its home computed (and prefetched).
     struct StagedTuple {
@@ -102,9 +107,6 @@ class KvKernel {
         size_t take(const AggHomes& homes, StagedTuple* out, size_t max);
 
       private:
-        template <IndexMode kMode, bool kPrefetch>
-        static size_t stage(const AggHomes& homes, TupleRange r, StagedTuple* out);
-
         const TupleRange* range_;
         const TupleRange* ranges_end_;
         const uint8_t* p_ = nullptr;
@@ -122,8 +124,39 @@ class KvKernel {
         }
     };
 
+    // A parsed packet's verdict once the duplicate window has seen it (records it if new).
+    KvVerdict window_verdict(const KvPacket& p) {
+        if (p.verdict != KvVerdict::ok) return p.verdict;
+        switch (dup_.check(p.stream, p.seq)) {
+            case SeqVerdict::accept:
+                return KvVerdict::ok;
+            case SeqVerdict::duplicate:
+                return KvVerdict::duplicate;
+            case SeqVerdict::stale:
+                return KvVerdict::stale;
+            case SeqVerdict::too_many_streams:
+                break;
+        }
+        return KvVerdict::too_many_streams;
+    }
     // Parse and duplicate check; counts the verdict.
     Admitted admit(const FrameRef& frame);
+    // What admit_chunk() leaves for the adds: the tuples it staged (first, in frame order),
+    // then the ranges of the frames after them.
+    struct ChunkWork {
+        size_t staged = 0, ranges = 0;
+    };
+    // admit() for each of `frames` (at most kChunk). The tuples of accepted frames of at most
+    // kStageMaxTuples go to `staged` (decoded, homes hashed and requested) while it has room
+    // and no range was recorded; the tuples of later frames go to `ranges`, their first lines
+    // requested, for the look-ahead of add_tuples().
+    template <IndexMode kMode, bool kPrefetch>
+    ChunkWork admit_chunk(std::span<const FrameRef> frames, StagedTuple* staged,
+                          TupleRange* ranges);
+    template <IndexMode kMode, bool kPrefetch>
+    void aggregate_burst_impl(std::span<const FrameRef> frames);
+    // Adds what a block of adds leaves to the counters.
+    void count_adds(const AddSums& sums);
     // Adds the tuples of accepted frames in blocks of `prefetch_ahead`, each key hashed once and
     // its home prefetched a block before its add.
     void add_tuples(std::span<const TupleRange> ranges);

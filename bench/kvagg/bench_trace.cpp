@@ -1,8 +1,14 @@
 #include "bench_trace.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 
 namespace linerate::kvagg::bench {
+
+void advise_huge_pages(void* p, size_t bytes) {
+    madvise(p, bytes, MADV_HUGEPAGE);  // without THP: 4 KiB pages, as before
+}
 
 namespace {
 

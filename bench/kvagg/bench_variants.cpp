@@ -43,8 +43,16 @@ uint64_t merged_total(const AggView& v) {
     return merge_tables({&v, 1}).total;
 }
 
+// Requests every line of frames [first, last) of `trace`.
+void prefetch_frames(const Trace& trace, size_t first, size_t last) {
+    for (size_t i = first; i < last; ++i)
+        for (size_t off = 0; off < trace.frame_len(); off += 64)
+            __builtin_prefetch(trace.frame(i) + off);
+}
+
 template <class Table>
-VariantRun run_kernel(const Trace& trace, Table& table, const RunConfig& cfg) {
+VariantRun run_kernel(const Trace& trace, Table& table, const RunConfig& cfg,
+                      pkt::RxChecksums port = {}) {
     const unsigned passes = cfg.passes;
     // A fresh duplicate window per pass, built before the timing: the replayed sequence numbers
     // are new to it.
@@ -57,13 +65,16 @@ VariantRun run_kernel(const Trace& trace, Table& table, const RunConfig& cfg) {
     r.mtuples_per_s = timed(passes, [&] {
         KvKernel<Table>& kernel = *kernels[next++];
         const size_t n = trace.frames();
+        const size_t ahead = cfg.rx_ahead * kBurst;
         FrameRef burst[kBurst];
+        prefetch_frames(trace, 0, std::min(n, ahead));
         // As the app's RX loop: bursts of frame references, the headers prefetched.
         for (size_t b = 0; b < n; b += kBurst) {
             const size_t k = std::min(kBurst, n - b);
+            if (ahead) prefetch_frames(trace, std::min(n, b + ahead), std::min(n, b + ahead + k));
             for (size_t i = 0; i < k; ++i) {
                 __builtin_prefetch(trace.frame(b + i));
-                burst[i] = {trace.frame(b + i), trace.frame_len()};
+                burst[i] = {trace.frame(b + i), trace.frame_len(), port};
             }
             kernel.aggregate_burst({burst, k});
         }
@@ -141,7 +152,7 @@ VariantRun run_lines(const Trace& trace, std::span<AggSlot> slots, const RunConf
         return base + size_t((static_cast<unsigned __int128>(agg_hash(key)) * lines) >> 64) *
                           kAggLineSlots;
     };
-    const std::vector<KvTuple>& t = trace.tuples();
+    const auto& t = trace.tuples();
     const size_t ahead = cfg.prefetch;
     VariantRun r;
     r.mtuples_per_s = timed(cfg.passes, [&] {
@@ -163,7 +174,7 @@ VariantRun run_lines(const Trace& trace, std::span<AggSlot> slots, const RunConf
 
 VariantRun run_array(const Trace& trace, uint64_t* sums, uint64_t keys, unsigned passes) {
     std::fill(sums, sums + keys, 0);
-    const std::vector<KvTuple>& t = trace.tuples();
+    const auto& t = trace.tuples();
     VariantRun r;
     r.mtuples_per_s = timed(passes, [&] {
         for (const KvTuple& x : t) sums[x.key] += x.value;
@@ -220,8 +231,9 @@ VariantRun run_tbb(const Trace& trace, uint64_t keys, unsigned passes) {
 
 const std::vector<Variant>& all_variants() {
     static const std::vector<Variant> v = {
-        Variant::plain,   Variant::array, Variant::lines,       Variant::unordered_map,
-        Variant::tbb_chm, Variant::ours,  Variant::ours_direct, Variant::ours_shared};
+        Variant::plain,         Variant::array,       Variant::lines,
+        Variant::unordered_map, Variant::tbb_chm,     Variant::ours,
+        Variant::ours_rx_csum,  Variant::ours_direct, Variant::ours_shared};
     return v;
 }
 
@@ -239,6 +251,8 @@ std::string variant_name(Variant v) {
             return "tbb_chm";
         case Variant::ours:
             return "ours";
+        case Variant::ours_rx_csum:
+            return "ours_rx_csum";
         case Variant::ours_direct:
             return "ours_direct";
         case Variant::ours_shared:
@@ -260,6 +274,7 @@ size_t variant_slots(Variant v, uint64_t keys, const RunConfig& cfg) {
             [[fallthrough]];
         case Variant::plain:
         case Variant::ours:
+        case Variant::ours_rx_csum:
         case Variant::ours_shared:
             return AggGeometry::slots_for(config(IndexMode::hash, keys));
         case Variant::ours_direct:
@@ -295,6 +310,10 @@ VariantRun run_variant(Variant v, const Trace& trace, uint64_t keys, std::span<A
         case Variant::ours: {
             AggTable t(mine, config(IndexMode::hash, keys));
             return run_kernel(trace, t, cfg);
+        }
+        case Variant::ours_rx_csum: {
+            AggTable t(mine, config(IndexMode::hash, keys));
+            return run_kernel(trace, t, cfg, {pkt::RxCheck::good, pkt::RxCheck::good});
         }
         case Variant::ours_direct: {
             AggTable t(mine, config(IndexMode::direct, keys));

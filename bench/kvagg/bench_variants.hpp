@@ -13,6 +13,8 @@
 //   unordered_map  std::unordered_map<u64,u64> (reserved for the key count), decoded tuples
 //   tbb_chm        tbb::concurrent_hash_map<u64,u64> with an accessor per tuple, decoded tuples
 //   ours           KvKernel<AggTable> (hash) on the frames: parse + duplicate window + table
+//   ours_rx_csum   the same with the port's checksum verdict (good, as with RX offload): no
+//                  checksum computed in software
 //   ours_direct    the same with --index direct
 //   ours_shared    KvKernel<SharedAggTable> (atomic adds), one thread
 // The baselines get the tuples already decoded: any packet cost is kvagg's alone.
@@ -26,7 +28,17 @@
 
 namespace linerate::kvagg::bench {
 
-enum class Variant { plain, array, lines, unordered_map, tbb_chm, ours, ours_direct, ours_shared };
+enum class Variant {
+    plain,
+    array,
+    lines,
+    unordered_map,
+    tbb_chm,
+    ours,
+    ours_rx_csum,
+    ours_direct,
+    ours_shared
+};
 
 const std::vector<Variant>& all_variants();
 std::string variant_name(Variant v);
@@ -36,6 +48,9 @@ struct RunConfig {
     unsigned passes = 3;     // timed passes, after one warm-up pass (which inserts the keys)
     unsigned prefetch = 32;  // plain and ours: look-ahead block (kvagg --prefetch); lines: distance
     size_t lines_bytes = 0;  // lines: its memory (0 = the hash table's footprint)
+    // ours*: bursts of frames whose lines are requested ahead of the kernel, as a PMD hands over
+    // frames it just wrote (DMA into the LLC, or net_pcap's copy); 0: only the burst at hand.
+    unsigned rx_ahead = 0;
 };
 
 // Slots the variant needs in the AggBuf (0: it allocates its own memory).

@@ -52,6 +52,7 @@ struct Options {
     unsigned passes = 3;
     unsigned prefetch = 32;
     unsigned lines_mib = 0;
+    unsigned rx_ahead = 0;
     unsigned repeats = 3;
     unsigned lcore = 0;
     std::string json_path;
@@ -98,8 +99,10 @@ std::vector<nlohmann::json> measure(const Options& o, const Point& p,
     tc.tuples = parse_count(o.trace_tuples);
     tc.max_frames = parse_count(o.max_frames);
     const Trace trace(tc);
-    const RunConfig rc{
-        .passes = o.passes, .prefetch = o.prefetch, .lines_bytes = size_t(o.lines_mib) << 20};
+    const RunConfig rc{.passes = o.passes,
+                       .prefetch = o.prefetch,
+                       .lines_bytes = size_t(o.lines_mib) << 20,
+                       .rx_ahead = o.rx_ahead};
     size_t slots = 1;
     for (Variant v : variants) slots = std::max(slots, variant_slots(v, p.keys, rc));
     AggBuffer buf(region, slots, 1, 0, fmt::format("kvb_heap{}", heap_seq++));
@@ -145,7 +148,8 @@ int main(int argc, char** argv) {
     cli.add_option("--tuples", o.tuples, "Tuples per packet to sweep")->delimiter(',');
     cli.add_option("--keys", o.keys, "Distinct keys to sweep (K = 2^10, M = 2^20)")->delimiter(',');
     cli.add_option("--variants", o.variants,
-                   "plain,array,lines,unordered_map,tbb_chm,ours,ours_direct,ours_shared or all")
+                   "plain,array,lines,unordered_map,tbb_chm,ours,ours_rx_csum,ours_direct,ours_"
+                   "shared or all")
         ->delimiter(',');
     cli.add_option("--grid", o.grid,
                    "cross: tuples at --pivot-keys and keys at --pivot-tuples; full: every pair")
@@ -169,6 +173,10 @@ int main(int argc, char** argv) {
     cli.add_option("--lines-mib", o.lines_mib,
                    "lines: its memory in MiB (0 = the hash table's footprint)")
         ->check(CLI::Range(0u, 65536u));
+    cli.add_option("--rx-ahead", o.rx_ahead,
+                   "ours*: bursts of frames requested ahead of the kernel, as a PMD hands over "
+                   "frames it just wrote (0: only the burst at hand)")
+        ->check(CLI::Range(0u, 64u));
     cli.add_option("--repeats", o.repeats, "Runs per variant, interleaved (median)")
         ->check(CLI::Range(1u, 100u));
     cli.add_option("--lcore", o.lcore, "CPU to run on");
@@ -236,6 +244,7 @@ int main(int argc, char** argv) {
     out["passes"] = o.passes;
     out["repeats"] = o.repeats;
     out["prefetch"] = o.prefetch;
+    out["rx_ahead"] = o.rx_ahead;
     out["trace_tuples"] = parse_count(o.trace_tuples);
     out["max_frames"] = parse_count(o.max_frames);
     out["sweep_region"] = sweep_region.text;

@@ -54,9 +54,14 @@ inline uint64_t word_sum(const uint8_t* data, size_t len) {
     return sum;
 }
 
-// A sum of data that contains non-zero bytes, checked: its folded value is 0xFFFF.
+// A sum of data that contains non-zero bytes, checked: its folded value is 0xFFFF, i.e. the
+// sum is 0 mod 0xFFFF. Tested by multiplying with the inverse of 0xFFFF mod 2^64 (an odd
+// divisor divides x iff x * inverse <= (2^64 - 1) / divisor): a multiply and a compare, where
+// GCC may emit a 64-bit division for `% 0xFFFF` (it did inside kvagg's burst loop).
 inline bool word_sum_verifies(uint64_t sum) {
-    return sum % 0xFFFF == 0;
+    constexpr uint64_t kInverse = 0xFFFEFFFEFFFEFFFFull;  // 0xFFFF * kInverse == 1 mod 2^64
+    static_assert(uint64_t(0xFFFF * kInverse) == 1);
+    return sum * kInverse <= ~uint64_t(0) / 0xFFFF;
 }
 
 // The IPv4 header at `ip` (ihl_bytes >= 20, all readable) carries a valid header checksum.
@@ -77,7 +82,7 @@ inline void udp_pseudo_header(const uint8_t* ip, const uint8_t* udp, uint8_t (&o
 // IPv4 header at `ip` carries a valid checksum, or none: a zero field means the sender computed
 // none (RFC 768). A computed checksum of 0 is sent as 0xFFFF, which this accepts too.
 inline bool udp_checksum_ok(const uint8_t* ip, const uint8_t* udp, size_t udp_len) {
-    if (udp[6] == 0 && udp[7] == 0) return true;
+    if (load_be16(udp + 6) == 0) return true;
     uint8_t pseudo[12];
     udp_pseudo_header(ip, udp, pseudo);
     return word_sum_verifies(word_sum(pseudo, sizeof pseudo) + word_sum(udp, udp_len));
