@@ -7,8 +7,9 @@ with --state on a disk file in a temporary directory under /tmp (a checkpoint ev
 namespace; gen (bench/gen, CPU 1) on the other end through AF_XDP sends kvagg traffic (32
 tuples a frame, 1 Mi keys, 16 streams) at full rate for the soak's length and writes the sums
 it sent (--expect). While it runs:
-  - every 2 s: kvagg's resident memory (VmRSS) sampled, /metrics scraped over 127.0.0.1 (a
-    reader in kvagg's namespace, urllib) and the DPDK telemetry socket asked /linerate/stats;
+  - every 2 s: kvagg's resident memory (VmRSS) and its worker thread's CPU and wait times
+    sampled, /metrics scraped over 127.0.0.1 (a reader in kvagg's namespace, urllib) and the
+    DPDK telemetry socket asked /linerate/stats;
   - every 30 s: kvagg's veth end set down, 1 s later up again (kvagg must receive again after
     each: its /metrics rx counter grows between 2 and 12 s after the link came back).
 At the end gen stops, kvagg is stopped with SIGINT, and the soak checks:
@@ -26,13 +27,15 @@ overrides; default 600). Writes bench/results/soak.json.
 """
 import json
 import os
-import re
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from state_bench import thread_times  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("LINERATE_BUILD", os.path.join(ROOT, "build"))
@@ -78,6 +81,20 @@ def rss_kib(pid):
     except OSError:
         pass
     return None
+
+
+def worker_times(pid):
+    """kvagg's worker thread so far: ms on a CPU and ms waiting for one (schedstat). A stretch
+    without receives is then starvation (wait grows), a busy worker (run grows) or a blocked
+    one (neither)."""
+    threads = thread_times(pid)
+    # With one lcore (-l 0) the worker loop runs on the main thread.
+    worker = [t for t in threads.values() if t[0].startswith("rte-worker")] or \
+        [t for tid, t in threads.items() if tid == pid]
+    if not worker:
+        return {}
+    _, run_ns, wait_ns = worker[0]
+    return {"worker_run_ms": run_ns // 1000000, "worker_wait_ms": wait_ns // 1000000}
 
 
 def telemetry(prefix, command):
@@ -149,7 +166,7 @@ def soak_loop(net, kv, gen, prefix, seconds):
     next_flap = start + FLAP_EVERY_S
     while gen.poll() is None:
         t = time.time()
-        rss.append({"t": round(t - start, 1), "kib": rss_kib(kv.pid)})
+        rss.append({"t": round(t - start, 1), "kib": rss_kib(kv.pid), **worker_times(kv.pid)})
         j = telemetry(prefix, "/linerate/stats")
         tele.append(j is not None)
         if t >= next_flap and t < start + seconds - FLAP_EVERY_S / 2:
