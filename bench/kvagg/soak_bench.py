@@ -1,0 +1,333 @@
+#!/usr/bin/env python3
+"""bench/run soak: kvagg at full rate for a long time, with everything a deployment does to it.
+
+Two network namespaces joined by a veth pair, made here and removed at the end (also on
+failure). kvagg (one worker, CPU 0) on one end through AF_XDP (--af-xdp, the steering program),
+with --state on a disk file in a temporary directory under /tmp (a checkpoint every 250 ms) and --metrics on 127.0.0.1 inside its
+namespace; gen (bench/gen, CPU 1) on the other end through AF_XDP sends kvagg traffic (32
+tuples a frame, 1 Mi keys, 16 streams) at full rate for the soak's length and writes the sums
+it sent (--expect). While it runs:
+  - every 2 s: kvagg's resident memory (VmRSS) and its worker thread's CPU and wait times
+    sampled, /metrics scraped over 127.0.0.1 (a reader in kvagg's namespace, urllib) and the
+    DPDK telemetry socket asked /linerate/stats;
+  - every 30 s: kvagg's veth end set down, 1 s later up again (kvagg must receive again after
+    each: its /metrics rx counter grows between 2 and 12 s after the link came back).
+At the end gen stops, kvagg is stopped with SIGINT, and the soak checks:
+  - resident memory flat: the last sample against the first after warm-up (the first quarter
+    of the run), growth at most 1 MiB, and the largest sample;
+  - mempool in use 0 at exit (kvagg's exit JSON);
+  - every frame accounted for: gen's frames sent = kvagg's frames received (kvagg's drops by
+    reason are part of those) + the port's drops + the veth pair's drops (ip -s link:
+    the frames the link downs cost; the kernel counts the port's ring-full drops on kvagg's end
+    too, so those count once), and the XDP program's redirected = received + the port's drops;
+  - sums: kvagg's per-key sums (--dump) equal gen's --expect exactly when no frame was lost;
+    otherwise no key above what was sent, and the tuples missing = 32 x the frames lost.
+Seconds: --seconds of bench/run is the run length here when given explicitly (SOAK_SECONDS
+overrides; default 600). Writes bench/results/soak.json.
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from state_bench import thread_times  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("LINERATE_BUILD", os.path.join(ROOT, "build"))
+KVAGG = os.path.join(BUILD, "apps", "kvagg", "kvagg")
+GEN = os.path.join(BUILD, "bench", "gen", "linerate-gen")
+TUPLES = 32
+SAMPLE_S = 2.0
+FLAP_EVERY_S = 30.0
+FLAP_DOWN_S = 1.0
+METRICS_PORT = 9464
+EAL = ["--no-huge", "-m", "1024", "--no-pci", "--log-level=lib.eal:warning",
+       "--log-level=pmd.net.af_xdp:warning"]
+
+# Runs in kvagg's namespace: prints one JSON line per scrape of /metrics (the counters the
+# soak follows), until killed.
+SCRAPER = r'''
+import json, sys, time, urllib.request
+url, every = sys.argv[1], float(sys.argv[2])
+want = ("linerate_mempool_in_use", "linerate_rx_packets_total", "linerate_link_downs_total",
+        "linerate_link_up", "linerate_uptime_seconds")
+while True:
+    t = time.time()
+    try:
+        text = urllib.request.urlopen(url, timeout=2).read().decode()
+        got = {}
+        for line in text.splitlines():
+            name = line.split("{")[0].split(" ")[0]
+            if name in want:
+                got[name] = got.get(name, 0) + float(line.rsplit(" ", 1)[1])
+        print(json.dumps({"t": t, "ok": True, **got}), flush=True)
+    except Exception as e:
+        print(json.dumps({"t": t, "ok": False, "error": str(e)}), flush=True)
+    time.sleep(max(0, every - (time.time() - t)))
+'''
+
+
+def rss_kib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def worker_times(pid):
+    """kvagg's worker thread so far: ms on a CPU and ms waiting for one (schedstat). A stretch
+    without receives is then starvation (wait grows), a busy worker (run grows) or a blocked
+    one (neither)."""
+    threads = thread_times(pid)
+    # With one lcore (-l 0) the worker loop runs on the main thread.
+    worker = [t for t in threads.values() if t[0].startswith("rte-worker")] or \
+        [t for tid, t in threads.items() if tid == pid]
+    if not worker:
+        return {}
+    _, run_ns, wait_ns = worker[0]
+    return {"worker_run_ms": run_ns // 1000000, "worker_wait_ms": wait_ns // 1000000}
+
+
+def telemetry(prefix, command):
+    """One DPDK telemetry command over the app's socket (v2 protocol); None if it fails."""
+    path = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+            s.settimeout(2)
+            s.connect(path)
+            json.loads(s.recv(16384))  # the greeting
+            s.send(command.encode())
+            return json.loads(s.recv(1 << 20))
+    except (OSError, ValueError):
+        return None
+
+
+def veth_drops(ns, dev):
+    out = subprocess.run(["ip", "-n", ns, "-s", "-j", "link", "show", dev], capture_output=True,
+                         text=True, check=True).stdout
+    st = json.loads(out)[0]["stats64"]
+    return {"rx_dropped": st["rx"]["dropped"], "tx_dropped": st["tx"]["dropped"],
+            "rx_packets": st["rx"]["packets"], "tx_packets": st["tx"]["packets"]}
+
+
+def read_csv(path):
+    sums = {}
+    with open(path) as f:
+        for line in f:
+            k, v = line.split(",")
+            sums[int(k)] = int(v)
+    return sums
+
+
+def wait_for(path_or_fn, timeout):
+    end = time.time() + timeout
+    while time.time() < end:
+        if path_or_fn():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def commands(net, tmp, seconds):
+    prefix = f"{net.dut_ns}kv"
+    kv = ([KVAGG, "-l", "0", f"--file-prefix={prefix}"] + EAL +
+          ["--", "--af-xdp", net.dut_if, "--keys", "1M", "--state", os.path.join(tmp, "soak.state"),
+           "--metrics", f"127.0.0.1:{METRICS_PORT}", "--stats-period", "10",
+           "--json", os.path.join(tmp, "kvagg.json"), "--dump", os.path.join(tmp, "kvagg.csv")])
+    gen = ([GEN, "-l", "1", f"--file-prefix={net.gen_ns}gen"] + EAL +
+           ["--", "--af-xdp", net.gen_if, "--kind", "kvagg", "--tuples", str(TUPLES),
+            "--keys", str(1 << 20), "--streams", "16", "--duration", str(seconds),
+            "--stats-period", "10", "--expect", os.path.join(tmp, "gen.csv"),
+            "--json", os.path.join(tmp, "gen.json")])
+    return prefix, kv, gen
+
+
+def flap(net, downs):
+    subprocess.run(["ip", "-n", net.dut_ns, "link", "set", net.dut_if, "down"], check=True)
+    time.sleep(FLAP_DOWN_S)
+    subprocess.run(["ip", "-n", net.dut_ns, "link", "set", net.dut_if, "up"], check=True)
+    downs.append(time.time())
+
+
+def soak_loop(net, kv, gen, prefix, seconds):
+    """Samples and link flaps until gen ends: (RSS samples, telemetry answered per read, link
+    flap times, start time)."""
+    rss, tele, flaps = [], [], []
+    start = time.time()
+    next_flap = start + FLAP_EVERY_S
+    while gen.poll() is None:
+        t = time.time()
+        rss.append({"t": round(t - start, 1), "kib": rss_kib(kv.pid), **worker_times(kv.pid)})
+        j = telemetry(prefix, "/linerate/stats")
+        tele.append(j is not None)
+        if t >= next_flap and t < start + seconds - FLAP_EVERY_S / 2:
+            flap(net, flaps)
+            next_flap += FLAP_EVERY_S
+        if kv.poll() is not None:
+            raise RuntimeError(f"kvagg exited {kv.returncode} during the soak")
+        time.sleep(max(0, SAMPLE_S - (time.time() - t)))
+    return rss, tele, flaps, start
+
+
+def accounting(gj, kj, veth_kv, veth_gen):
+    """gen's frames sent against where they went. The AF_XDP port's drops (its rx ring full)
+    are frames the kernel counts as dropped on kvagg's veth end too: counted once."""
+    sent = gj["tx_packets"]
+    received = kj["rx_packets"]
+    port = sum(v["total"] for v in kj["port_drops"].values())
+    kernel = veth_gen["tx_dropped"] + max(0, veth_kv["rx_dropped"] - port)
+    redirected = (kj.get("xdp") or {}).get("redirected")
+    return {"gen_sent": sent, "kvagg_received": received, "kvagg_dropped_by_reason": kj["dropped"],
+            "kvagg_drops": {k: v for k, v in kj["drops"].items() if v},
+            "port_drops": port, "port_drop_kinds": {k: v for d in kj["port_drops"].values()
+                                                    for k, v in d.items()
+                                                    if k not in ("total", "name") and v},
+            "kernel_drops": kernel, "xdp_redirected": redirected,
+            "veth": {"kvagg_end": veth_kv, "gen_end": veth_gen},
+            "unaccounted": sent - received - port - kernel,
+            "redirected_is_received_plus_port_drops":
+                redirected is None or redirected == received + port}
+
+
+def sums_check(tmp, gj, kj, lost_frames):
+    expect, got = read_csv(os.path.join(tmp, "gen.csv")), read_csv(os.path.join(tmp, "kvagg.csv"))
+    over = sum(1 for k, v in got.items() if v > expect.get(k, 0))
+    missing_tuples = gj["expect"]["tuples"] - kj["tuples"]
+    return {"keys_sent": len(expect), "keys_kvagg": len(got), "exact": got == expect,
+            "keys_above_sent": over, "sum_sent": gj["expect"]["sum"],
+            "sum_kvagg": kj["aggregated_sum"], "tuples_sent": gj["expect"]["tuples"],
+            "tuples_kvagg": kj["tuples"], "tuples_missing": missing_tuples,
+            "frames_lost": lost_frames,
+            "ok": (got == expect) if lost_frames == 0 else
+                  (over == 0 and missing_tuples == TUPLES * lost_frames)}
+
+
+def receives_after_flaps(scrapes, flaps):
+    """Per link flap: kvagg's frames received (its /metrics) from 2 s to 12 s after the link
+    came back up; a flap after which nothing arrives is a port that did not recover."""
+    out = []
+    for f in flaps:
+        rx = [s["linerate_rx_packets_total"] for s in scrapes
+              if s.get("ok") and f + 2 <= s["t"] <= f + 12]
+        out.append(rx[-1] - rx[0] if len(rx) > 1 else None)
+    return out
+
+
+def memory_check(rss):
+    """Growth of the resident memory after warm-up (the first quarter of the run, at least
+    10 s: the table and the checkpoint buffer fill as keys arrive): a leak keeps growing."""
+    ks = [(s["t"], s["kib"]) for s in rss if s["kib"]]
+    if not ks:
+        return {"ok": False, "samples": 0}
+    warm_s = max(10.0, ks[-1][0] / 4)
+    after = [k for t, k in ks if t >= warm_s] or [ks[-1][1]]
+    growth = after[-1] - after[0]
+    return {"warm_up_s": warm_s, "first_kib": ks[0][1], "after_warm_up_kib": after[0],
+            "last_kib": after[-1], "max_kib": max(k for _, k in ks), "growth_kib": growth,
+            "max_over_warm_up_kib": max(after) - after[0], "samples": len(ks),
+            "ok": growth <= 1024}
+
+
+def run(net, seconds):
+    tmp = tempfile.mkdtemp(prefix="kvagg-soak")
+    subprocess.run(["ip", "-n", net.dut_ns, "link", "set", "lo", "up"], check=True)
+    prefix, kv_cmd, gen_cmd = commands(net, tmp, seconds)
+    kv_log = open(os.path.join(tmp, "kvagg.log"), "w")
+    kv = subprocess.Popen(net.exec(net.dut_ns, kv_cmd), stdout=kv_log, stderr=subprocess.STDOUT)
+    scraper = gen = None
+    try:
+        if not wait_for(lambda: ": running" in open(kv_log.name).read(), 60):
+            raise RuntimeError(f"kvagg did not start:\n{open(kv_log.name).read()[-2000:]}")
+        # Into a file: a pipe read at the end fills up (64 KiB, ~4.5 min of lines) and stalls it.
+        scrapes_log = open(os.path.join(tmp, "scrapes.jsonl"), "w")
+        scraper = subprocess.Popen(net.exec(net.dut_ns, [
+            sys.executable, "-c", SCRAPER, f"http://127.0.0.1:{METRICS_PORT}/metrics",
+            str(SAMPLE_S)]), stdout=scrapes_log)
+        gen_log = open(os.path.join(tmp, "gen.log"), "w")
+        gen = subprocess.Popen(net.exec(net.gen_ns, gen_cmd), stdout=gen_log,
+                               stderr=subprocess.STDOUT)
+        rss, tele, flaps, start = soak_loop(net, kv, gen, prefix, seconds)
+        if gen.wait() != 0:
+            raise RuntimeError(f"gen exit {gen.returncode}:\n{open(gen_log.name).read()[-2000:]}")
+        time.sleep(1)  # what is still in the rings reaches kvagg
+        veth_kv, veth_gen = veth_drops(net.dut_ns, net.dut_if), veth_drops(net.gen_ns, net.gen_if)
+        kv.send_signal(signal.SIGINT)
+        if kv.wait(timeout=120) != 0:
+            raise RuntimeError(f"kvagg exit {kv.returncode}:\n{open(kv_log.name).read()[-2000:]}")
+    finally:
+        for p in (scraper, gen, kv):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
+    with open(scrapes_log.name) as f:
+        scrapes = [json.loads(line) for line in f if line.strip()]
+    with open(os.path.join(tmp, "kvagg.json")) as f:
+        kj = json.load(f)
+    with open(os.path.join(tmp, "gen.json")) as f:
+        gj = json.load(f)
+    r = report(tmp, kj, gj, (veth_kv, veth_gen), (rss, tele, scrapes, flaps, start))
+    r.update({"seconds": seconds, "commands": {"kvagg": " ".join(kv_cmd),
+                                                "gen": " ".join(gen_cmd)}})
+    return r
+
+
+def report(tmp, kj, gj, veth, samples):
+    """The soak's checks and figures from the exit JSONs, veth counters and the samples."""
+    veth_kv, veth_gen = veth
+    rss, tele, scrapes, flaps, start = samples
+    acc = accounting(gj, kj, veth_kv, veth_gen)
+    lost = acc["port_drops"] + acc["kernel_drops"] + kj["dropped"]
+    mem = memory_check(rss)
+    sums = sums_check(tmp, gj, kj, lost)
+    ok_scrapes = [s for s in scrapes if s.get("ok")]
+    after_flaps = receives_after_flaps(scrapes, flaps)
+    checks = {"rss_flat": mem["ok"], "mempool_in_use_0": kj["mempool_in_use_at_exit"] == 0,
+              "every_frame_accounted": acc["unaccounted"] == 0 and
+                                       acc["redirected_is_received_plus_port_drops"],
+              "sums": sums["ok"],
+              "receives_after_every_flap": bool(after_flaps) and all(n for n in after_flaps),
+              "metrics_answered": len(ok_scrapes) >= len(scrapes) - 1 and bool(ok_scrapes),
+              "telemetry_answered": bool(tele) and all(tele)}
+    return {
+        "tmp": tmp, "checks": checks, "ok": all(checks.values()),
+        "memory": mem, "rss_samples": rss, "accounting": acc, "sums": sums,
+        "link_flaps_at_s": [round(f - start, 1) for f in flaps],
+        "received_2_to_12_s_after_each_flap": after_flaps,
+        # net_af_xdp (DPDK 22.11) reports its link up for the whole run: the downs kvagg counts
+        # are the PMD's view, the flaps above are what was done to the veth.
+        "kvagg_link": kj["links"],
+        "metrics_scrapes": {"count": len(scrapes), "answered": len(ok_scrapes),
+                            "first": ok_scrapes[0] if ok_scrapes else None,
+                            "last": ok_scrapes[-1] if ok_scrapes else None},
+        "telemetry_reads": {"count": len(tele), "answered": sum(tele)},
+        "kvagg": {k: kj.get(k) for k in ("rx_packets", "rx_mpps", "mtuples_per_s", "tuples",
+                                          "keys", "mempool_in_use_at_exit", "pmd_held",
+                                          "state", "duration_s")},
+        "gen": {k: gj.get(k) for k in ("tx_packets", "sent_mpps", "send_s", "expect", "drops")},
+    }
+
+
+def from_bench_run(args, veth_namespaces, tag, seconds_given):
+    if os.geteuid() != 0:
+        return {"skipped": "needs root: network namespaces, a veth pair, AF_XDP"}
+    seconds = float(os.environ.get("SOAK_SECONDS", args.seconds if seconds_given else 600))
+    load = os.getloadavg()
+    with veth_namespaces(tag) as net:
+        r = run(net, seconds)
+    r["loadavg_1_5_15_at_start"] = list(load)
+    r["loadavg_1_5_15_at_end"] = list(os.getloadavg())
+    r["headline"] = {"ok": r["ok"], **{k: v for k, v in r["checks"].items()},
+                     "rss_growth_kib": r["memory"]["growth_kib"],
+                     "gen_sent": r["accounting"]["gen_sent"],
+                     "unaccounted": r["accounting"]["unaccounted"],
+                     "mtuples_per_s": r["kvagg"]["mtuples_per_s"]}
+    return r
