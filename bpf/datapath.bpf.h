@@ -87,6 +87,9 @@ static __always_inline int dp_multi_buffer(struct xdp_md* ctx, __u32 flags) {
            bpf_xdp_get_buff_len(ctx) > (__u64)(ctx->data_end - ctx->data);
 }
 
+/* The flags that can send a served frame to the slow path before the app's kernel sees it. */
+#define DP_ROUTE_FLAGS (DP_SLOW_PATH_ALL | DP_MULTI_BUFFER)
+
 /* Where the frame goes before the app's kernel sees it: outside the served set, to the kernel
  * (DP_NOT_SERVED); multi-buffer, or every frame under DP_SLOW_PATH_ALL, to the slow path.
  * Returns the slot, or DP_SLOTS when the app's kernel is to decide. */
@@ -94,7 +97,7 @@ static __always_inline __u32 dp_route(struct xdp_md* ctx, const struct dp_config
     if (!lr_steer_matches(&cfg->serve, (void*)(long)ctx->data, (void*)(long)ctx->data_end))
         return DP_NOT_SERVED;
     /* One test for the common case, neither flag set. */
-    if (!(cfg->flags & (DP_SLOW_PATH_ALL | DP_MULTI_BUFFER))) return DP_SLOTS;
+    if (!(cfg->flags & DP_ROUTE_FLAGS)) return DP_SLOTS;
     if (cfg->flags & DP_SLOW_PATH_ALL) return DP_SLOW_PATH;
     if (dp_multi_buffer(ctx, cfg->flags)) return DP_SLOW_PATH;
     return DP_SLOTS;
@@ -102,7 +105,8 @@ static __always_inline __u32 dp_route(struct xdp_md* ctx, const struct dp_config
 
 /* A frame's first step: the config, its flags, and dp_route's slot. */
 struct dp_start {
-    const struct dp_config* cfg; /* null never: an ARRAY's entry (then route is DP_NOT_SERVED) */
+    /* Never null in practice (an ARRAY's entry); if it were, route is DP_NOT_SERVED. */
+    const struct dp_config* cfg;
     __u32 flags;
     __u32 route; /* DP_SLOTS: the app's kernel decides */
 };
@@ -124,7 +128,7 @@ static __always_inline struct dp_start dp_begin(struct xdp_md* ctx) {
  * frame's kind is the route too, and the steering filter is not run a second time over the
  * same bytes (1 ns of nfv's program, bench/run xdp-cost). */
 static __always_inline int dp_serves_every_ipv4(const struct dp_config* cfg) {
-    return cfg && !(cfg->flags & (DP_SLOW_PATH_ALL | DP_MULTI_BUFFER)) &&
+    return cfg && !(cfg->flags & DP_ROUTE_FLAGS) &&
            (cfg->serve.mode == STEER_IPV4 || cfg->serve.mode == STEER_ALL);
 }
 

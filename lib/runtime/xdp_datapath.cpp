@@ -83,7 +83,7 @@ void XdpDatapath::load_programs() {
     };
     if (!on_interface()) {
         // The test mode's long frames are multi-buffer; dp_last says what became of each.
-        load(true)->set_flags(spec_.flags | DP_RECORD_LAST | DP_MULTI_BUFFER);
+        load(true)->set_flags(spec_.flags | DP_RECORD_LAST);
         return;
     }
     // Test hook: every served frame through the slow path, to compare the tiers.
@@ -93,11 +93,10 @@ void XdpDatapath::load_programs() {
     for (size_t i = 0; i < ifaces_.size(); ++i) {
         const std::optional<uint32_t> mtu = xdp::interface_mtu(ifaces_[i]);
         if (!mtu) throw std::runtime_error("no interface " + ifaces_[i]);
-        const bool multi_buffer = xdp::multi_buffer_for_mtu(*mtu);
-        xdp::DatapathProgram* p = load(multi_buffer);
+        xdp::DatapathProgram* p = load(xdp::multi_buffer_for_mtu(*mtu));
         const size_t other = paired_with(i, ifaces_.size());
         if (spec_.forward_pair && other < ifaces_.size()) p->set_pair_port(ifaces_[other]);
-        p->set_config(flags | (multi_buffer ? DP_MULTI_BUFFER : 0), serve_);
+        p->set_config(flags, serve_);
     }
 }
 

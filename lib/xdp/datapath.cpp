@@ -131,7 +131,8 @@ int DatapathProgram::map_fd(const char* name) const {
 }
 
 void DatapathProgram::set_config(uint32_t flags, const SteerFilter& serve) {
-    config_.flags = flags;
+    // A program loaded multi-buffer must ask each frame's length: the flag goes with the load.
+    config_.flags = flags | (multi_buffer_ ? DP_MULTI_BUFFER : 0);
     config_.serve.mode = uint32_t(serve.mode);
     config_.serve.udp_port = serve.udp_port;
     write_config();

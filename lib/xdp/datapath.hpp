@@ -71,8 +71,8 @@ class DatapathProgram {
     const std::string& object_path() const { return path_; }
     bool multi_buffer() const { return multi_buffer_; }
     int program_fd() const { return prog_fd_; }
-    // dp_config[0]: flags (enum dp_flag) and the frames the app serves (the others go to the
-    // kernel). Throws.
+    // dp_config[0]: flags (enum dp_flag; DP_MULTI_BUFFER is added when the program was loaded
+    // multi-buffer) and the frames the app serves (the others go to the kernel). Throws.
     void set_config(uint32_t flags, const SteerFilter& serve);
     // set_config serving every frame (the test mode, the benchmarks). Throws.
     void set_flags(uint32_t flags) { set_config(flags, {SteerMode::all, 0}); }
