@@ -114,11 +114,11 @@ static inline __u32 lr_l3_offset(const __u8* data, const __u8* data_end, __u16* 
 }
 
 /* The IPv4 header checksum over `hlen` bytes (20..60, all inside the frame; the caller has proven
- * the first 20 inside with a compare against data_end) verifies. The sum of at most 30 16-bit
- * words fits 21 bits: two folds bring it to 16. The first word (version, IHL) is non-zero, so the
- * sum is too, and it is 0 mod 0xFFFF iff it folds to 0xFFFF. One's-complement sums don't depend
- * on byte order (RFC 1071 2(B)), and 0xFFFF reads the same both ways, so the words are added as
- * loaded, unswapped. The 20 bytes every header has are summed without a compare each (the
+ * the first 20 inside with a compare against data_end) verifies: the one's-complement sum of its
+ * words is 0xFFFF, i.e. their plain sum is a non-zero multiple of 0xFFFF (2^16 = 1 mod 0xFFFF,
+ * and the first word, version and IHL, is not zero, so neither is the sum). One's-complement sums
+ * don't depend on byte order (RFC 1071 2(B)), and 0xFFFF reads the same both ways, so the words are
+ * added as loaded, unswapped. The 20 bytes every header has are summed without a compare each (the
  * verifier knows them inside from the caller's; clang does not fold the compares: 4 of them, a
  * nanosecond of nfv's XDP program, bench/run xdp-cost); the options in a loop of constant trip
  * count with no early exit: clang unrolls it for BPF, so every bounds check is a constant offset
@@ -145,10 +145,10 @@ static inline __attribute__((always_inline)) int lr_ipv4_checksum_ok(const __u8*
                 sum += (__u32)lr_load16(ip + i) + lr_load16(ip + i + 2);
         }
     }
-    sum = (sum & 0xFFFFFFFF) + (sum >> 32);
-    sum = (sum & 0xFFFF) + (sum >> 16);
-    sum = (sum & 0xFFFF) + (sum >> 16);
-    return inside && sum == 0xFFFF;
+    /* Whether the sum is a multiple of 0xFFFF, without folding it: for an odd d, x is a multiple
+     * of d iff x times d's inverse mod 2^64 is at most (2^64 - 1) / d (Granlund and Montgomery,
+     * PLDI 1994, section 9). One multiply and a compare where two folds took eight operations. */
+    return inside && sum * 0xFFFEFFFEFFFEFFFFull <= 0x0001000100010001ull;
 }
 
 /* The check from the IP header's length on: the header at `l3` is IPv4, its first 20 bytes are

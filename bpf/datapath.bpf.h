@@ -62,10 +62,10 @@ static __always_inline void dp_count(__u32 slot, __u64 bytes) {
     }
 }
 
-/* Counts the frame under `slot` and returns the action that goes with it. */
-static __always_inline int dp_finish(struct xdp_md* ctx, __u32 flags, __u32 slot) {
-    /* The first buffer's bytes: a multi-buffer frame's slow path is counted by the DPDK tier. */
-    dp_count(slot, (__u64)(ctx->data_end - ctx->data));
+/* Counts the frame, `bytes` long, under `slot` and returns the action that goes with it. */
+static __always_inline int dp_finish_bytes(struct xdp_md* ctx, __u32 flags, __u32 slot,
+                                           __u32 bytes) {
+    dp_count(slot, bytes);
     if (flags & DP_RECORD_LAST) {
         __u32 key = 0;
         __u32* last = bpf_map_lookup_elem(&dp_last, &key);
@@ -80,15 +80,18 @@ static __always_inline int dp_finish(struct xdp_md* ctx, __u32 flags, __u32 slot
     return XDP_DROP;
 }
 
+/* dp_finish_bytes with the frame's length: the first buffer's bytes (a multi-buffer frame's slow
+ * path is counted by the DPDK tier). */
+static __always_inline int dp_finish(struct xdp_md* ctx, __u32 flags, __u32 slot) {
+    return dp_finish_bytes(ctx, flags, slot, (__u32)(ctx->data_end - ctx->data));
+}
+
 /* A multi-buffer frame (its bytes do not all lie in [data, data_end)): the slow path's. Asked
  * only where the config says frames can be (DP_MULTI_BUFFER). */
 static __always_inline int dp_multi_buffer(struct xdp_md* ctx, __u32 flags) {
     return (flags & DP_MULTI_BUFFER) &&
            bpf_xdp_get_buff_len(ctx) > (__u64)(ctx->data_end - ctx->data);
 }
-
-/* The flags that can send a served frame to the slow path before the app's kernel sees it. */
-#define DP_ROUTE_FLAGS (DP_SLOW_PATH_ALL | DP_MULTI_BUFFER)
 
 /* Where the frame goes before the app's kernel sees it: outside the served set, to the kernel
  * (DP_NOT_SERVED); multi-buffer, or every frame under DP_SLOW_PATH_ALL, to the slow path.
@@ -126,10 +129,10 @@ static __always_inline struct dp_start dp_begin(struct xdp_md* ctx) {
  * a whole header, say) goes to that kernel without dp_route: the app serves all IPv4 (or every
  * frame) and nothing is left to the slow path wholesale. Then the kernel's own test of the
  * frame's kind is the route too, and the steering filter is not run a second time over the
- * same bytes (1 ns of nfv's program, bench/run xdp-cost). */
+ * same bytes (1 ns of nfv's program, bench/run xdp-cost). User space works this out from the
+ * config once (DP_SERVES_EVERY_IPV4). */
 static __always_inline int dp_serves_every_ipv4(const struct dp_config* cfg) {
-    return cfg && !(cfg->flags & DP_ROUTE_FLAGS) &&
-           (cfg->serve.mode == STEER_IPV4 || cfg->serve.mode == STEER_ALL);
+    return cfg && (cfg->flags & DP_SERVES_EVERY_IPV4);
 }
 
 char _license[] SEC("license") = "Dual BSD/GPL";

@@ -8,12 +8,16 @@
 
 #include "steer_abi.h"
 
-/* nfv's filter in front of its address sets (dp_config.nfv_sources): a bit per bad source
- * (dp_src_filter_bit), so that a source whose bit is clear needs no hash lookup: most traffic's;
- * and whether there are good destinations at all, so that a bad source needs no second hash
- * lookup when there are none (the default: a bad-source frame 80 -> 60 ns, bench/run xdp-cost).
- * In the config's entry, not a map of its own: one array lookup a frame less (0.x ns). */
+/* nfv's filter in front of its address sets (dp_config.nfv_sources), so that most traffic's
+ * source needs no hash lookup: the widest range of addresses with no bad source in it (the
+ * default set, 0.0.0.0 and 255.255.255.255, leaves every other address in it: one compare a
+ * frame), and outside it a bit per bad source (dp_src_filter_bit); and whether there are good
+ * destinations at all, so that a bad source needs no second hash lookup when there are none (the
+ * default: a bad-source frame 80 -> 60 ns, bench/run xdp-cost). In the config's entry, not a map
+ * of its own: one array lookup a frame less (0.x ns). */
 struct dp_src_filter {
+    __u32 clear_first; /* [clear_first, clear_first + clear_span] holds no bad source */
+    __u32 clear_span;
     __u64 bits[64]; /* 4096 bits */
     __u32 good_dst; /* nfv_good_dst has entries */
     __u32 reserved;
@@ -42,7 +46,14 @@ enum dp_flag {
      * DEVMAP entry written before the program is attached) with bpf_redirect_map, not back out
      * (XDP_TX). Counted DP_TX all the same: the DPDK datapath counts a paired frame as tx. */
     DP_FORWARD_PAIR = 1u << 6,
+    /* Set by user space (lib/xdp/datapath's set_config), never by an app: every IPv4 frame is
+     * served and none goes to the slow path wholesale, so an app kernel's own test of a frame's
+     * kind is its route too (dp_serves_every_ipv4). One bit test a frame instead of three. */
+    DP_SERVES_EVERY_IPV4 = 1u << 7,
 };
+
+/* The flags that can send a served frame to the slow path before the app's kernel sees it. */
+#define DP_ROUTE_FLAGS (DP_SLOW_PATH_ALL | DP_MULTI_BUFFER)
 
 struct dp_config {
     __u32 flags; /* enum dp_flag */

@@ -24,35 +24,49 @@ struct {
     __type(value, __u8);
 } nfv_good_dst SEC(".maps");
 
+/* Whether `src` may be in the bad-source set, by the filter `f` (null: it may). In 64 bits, so
+ * that a source below clear_first wraps far above the span with no 32-bit truncation. */
+static __always_inline int nfv_maybe_bad(const struct dp_src_filter* f, __u32 src) {
+    if (!f) return 1;
+    if ((__u64)src - f->clear_first <= f->clear_span) return 0;
+    const __u32 bit = dp_src_filter_bit(src);
+    return (f->bits[bit / 64] >> (bit % 64)) & 1;
+}
+
 /* The source test's two lookups, each only where it can find something: the bad-source set where
- * the source's filter bit is set, the good-destination set where the source is bad and the set
- * has entries (without the filter, never: an ARRAY's entry, both sets are asked). */
+ * the filter says the source may be in it, the good-destination set where the source is bad and
+ * the set has entries (without the filter, never: an ARRAY's entry, both sets are asked). */
 static __always_inline void nfv_test_source(struct lr_ipv4_check* r, const struct dp_config* cfg) {
     __u32 src = r->src, dst = r->dst;
     const struct dp_src_filter* f = cfg ? &cfg->nfv_sources : 0;
-    const __u32 bit = dp_src_filter_bit(src);
-    const int maybe_bad = !f || (f->bits[bit / 64] >> (bit % 64)) & 1;
+    const int maybe_bad = nfv_maybe_bad(f, src);
     const int bad = maybe_bad && bpf_map_lookup_elem(&nfv_bad_src, &src) != 0;
     const int maybe_good = bad && (!f || f->good_dst);
     lr_ipv4_test_source(r, bad, maybe_good && bpf_map_lookup_elem(&nfv_good_dst, &dst) != 0);
 }
 
+/* A valid frame out, `out_len` bytes long (the IP packet and its L2 header, never more than the
+ * frame): the Ethernet padding trimmed, as the DPDK kernel trims its mbuf; MAC-swapped per the
+ * config; counted with its length as sent. */
+static __always_inline int nfv_send(struct xdp_md* ctx, __u32 flags, __u32 out_len) {
+    const __u32 len = (__u32)(ctx->data_end - ctx->data);
+    if (out_len < len) {
+        if (bpf_xdp_adjust_tail(ctx, (int)out_len - (int)len))
+            return dp_finish(ctx, flags, DP_SLOW_PATH);
+        dp_count(DP_TRIMMED, len - out_len);
+    }
+    if (flags & DP_MAC_SWAP) lr_swap_macs((__u8*)(long)ctx->data, (const __u8*)(long)ctx->data_end);
+    return dp_finish_bytes(ctx, flags, DP_TX, out_len);
+}
+
 /* The frame's slot from the check's result `r` (the source test still to do where it says so),
- * the frame trimmed and swapped where it is sent, counted. */
+ * counted; a valid frame sent. */
 static __always_inline int nfv_answer(struct xdp_md* ctx, const struct dp_config* cfg, __u32 flags,
                                       struct lr_ipv4_check r) {
     if (r.verdict == LR_IPV4_TEST_SOURCE) nfv_test_source(&r, cfg);
     if (r.verdict == LR_IPV4_NOT_IPV4) return dp_finish(ctx, flags, DP_PASSED);
     if (r.verdict != LR_IPV4_OK) return dp_finish(ctx, flags, DP_DROP_FIRST + r.verdict);
-    /* The Ethernet padding goes, as the DPDK kernel trims its mbuf. */
-    const __u32 len = (__u32)(ctx->data_end - ctx->data);
-    if (r.out_len < len) {
-        if (bpf_xdp_adjust_tail(ctx, (int)r.out_len - (int)len))
-            return dp_finish(ctx, flags, DP_SLOW_PATH);
-        dp_count(DP_TRIMMED, len - r.out_len);
-    }
-    if (flags & DP_MAC_SWAP) lr_swap_macs((__u8*)(long)ctx->data, (const __u8*)(long)ctx->data_end);
-    return dp_finish(ctx, flags, DP_TX);
+    return nfv_send(ctx, flags, r.out_len);
 }
 
 SEC("xdp.frags")

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -132,7 +133,11 @@ int DatapathProgram::map_fd(const char* name) const {
 
 void DatapathProgram::set_config(uint32_t flags, const SteerFilter& serve) {
     // A program loaded multi-buffer must ask each frame's length: the flag goes with the load.
-    config_.flags = flags | (multi_buffer_ ? DP_MULTI_BUFFER : 0);
+    config_.flags =
+        (flags & ~uint32_t(DP_SERVES_EVERY_IPV4)) | (multi_buffer_ ? DP_MULTI_BUFFER : 0);
+    // Worked out here once rather than per frame in the program (dp_serves_every_ipv4).
+    const bool every_ipv4 = serve.mode == SteerMode::ipv4 || serve.mode == SteerMode::all;
+    if (every_ipv4 && !(config_.flags & DP_ROUTE_FLAGS)) config_.flags |= DP_SERVES_EVERY_IPV4;
     config_.serve.mode = uint32_t(serve.mode);
     config_.serve.udp_port = serve.udp_port;
     write_config();
@@ -170,10 +175,27 @@ void DatapathProgram::set_nfv_sources(const std::vector<uint32_t>& bad_src,
     set_source_filter(bad_src, !good_dst.empty());
 }
 
+AddressRange widest_range_without(std::vector<uint32_t> addresses) {
+    std::sort(addresses.begin(), addresses.end());
+    // The gaps below the first address, between neighbours and above the last, in 64 bits (the
+    // last gap can be the whole 2^32). Never all empty: the sets hold DP_NFV_MAX_ADDRESSES.
+    uint64_t from = 0, best_first = 0, best_size = 0;
+    for (uint32_t a : addresses) {
+        if (a >= from && a - from > best_size) best_first = from, best_size = a - from;
+        from = uint64_t(a) + 1;
+    }
+    if ((uint64_t(1) << 32) - from > best_size)
+        best_first = from, best_size = (uint64_t(1) << 32) - from;
+    return {uint32_t(best_first), uint32_t(best_first + best_size - 1)};
+}
+
 void DatapathProgram::set_source_filter(const std::vector<uint32_t>& bad_sources,
                                         bool good_destinations) {
     dp_src_filter& filter = config_.nfv_sources;
     filter = dp_src_filter{};
+    const AddressRange clear = widest_range_without(bad_sources);
+    filter.clear_first = clear.first;
+    filter.clear_span = clear.last - clear.first;
     filter.good_dst = good_destinations;
     for (uint32_t a : bad_sources) {
         const uint32_t bit = dp_src_filter_bit(a);

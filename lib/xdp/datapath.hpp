@@ -23,6 +23,15 @@ enum class Datapath { dpdk, xdp };
 // and can transmit what it returns (not veth: see attach()), generic (skb) otherwise.
 enum class XdpMode { automatic, native, generic };
 
+// An inclusive range of IPv4 addresses (host order).
+struct AddressRange {
+    uint32_t first = 0, last = 0;
+    bool operator==(const AddressRange&) const = default;
+};
+// The widest range holding none of `addresses` (the first such, on a tie): nfv's XDP program
+// asks no set for a source inside it (dp_src_filter). `addresses` holds fewer than 2^32.
+AddressRange widest_range_without(std::vector<uint32_t> addresses);
+
 const char* datapath_name(Datapath d);
 const char* xdp_mode_name(XdpMode m);
 // The MAC address of interface `ifname` (SIOCGIFHWADDR), none when it has no such interface.
@@ -72,7 +81,8 @@ class DatapathProgram {
     bool multi_buffer() const { return multi_buffer_; }
     int program_fd() const { return prog_fd_; }
     // dp_config[0]: flags (enum dp_flag; DP_MULTI_BUFFER is added when the program was loaded
-    // multi-buffer) and the frames the app serves (the others go to the kernel). Throws.
+    // multi-buffer, DP_SERVES_EVERY_IPV4 where it holds) and the frames the app serves (the
+    // others go to the kernel). Throws.
     void set_config(uint32_t flags, const SteerFilter& serve);
     // set_config serving every frame (the test mode, the benchmarks). Throws.
     void set_flags(uint32_t flags) { set_config(flags, {SteerMode::all, 0}); }

@@ -136,3 +136,25 @@ TEST(NfvXdp, SameVerdictCountersAndBytesAsTheCppKernel) {
         }
     }
 }
+
+// The range nfv's XDP program asks no set for: the widest gap between bad sources.
+TEST(NfvXdp, WidestRangeWithoutBadSources) {
+    using xdp::AddressRange;
+    using xdp::widest_range_without;
+    EXPECT_EQ(widest_range_without({}), (AddressRange{0, 0xFFFFFFFF}));
+    // The default set (Click's): every other address.
+    EXPECT_EQ(widest_range_without({0xFFFFFFFF, 0}), (AddressRange{1, 0xFFFFFFFE}));
+    EXPECT_EQ(widest_range_without({0}), (AddressRange{1, 0xFFFFFFFF}));
+    EXPECT_EQ(widest_range_without({0xFFFFFFFF}), (AddressRange{0, 0xFFFFFFFE}));
+    // Between neighbours, duplicates no matter.
+    EXPECT_EQ(widest_range_without({0, 0x10, 0x10, 0xF0000000, 0xFFFFFFFF}),
+              (AddressRange{0x11, 0xEFFFFFFF}));
+    // Below the first.
+    EXPECT_EQ(widest_range_without({0xC0000000, 0xC0000001, 0xFFFFFFFF}),
+              (AddressRange{0, 0xBFFFFFFF}));
+    // Every address of the range is clear, the ones around it are not.
+    const std::vector<uint32_t> bad = {ip(10, 1, 0, 255), ip(10, 0, 0, 1), 0, 0xFFFFFFFF};
+    const AddressRange r = widest_range_without(bad);
+    for (uint32_t a : bad) EXPECT_FALSE(a >= r.first && a <= r.last) << a;
+    EXPECT_EQ(r, (AddressRange{ip(10, 1, 1, 0), 0xFFFFFFFE}));
+}
