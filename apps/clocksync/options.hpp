@@ -39,9 +39,9 @@ struct Options {
     unsigned probes = 1;
     double probe_gap_us = 0;
     bool pipeline = false;
-    unsigned keep_sync_rounds = 4;
-    double warmup_us = 0;  // a warm-up frame this long before each round (0: none)  // a sync stays
-                           // while the tighter bound, up to this many rounds
+    unsigned keep_sync_rounds = 4;  // a sync stays while the tighter bound, up to this many rounds
+    double warmup_us = 0;           // a warm-up frame this long before each round (0: none)
+    bool warmup_echo = true;        // ... asking the master for its echo (--no-warmup-echo: not)
     double probe_timeout_ms = 10;
     double drift_bound_ppm = kDefaultDriftBoundPpm;
     double sample_period_us = 1000;

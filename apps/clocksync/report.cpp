@@ -19,6 +19,7 @@ void add_client_json(nlohmann::json& j, const ClientReport& r) {
     j["rounds_kept"] = s.rounds_kept;
     j["probes_sent"] = s.probes_sent;
     j["warmups_sent"] = s.warmups_sent;
+    j["warmup_echoes"] = s.warmup_echoes;
     j["responses"] = s.responses;
     j["epsilon_samples"] = s.samples;
     j["epsilon_samples_skipped"] = s.samples_skipped;

@@ -204,6 +204,47 @@ TEST(ClocksyncTwoProcess, BackgroundLoadReachesTheMastersPort) {
     EXPECT_EQ(r.master_json["mempool_in_use_at_exit"], 0);
 }
 
+// --warmup-us: a warm-up frame 50 µs ahead of each round. By default it asks for its echo: the
+// master sends every one back (counted as sent: rx = tx, no drop) and the client counts the
+// echoes apart from responses and drops; all come back but one sent as the client stopped. With
+// --no-warmup-echo the master drops every warm-up as `warmup`, as a master without echoes does.
+// The master outlives the client: every frame the client sent (those its TX ring took) arrived.
+TEST(ClocksyncTwoProcess, WarmupFramesAreEchoedWhenAsked) {
+    for (const bool echo : {true, false}) {
+        std::vector<std::string> args = {"--sim-offset-ns",  "5000000", "--sim-drift-ppm",    "8",
+                                         "--sync-period-ms", "50",      "--probe-timeout-ms", "80",
+                                         "--warmup-us",      "50"};
+        if (!echo) args.push_back("--no-warmup-echo");
+        PairResult r = run_pair(args, 3.0);
+        ASSERT_EQ(r.master.exit_status, 0) << r.master.out;
+        ASSERT_EQ(r.client.exit_status, 0) << r.client.out;
+        const nlohmann::json &j = r.client_json, &m = r.master_json;
+        print_figures(echo ? "warm-up echoed" : "warm-up dropped", j);
+        ASSERT_TRUE(j.is_object()) << r.client.out;
+        EXPECT_EQ(j["violations"], 0) << r.client.out;
+        EXPECT_EQ(j["clocksync"]["warmup_echo"], echo);
+        const uint64_t warmups =
+            j["warmups_sent"].get<uint64_t>() - j["warmups_refused"].get<uint64_t>();
+        const uint64_t echoes = j["warmup_echoes"];
+        EXPECT_GE(warmups, 5u) << r.client.out;
+        EXPECT_EQ(m["rx_packets"], j["tx_packets"]) << r.master.out << r.client.out;
+        for (const auto& [reason, n] : j["drops"].items())
+            if (reason != "tx_full") EXPECT_EQ(n, 0) << reason;
+        if (echo) {
+            EXPECT_EQ(m["tx_packets"], m["rx_packets"]) << r.master.out;
+            EXPECT_EQ(m["drops"]["warmup"], 0) << r.master.out;
+            EXPECT_LE(echoes, warmups);
+            EXPECT_GE(echoes + 1, warmups) << r.client.out;
+            EXPECT_EQ(j["rx_packets"], j["responses"].get<uint64_t>() + echoes) << r.client.out;
+        } else {
+            EXPECT_EQ(m["drops"]["warmup"], warmups) << r.master.out;
+            EXPECT_EQ(m["tx_packets"].get<uint64_t>() + warmups, m["rx_packets"]) << r.master.out;
+            EXPECT_EQ(echoes, 0u);
+            EXPECT_EQ(j["rx_packets"], j["responses"]) << r.client.out;
+        }
+    }
+}
+
 // Negative control: 50 ppm against rho = 10 ppm must be caught. ε0 <= δ/2 is capped by the
 // 0.1 ms probe timeout (slower answers are dropped), and the error at the sync is within ε0, so
 // once 40 ppm · t > 2 ε0 (t > 2.5 s) a violation is certain; one round of 64 spaced probes early
