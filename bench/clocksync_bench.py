@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """clocksync benchmark: the bound ε (mean, p99.9) for probes 1 vs 4, idle vs under a flood of
 background traffic on the master's port, against the floor RTTmin/2 + ρ·T/2. One probe per round
-runs four ways: every answered round replacing the sync (--keep-sync-rounds 0, the old
-behaviour), the default (the tighter sync kept), with a warm-up frame ahead of each round that the
-master drops (--warmup-us --no-warmup-echo: the way up warmed), and with one the master sends back
-(--warmup-us: its echo warms the way down too).
+runs four ways: every answered round replacing the sync, with no warm-up (--keep-sync-rounds 0
+--warmup-us 0, the oldest behaviour); the tighter sync kept, with no warm-up (probes1_cold:
+--warmup-us 0, the default before the echo); with a warm-up frame ahead of each round that the
+master drops (probes1_warmup: --warmup-us 50 --no-warmup-echo, the way up warmed); and the default
+(probes1: a warm-up 200 µs ahead that the master sends back, its echo warming the way down too).
 
 Master and client are two DPDK processes on one machine joined by net_memif (8-slot rings, see
 MEMIF_RING), one busy-polling lcore each (master on lcore 0, client on lcore 1); the client runs in verification mode (5 ms
@@ -144,11 +145,10 @@ def watch_pollers(procs, client):
 
 # (name, probes, client options): the cases of every load (--cases: some of them).
 def cases_of(args):
-    warmup = ["--warmup-us", str(args.warmup_us)]
-    cases = [("probes1_keep0", 1, ["--keep-sync-rounds", "0"]),
+    cases = [("probes1_keep0", 1, ["--keep-sync-rounds", "0", "--warmup-us", "0"]),
+             ("probes1_cold", 1, ["--warmup-us", "0"]),
+             ("probes1_warmup", 1, ["--warmup-us", str(args.warmup_us), "--no-warmup-echo"]),
              ("probes1", 1, []),
-             ("probes1_warmup", 1, warmup + ["--no-warmup-echo"]),
-             ("probes1_echo", 1, warmup),
              ("probes2", 2, []),
              ("probes4", 4, [])]
     return [c for c in cases if not args.cases or c[0] in args.cases]
@@ -301,11 +301,10 @@ def main():
     ap.add_argument("--attempts", type=int, default=3,
                     help="tries per run while contended (default 3)")
     ap.add_argument("--warmup-us", type=float, default=50,
-                    help="the warm-up cases' --warmup-us (default 50): probes1_warmup asks for "
-                    "no echo (--no-warmup-echo), probes1_echo does (the master sends it back)")
+                    help="probes1_warmup's --warmup-us (default 50; it asks for no echo)")
     ap.add_argument("--cases", type=lambda s: s.split(","), default=None,
                     help="only these cases, comma-separated (default: all of probes1_keep0, "
-                    "probes1, probes1_warmup, probes1_echo, probes2, probes4)")
+                    "probes1_cold, probes1_warmup, probes1, probes2, probes4)")
     ap.add_argument("--out", default=os.path.join(RESULTS, "clocksync.json"))
     args = ap.parse_args()
 

@@ -123,7 +123,8 @@ void add_probe_options(CLI::App& app, Options& o) {
                    "master sends it back unstamped (its echo), so the probe crosses a path warm "
                    "both ways (0 = none)")
         ->check(linerate::cli::finite_range(0.0, 1e6))
-        ->capture_default_str();
+        ->default_str(
+            fmt::format("{} with --probes 1 and a longer sync period, else 0", kDefaultWarmupUs));
     app.add_flag_callback(
         "--no-warmup-echo", [&o] { o.warmup_echo = false; },
         "Client: the warm-up frame asks for no echo (the master drops it: the way up alone is "
@@ -288,7 +289,7 @@ ClientConfig make_client_config(const Options& o, uint64_t epoch_ns) {
     c.sample_period_ns = to_ns(o.sample_period_us, 1e3);
     c.drift_bound_ppm = o.drift_bound_ppm;
     c.keep_sync_ns = keep_sync_ns(o);
-    c.warmup_ns = to_ns(o.warmup_us, 1e3);
+    c.warmup_ns = to_ns(o.warmup_us_in_use(), 1e3);
     c.warmup_echo = o.warmup_echo;
     if (c.warmup_ns >= c.sync_period_ns)
         throw std::invalid_argument("--warmup-us must be below --sync-period-ms");
@@ -328,7 +329,7 @@ nlohmann::json config_json(const Options& o) {
     j["probe_gap_us"] = o.probe_gap_us;
     j["pipeline"] = o.pipeline;
     j["keep_sync_rounds"] = o.keep_sync_rounds;
-    j["warmup_us"] = o.warmup_us;
+    j["warmup_us"] = o.warmup_us_in_use();
     j["warmup_echo"] = o.warmup_echo;
     j["background_pps"] = o.background_pps;
     if (o.background_pps > 0) j["background_size"] = o.background_size;
