@@ -51,6 +51,9 @@ std::string client_summary_text(const ClientReport& r) {
         "{} timeouts, master {}",
         s.syncs, s.rounds, s.rounds_kept, s.probes_sent, s.responses, s.timeouts,
         r.master_mac ? format_mac(*r.master_mac) : "not learned");
+    if (s.warmups_sent)
+        out += fmt::format("\n  warm-ups: {} sent, {} echoed by the master", s.warmups_sent,
+                           s.warmup_echoes);
     if (s.syncs)
         out +=
             fmt::format("\n  start: first sync {:.3f} ms after the first probe, epsilon then {} ns",
