@@ -167,6 +167,16 @@ TEST(ClocksyncTwoProcess, ClientWithinBoundDriftHasNoViolations) {
     EXPECT_LT(std::abs(j["theta_ns"].get<int64_t>() + 5'000'000), 50'000'000);
     EXPECT_TRUE(j["master_mac"].is_string()) << "master MAC not learned";
     EXPECT_EQ(j["mempool_in_use_at_exit"], 0);
+    // One request a round, so by default a warm-up 200 µs ahead of each round, echoed: all come
+    // back but one sent as the client stopped.
+    EXPECT_EQ(j["clocksync"]["warmup_us"], 200.0);
+    EXPECT_EQ(j["clocksync"]["warmup_echo"], true);
+    const uint64_t warmups = j["warmups_sent"];
+    EXPECT_GE(warmups, j["rounds"].get<uint64_t>());
+    EXPECT_GE(j["warmup_echoes"].get<uint64_t>() + j["warmups_refused"].get<uint64_t>() + 1,
+              warmups)
+        << r.client.out;
+    EXPECT_EQ(r.master_json["drops"]["warmup"], 0);
     EXPECT_EQ(r.master_json["role"], "master");
     EXPECT_EQ(r.master_json["timestamps"], "sw");
     EXPECT_GE(r.master_json["tx_packets"].get<uint64_t>(), j["syncs"].get<uint64_t>());
