@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """clocksync benchmark: the bound ε (mean, p99.9) for probes 1 vs 4, idle vs under a flood of
 background traffic on the master's port, against the floor RTTmin/2 + ρ·T/2. One probe per round
-runs three ways: every answered round replacing the sync (--keep-sync-rounds 0, the old
-behaviour), the default (the tighter sync kept), and with a warm-up frame ahead of each round
-(--warmup-us).
+runs four ways: every answered round replacing the sync, with no warm-up (--keep-sync-rounds 0
+--warmup-us 0, the oldest behaviour); the tighter sync kept, with no warm-up (probes1_cold:
+--warmup-us 0, the default before the echo); with a warm-up frame ahead of each round that the
+master drops (probes1_warmup: --warmup-us 50 --no-warmup-echo, the way up warmed); and the default
+(probes1: a warm-up 200 µs ahead that the master sends back, its echo warming the way down too).
 
 Master and client are two DPDK processes on one machine joined by net_memif (8-slot rings, see
 MEMIF_RING), one busy-polling lcore each (master on lcore 0, client on lcore 1); the client runs in verification mode (5 ms
@@ -141,13 +143,15 @@ def watch_pollers(procs, client):
     return {name: (last[name][1] - first[name][1]) / elapsed_ns for name in last}
 
 
-# (name, probes, client options): the cases of every load.
+# (name, probes, client options): the cases of every load (--cases: some of them).
 def cases_of(args):
-    return [("probes1_keep0", 1, ["--keep-sync-rounds", "0"]),
-            ("probes1", 1, []),
-            ("probes1_warmup", 1, ["--warmup-us", str(args.warmup_us)]),
-            ("probes2", 2, []),
-            ("probes4", 4, [])]
+    cases = [("probes1_keep0", 1, ["--keep-sync-rounds", "0", "--warmup-us", "0"]),
+             ("probes1_cold", 1, ["--warmup-us", "0"]),
+             ("probes1_warmup", 1, ["--warmup-us", str(args.warmup_us), "--no-warmup-echo"]),
+             ("probes1", 1, []),
+             ("probes2", 2, []),
+             ("probes4", 4, [])]
+    return [c for c in cases if not args.cases or c[0] in args.cases]
 
 
 def one_run(args, probes, flood, tag, client_extra=(), reader=None):
@@ -221,7 +225,7 @@ def one_run(args, probes, flood, tag, client_extra=(), reader=None):
         "epsilon_ns": cj["epsilon_ns"], "rtt_ns": cj["rtt_ns"], "syncs": cj["syncs"],
         "violations": cj["violations"], "timeouts": cj["timeouts"],
         "one_way_ns": cj.get("one_way_ns"), "rounds_kept": cj.get("rounds_kept"),
-        "warmups_sent": cj.get("warmups_sent"),
+        "warmups_sent": cj.get("warmups_sent"), "warmup_echoes": cj.get("warmup_echoes"),
         "max_abs_error_ns": cj.get("max_abs_error_ns"), "floor_ns": floor,
         "mean_over_floor": cj["epsilon_ns"]["mean"] / floor if floor else None,
         "poller_wait_share": wait_share, "contended": contended,
@@ -297,7 +301,10 @@ def main():
     ap.add_argument("--attempts", type=int, default=3,
                     help="tries per run while contended (default 3)")
     ap.add_argument("--warmup-us", type=float, default=50,
-                    help="the warm-up case's --warmup-us (default 50)")
+                    help="probes1_warmup's --warmup-us (default 50; it asks for no echo)")
+    ap.add_argument("--cases", type=lambda s: s.split(","), default=None,
+                    help="only these cases, comma-separated (default: all of probes1_keep0, "
+                    "probes1_cold, probes1_warmup, probes1, probes2, probes4)")
     ap.add_argument("--out", default=os.path.join(RESULTS, "clocksync.json"))
     args = ap.parse_args()
 

@@ -3,8 +3,10 @@
  * (apps/clocksync/cs_wire.cpp, layout from bpf/cs_wire.h): not an IPv4/UDP datagram to the port
  * (or too short to tell): XDP_PASS, the kernel's (ARP, ping, other ports). Then, counted by
  * reason and dropped: malformed, bad IP checksum, bad UDP checksum (one the sender left to TX
- * offload is taken unless strict), bad magic, bad version, a warm-up frame, not a request. A
- * request is answered as make_response answers it: MACs, IPs and UDP ports swapped, type
+ * offload is taken unless strict), bad magic, bad version, a warm-up frame that asks for no echo,
+ * not a request. A warm-up frame that asks for its echo goes back as make_warmup_echo sends it
+ * (turned around as a response, type warm-up echo, no stamps). A request is answered as
+ * make_response answers it: MACs, IPs and UDP ports swapped, type
  * response, t2 and t3 written, everything else echoed, the IPv4 checksum unchanged (swapping the
  * two address words leaves the sum), the UDP checksum 0 (none, allowed in IPv4: t2 and t3 change
  * the payload, and the two datapaths answer byte for byte alike). XDP_TX.
@@ -39,6 +41,7 @@ struct {
 /* cs_judge's verdicts besides the drop reasons of enum lr_cs_drop. */
 #define CS_ANSWER 100
 #define CS_SLOW 101
+#define CS_ECHO 102
 
 /* The UDP header of a datagram to `port` in [data, data_end), with its IPv4 header in *ip_out;
  * 0 when the frame is no such datagram, read as pkt::locate_udp_payload reads up to the port:
@@ -87,8 +90,8 @@ static __always_inline int cs_udp_checksum_ok(const __u8* ip, const __u8* udp, c
     return accept_offloaded && pseudo % 0xFFFF == field % 0xFFFF;
 }
 
-/* What a datagram to the port is: CS_ANSWER (a request), CS_SLOW, or its drop reason, in the
- * C++ master's order. */
+/* What a datagram to the port is: CS_ANSWER (a request), CS_ECHO (a warm-up frame asking for its
+ * echo), CS_SLOW, or its drop reason, in the C++ master's order. */
 static __always_inline int cs_judge(const __u8* ip, const __u8* udp, const __u8* data_end,
                                     __u32 flags, const struct dp_cs_config* config) {
     const __u32 ihl = (__u32)(ip[0] & 0x0F) * 4;
@@ -108,7 +111,9 @@ static __always_inline int cs_judge(const __u8* ip, const __u8* udp, const __u8*
     if (lr_load_be16(cs + LR_CS_OFF_MAGIC) != LR_CS_MAGIC) return LR_CS_BAD_MAGIC;
     if (cs[LR_CS_OFF_VERSION] != LR_CS_VERSION) return LR_CS_BAD_VERSION;
     /* A response (or any other type) is no request: the C++ master's bad_type too. */
-    if (cs[LR_CS_OFF_TYPE] == LR_CS_WARMUP) return LR_CS_DROP_WARMUP;
+    if (cs[LR_CS_OFF_TYPE] == LR_CS_WARMUP)
+        return (lr_load_be16(cs + LR_CS_OFF_RESERVED) & LR_CS_FLAG_ECHO) ? CS_ECHO
+                                                                         : LR_CS_DROP_WARMUP;
     if (cs[LR_CS_OFF_TYPE] != LR_CS_REQUEST) return LR_CS_BAD_TYPE;
     return CS_ANSWER;
 }
@@ -127,12 +132,12 @@ static __always_inline void cs_swap4(__u8* a, __u8* b) {
     __builtin_memcpy(b, t, 4);
 }
 
-/* The request (judged CS_ANSWER) turned into its response, t2 written, as make_response does;
- * a request to a group address is answered from the interface's MAC (the master loop's
- * own_source_mac). */
-static __always_inline void cs_answer(__u8* data, const __u8* data_end, __u8* ip, __u8* udp,
-                                      const struct dp_cs_config* config, __u64 t2) {
-    if (udp + CS_UDP_LEN > data_end) return; /* not reached: judged */
+/* The frame (judged CS_ANSWER or CS_ECHO) sent back as `type`, as cs_wire.cpp's turn_around
+ * does: MACs, IPs and UDP ports swapped, UDP checksum 0; a frame to a group address is answered
+ * from the interface's MAC (the master loop's own_source_mac). Returns the clocksync header. */
+static __always_inline __u8* cs_turn_around(__u8* data, const __u8* data_end, __u8* ip, __u8* udp,
+                                            const struct dp_cs_config* config, __u8 type) {
+    if (udp + CS_UDP_LEN > data_end) return 0; /* not reached: judged */
     lr_swap_macs(data, data_end);
     if (data[6] & 1) __builtin_memcpy(data + 6, config->mac, 6);
     cs_swap4(ip + 12, ip + 16);
@@ -142,8 +147,8 @@ static __always_inline void cs_answer(__u8* data, const __u8* data_end, __u8* ip
     __builtin_memcpy(udp + 2, port, 2);
     udp[6] = udp[7] = 0;
     __u8* cs = udp + CS_UDP_HLEN;
-    cs[LR_CS_OFF_TYPE] = LR_CS_RESPONSE;
-    cs_store_be64(cs + LR_CS_OFF_T2, t2);
+    cs[LR_CS_OFF_TYPE] = type;
+    return cs;
 }
 
 SEC("xdp.frags")
@@ -163,10 +168,15 @@ int xsk_def_prog(struct xdp_md* ctx) {
     if (!udp) return dp_finish(ctx, flags, DP_PASSED);
     const int verdict = cs_judge(ip, udp, data_end, flags, config);
     if (verdict == CS_SLOW) return dp_finish(ctx, flags, DP_SLOW_PATH);
+    if (verdict == CS_ECHO) {
+        cs_turn_around(data, data_end, ip, udp, config, LR_CS_WARMUP_ECHO);
+        return dp_finish(ctx, flags, DP_TX);
+    }
     if (verdict != CS_ANSWER) return dp_finish(ctx, flags, DP_DROP_FIRST + verdict);
-    cs_answer(data, data_end, ip, udp, config, t2);
+    __u8* cs = cs_turn_around(data, data_end, ip, udp, config, LR_CS_RESPONSE);
+    if (!cs) return dp_finish(ctx, flags, DP_TX); /* not reached: judged */
+    cs_store_be64(cs + LR_CS_OFF_T2, t2);
     /* Last but the count: the frame leaves after this (an early transmit stamp is sound). */
-    if (udp + CS_UDP_LEN <= data_end)
-        cs_store_be64(udp + CS_UDP_HLEN + LR_CS_OFF_T3, bpf_ktime_get_ns());
+    cs_store_be64(cs + LR_CS_OFF_T3, bpf_ktime_get_ns());
     return dp_finish(ctx, flags, DP_TX);
 }

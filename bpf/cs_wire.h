@@ -20,8 +20,15 @@
 #define LR_CS_OFF_T2 26
 #define LR_CS_OFF_T3 34
 
-/* LR_CS_WARMUP: a client's frame ahead of a request, to warm the path; dropped unanswered. */
-enum lr_cs_type { LR_CS_REQUEST = 1, LR_CS_RESPONSE = 2, LR_CS_WARMUP = 3 };
+/* LR_CS_WARMUP: a client's frame ahead of a request, to warm the path; dropped unanswered unless
+ * it asks for its echo (LR_CS_FLAG_ECHO), which comes back as LR_CS_WARMUP_ECHO: turned around as a
+ * response is, not stamped, so that the way down is warm too. An old master drops the asking frame
+ * as any warm-up; a client that does not ask never receives an echo. */
+enum lr_cs_type { LR_CS_REQUEST = 1, LR_CS_RESPONSE = 2, LR_CS_WARMUP = 3, LR_CS_WARMUP_ECHO = 4 };
+
+/* The reserved field (LR_CS_OFF_RESERVED, big endian; sent as 0, ignored and echoed) of a warm-up
+ * frame: this bit asks the master for the echo. */
+#define LR_CS_FLAG_ECHO 0x0001
 
 /* The reasons a master drops a frame, in the order of LINERATE_CS_DROPS (cs_wire.hpp checks it):
  * the XDP master counts reason r in slot DP_DROP_FIRST + r. Not clocksync is no drop there: the
@@ -35,7 +42,7 @@ enum lr_cs_drop {
     LR_CS_BAD_VERSION,
     LR_CS_BAD_TYPE,
     LR_CS_SPLIT_HEADER, /* the C++ master's only: a chained frame's first segment too short */
-    LR_CS_DROP_WARMUP,  /* a warm-up frame, taken like a request, not answered */
+    LR_CS_DROP_WARMUP,  /* a warm-up frame that asks for no echo, taken like a request */
 };
 
 #endif

@@ -31,15 +31,21 @@ void ClientSession::tick(uint64_t now) {
     sample_until(now);
 }
 
+// The warm-up frame, warmup_ns ahead of the next round; the first one at once, and the first
+// round then waits for it.
+std::optional<ProbeToSend> ClientSession::warmup_due(uint64_t now) {
+    if (!cfg_.warmup_ns || warmed_) return std::nullopt;
+    if (started_ && diff_ns(now, next_round_at_ - cfg_.warmup_ns) < 0) return std::nullopt;
+    warmed_ = true;
+    if (!started_) next_round_at_ = now + cfg_.warmup_ns;
+    ++warmups_sent_;
+    return ProbeToSend{.client_id = cfg_.client_id, .warmup = true, .echo = cfg_.warmup_echo};
+}
+
 std::optional<ProbeToSend> ClientSession::next_probe(uint64_t now) {
     if (!round_open_) {
-        if (started_ && cfg_.warmup_ns && !warmed_ &&
-            diff_ns(now, next_round_at_ - cfg_.warmup_ns) >= 0) {
-            warmed_ = true;
-            ++warmups_sent_;
-            return ProbeToSend{.client_id = cfg_.client_id, .warmup = true};
-        }
-        if (started_ && diff_ns(now, next_round_at_) < 0) return std::nullopt;
+        if (auto w = warmup_due(now)) return w;
+        if ((started_ || warmed_) && diff_ns(now, next_round_at_) < 0) return std::nullopt;
         // Rounds keep a fixed cadence; one that starts a whole period late restarts it.
         if (!started_) started_at_ = now;
         next_round_at_ = started_ ? next_round_at_ + cfg_.sync_period_ns : now;
@@ -77,8 +83,12 @@ bool ClientSession::on_packet(const CsPacket& p, uint64_t t4) {
         return false;
     };
     if (!p.ok) return reject(p.drop);
-    if (p.type != CsType::response) return reject(Drop::bad_type);
+    if (p.type != CsType::response && p.type != CsType::warmup_echo) return reject(Drop::bad_type);
     if (p.client_id != cfg_.client_id) return reject(Drop::wrong_client);
+    if (p.type == CsType::warmup_echo) {  // it warmed the way down: no times in it to use
+        ++warmup_echoes_;
+        return false;
+    }
     uint64_t idx = p.seq - round_first_seq_;  // wraps to huge for older sequences
     if (!round_open_ || idx >= sent_in_round_ || !probes_[idx].pending) {
         return reject(Drop::unknown_sequence);
@@ -176,6 +186,7 @@ ClientSummary ClientSession::summary() const {
     r.rounds_kept = est_.kept();
     r.probes_sent = probes_sent_;
     r.warmups_sent = warmups_sent_;
+    r.warmup_echoes = warmup_echoes_;
     r.responses = responses_;
     r.samples = eps_hist_.count();
     r.samples_skipped = samples_skipped_;

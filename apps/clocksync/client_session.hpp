@@ -35,9 +35,13 @@ struct ClientConfig {
     // previous exchange has just warmed (caches, TLB), and never queues behind it.
     uint64_t probe_gap_ns = 0;
     bool pipeline = false;  // send the K probes without waiting for answers
-    // A warm-up frame (CsType::warmup, unanswered) this long before each round's first probe
-    // (0: none): it crosses the path the probe takes next, which a quiet period left cold.
+    // A warm-up frame (CsType::warmup) this long before each round's first probe (0: none),
+    // the first round's too: it crosses the path the probe takes next, which a quiet period (or
+    // the start) left cold.
     uint64_t warmup_ns = 0;
+    // The warm-up frame asks the master for its echo (kCsFlagEcho), which crosses the way down
+    // ahead of the probe as the warm-up crosses the way up. An old master drops it all the same.
+    bool warmup_echo = true;
     uint64_t probe_timeout_ns = 10'000'000;
     uint64_t sample_period_ns = 1'000'000;  // the ε grid
     double drift_bound_ppm = kDefaultDriftBoundPpm;
@@ -51,6 +55,7 @@ struct ProbeToSend {
     uint32_t client_id = 0;
     uint64_t seq = 0;
     bool warmup = false;  // a warm-up frame (build_warmup): no seq, no answer, no sent()
+    bool echo = false;    // the warm-up asks for its echo
 };
 
 struct EpsilonSummary {
@@ -68,8 +73,9 @@ struct ClientSummary {
     uint64_t rounds_kept = 0;  // of the syncs: the sync in use stayed, the tighter bound
     uint64_t probes_sent = 0;
     uint64_t warmups_sent = 0;
-    uint64_t responses = 0;  // accepted
-    uint64_t samples = 0;    // ε samples (grid + pre-sync)
+    uint64_t warmup_echoes = 0;  // echoes of this client's warm-up frames received (no drops)
+    uint64_t responses = 0;      // accepted
+    uint64_t samples = 0;        // ε samples (grid + pre-sync)
     uint64_t samples_skipped = 0;
     // The unsynchronized start, apart from the ε statistics (which begin at the first sync):
     // time from the first probe to the first sync, and ε right then. 0 while never synced.
@@ -96,15 +102,17 @@ class ClientSession {
     // due up to `now`. Call it every loop iteration.
     void tick(uint64_t now);
     // The probe to send now, if one is due: a round starts every sync period and sends K
-    // probes, after a warm-up frame `warmup_ns` ahead of it (not the first round's). `now` is
+    // probes, after a warm-up frame `warmup_ns` ahead of it (the first round too: it starts
+    // warmup_ns after the first call). `now` is
     // recorded as the probe's t1 unless sent() gives a later one.
     std::optional<ProbeToSend> next_probe(uint64_t now);
     // The real t1 of the probe next_probe just handed out: read after its frame was built,
     // right before TX, so building it is not part of its round trip. Put the same value in the
     // frame.
     void sent(uint64_t t1);
-    // A parsed packet that arrived at local time t4: true when accepted as a probe's answer,
-    // otherwise counted under its drop reason.
+    // A parsed packet that arrived at local time t4: true when accepted as a probe's answer;
+    // the echo of a warm-up frame is counted (warmup_echoes), anything else under its drop
+    // reason.
     bool on_packet(const CsPacket& p, uint64_t t4);
     bool on_frame(const uint8_t* frame, size_t len, uint64_t t4, pkt::RxChecksums port = {});
 
@@ -132,6 +140,7 @@ class ClientSession {
         bool pending = false;
     };
 
+    std::optional<ProbeToSend> warmup_due(uint64_t now);
     void resolve(unsigned idx, uint64_t at);
     void complete_round(uint64_t at);
     void sample_until(uint64_t t);
@@ -146,7 +155,7 @@ class ClientSession {
     uint64_t first_sync_after_ns_ = 0, first_sync_epsilon_ns_ = 0;
     uint64_t next_round_at_ = 0;
     bool round_open_ = false;
-    bool warmed_ = false;  // the next round's warm-up frame has gone
+    bool warmed_ = false;  // the next round's warm-up frame has gone (next_round_at_ set)
     uint64_t round_first_seq_ = 0;
     unsigned sent_in_round_ = 0;
     unsigned pending_ = 0;
@@ -164,6 +173,7 @@ class ClientSession {
     uint64_t rounds_ = 0;
     uint64_t probes_sent_ = 0;
     uint64_t warmups_sent_ = 0;
+    uint64_t warmup_echoes_ = 0;
     uint64_t responses_ = 0;
     uint64_t samples_skipped_ = 0;
     uint64_t violations_ = 0;

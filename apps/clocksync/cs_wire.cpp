@@ -39,14 +39,13 @@ CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port,
     if (load_be16(cs + kCsOffMagic) != kCsMagic) return dropped(Drop::bad_magic);
     if (cs[kCsOffVersion] != kCsVersion) return dropped(Drop::bad_version);
     uint8_t type = cs[kCsOffType];
-    if (type != uint8_t(CsType::request) && type != uint8_t(CsType::response) &&
-        type != uint8_t(CsType::warmup)) {
+    if (type < uint8_t(CsType::request) || type > uint8_t(CsType::warmup_echo))
         return dropped(Drop::bad_type);
-    }
     p.ok = true;
     p.type = CsType(type);
     p.l3_offset = u.l3_offset;
     p.payload_offset = uint16_t(cs - frame);
+    p.reserved = load_be16(cs + kCsOffReserved);
     p.client_id = load_be32(cs + kCsOffClientId);
     p.seq = load_be64(cs + kCsOffSeq);
     p.t1 = load_be64(cs + kCsOffT1);
@@ -72,24 +71,42 @@ size_t build_request(uint8_t* frame, size_t cap, const UdpFrameSpec& spec, uint3
     return kCsFrameLen;
 }
 
-size_t build_warmup(uint8_t* frame, size_t cap, const UdpFrameSpec& spec, uint32_t client_id) {
+size_t build_warmup(uint8_t* frame, size_t cap, const UdpFrameSpec& spec, uint32_t client_id,
+                    bool echo) {
     const size_t len = build_request(frame, cap, spec, client_id, 0, 0);
-    if (len) frame[kUdpPayloadOffset + kCsOffType] = uint8_t(CsType::warmup);
+    if (!len) return 0;
+    uint8_t* cs = frame + kUdpPayloadOffset;
+    cs[kCsOffType] = uint8_t(CsType::warmup);
+    store_be16(cs + kCsOffReserved, echo ? kCsFlagEcho : 0);
     return len;
 }
 
-void make_response(uint8_t* frame, const CsPacket& p, uint64_t t2, uint64_t t3) {
+namespace {
+
+// The frame sent back whence it came, as `type`: MACs, IPs, UDP ports swapped, UDP checksum 0.
+// Swapping two 16-bit-aligned words keeps the IPv4 checksum valid (the sum commutes).
+uint8_t* turn_around(uint8_t* frame, const CsPacket& p, CsType type) {
     swap_macs(frame);
     uint8_t* ip = frame + p.l3_offset;
-    // Swapping two 16-bit-aligned words keeps the IPv4 checksum valid (the sum commutes).
     std::swap_ranges(ip + 12, ip + 16, ip + 16);
     uint8_t* udp = frame + p.payload_offset - kUdpHdrLen;
     std::swap_ranges(udp, udp + 2, udp + 2);
     store_be16(udp + 6, 0);
     uint8_t* cs = frame + p.payload_offset;
-    cs[kCsOffType] = uint8_t(CsType::response);
+    cs[kCsOffType] = uint8_t(type);
+    return cs;
+}
+
+}  // namespace
+
+void make_response(uint8_t* frame, const CsPacket& p, uint64_t t2, uint64_t t3) {
+    uint8_t* cs = turn_around(frame, p, CsType::response);
     store_be64(cs + kCsOffT2, t2);
     store_be64(cs + kCsOffT3, t3);
+}
+
+void make_warmup_echo(uint8_t* frame, const CsPacket& p) {
+    turn_around(frame, p, CsType::warmup_echo);
 }
 
 }  // namespace linerate::clocksync

@@ -35,12 +35,18 @@ inline constexpr size_t kCsOffT2 = LR_CS_OFF_T2;
 inline constexpr size_t kCsOffT3 = LR_CS_OFF_T3;
 
 // warmup: a client's frame sent ahead of a request to warm the path it takes (caches, TLB,
-// rings); the master takes it like a request and drops it, unanswered (reason `warmup`).
+// rings); the master takes it like a request and drops it, unanswered (reason `warmup`), unless
+// it asks for its echo (kCsFlagEcho): then it comes back as warmup_echo, turned around as a
+// response is but not stamped, and warms the way down too. The client counts echoes apart; they
+// never reach the estimator.
 enum class CsType : uint8_t {
     request = LR_CS_REQUEST,
     response = LR_CS_RESPONSE,
-    warmup = LR_CS_WARMUP
+    warmup = LR_CS_WARMUP,
+    warmup_echo = LR_CS_WARMUP_ECHO
 };
+// In the reserved field of a warm-up frame: the client asks for the echo.
+inline constexpr uint16_t kCsFlagEcho = LR_CS_FLAG_ECHO;
 
 // Every reason a clocksync packet is dropped, master and client side, in one list (VPP style),
 // X(id, text, description): parse reasons first, then the client's. With the runtime's reasons
@@ -57,7 +63,7 @@ enum class CsType : uint8_t {
     X(bad_type, "bad type",                                                                        \
       "type is neither request nor response, or not the one this role accepts")                    \
     X(split_header, "split header", "a chained frame whose first segment ends inside the headers") \
-    X(warmup, "warmup", "a client's warm-up frame: parsed like a request, never answered")         \
+    X(warmup, "warmup", "a client's warm-up frame that asks for no echo: parsed, not answered")    \
     X(unknown_sequence, "unknown sequence",                                                        \
       "response to no outstanding probe (late, duplicate or forged)")                              \
     X(wrong_client, "wrong client", "response carries another client id")                          \
@@ -104,14 +110,15 @@ struct CsPacket {
     uint64_t t1 = 0;
     uint64_t t2 = 0;
     uint64_t t3 = 0;
+    uint16_t reserved = 0;  // a warm-up frame's flags (kCsFlagEcho)
     // Accepted with its UDP checksum left to the sender's TX offload (pkt::ChecksumVerdict).
     bool udp_checksum_offloaded = false;
 };
 
-// Classifies a frame: ok (type request, response or warmup), or the drop reason. The frame is ours
-// when it is IPv4/UDP with destination port `udp_port`; anything before that is not_clocksync. Then
-// lengths (malformed), the IPv4 header and UDP checksums (unless `checksums` says not to, or
-// the port already did), magic, version, type.
+// Classifies a frame: ok (type request, response, warmup or warmup_echo), or the drop reason. The
+// frame is ours when it is IPv4/UDP with destination port `udp_port`; anything before that is
+// not_clocksync. Then lengths (malformed), the IPv4 header and UDP checksums (unless `checksums`
+// says not to, or the port already did), magic, version, type.
 CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port = kCsUdpPort,
                          pkt::ChecksumCheck checksums = {});
 
@@ -121,8 +128,10 @@ CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port = k
 size_t build_request(uint8_t* frame, size_t cap, const pkt::UdpFrameSpec& spec, uint32_t client_id,
                      uint64_t seq, uint64_t t1);
 
-// The same with type warmup (seq and t1 0): a frame for the master to drop.
-size_t build_warmup(uint8_t* frame, size_t cap, const pkt::UdpFrameSpec& spec, uint32_t client_id);
+// The same with type warmup (seq and t1 0): a frame for the master to drop, or with `echo` to
+// turn around as warmup_echo (kCsFlagEcho in the reserved field).
+size_t build_warmup(uint8_t* frame, size_t cap, const pkt::UdpFrameSpec& spec, uint32_t client_id,
+                    bool echo = false);
 
 // Overwrites t1 of a request made by build_request, for a t1 read once the frame is built.
 inline void set_request_t1(uint8_t* frame, uint64_t t1) {
@@ -135,6 +144,10 @@ inline void set_request_t1(uint8_t* frame, uint64_t t1) {
 // one's-complement sum, and nothing else in the IP header changes. The UDP checksum is set to
 // 0 (none, allowed in IPv4) because t2/t3 change the payload and t3 may be stamped later.
 void make_response(uint8_t* frame, const CsPacket& p, uint64_t t2, uint64_t t3);
+
+// Turns the warm-up frame `p` (parsed from `frame`, ok, asking for the echo) into its echo in
+// place: swapped as make_response swaps, type warmup_echo, no stamps (t2 and t3 stay as sent).
+void make_warmup_echo(uint8_t* frame, const CsPacket& p);
 
 // Overwrites t3 of a response made by make_response, for a t3 read right before TX.
 inline void set_t3(uint8_t* frame, const CsPacket& p, uint64_t t3) {

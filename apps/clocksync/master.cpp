@@ -9,6 +9,11 @@ CsPacket answer_request(uint8_t* frame, size_t len, uint64_t t2, uint64_t t3, ui
 
 CsPacket answer_parsed(uint8_t* frame, CsPacket p, uint64_t t2, uint64_t t3) {
     if (!p.ok) return p;
+    if (p.type == CsType::warmup && (p.reserved & kCsFlagEcho)) {
+        make_warmup_echo(frame, p);
+        p.type = CsType::warmup_echo;
+        return p;
+    }
     if (p.type != CsType::request) {
         p.ok = false;
         p.drop = p.type == CsType::warmup ? Drop::warmup : Drop::bad_type;

@@ -26,7 +26,7 @@ constexpr const char* kClientOnly[] = {
     "--drift-bound-ppm",   "--sample-period-us", "--sim-offset-ns",   "--sim-drift-ppm",
     "--pipeline",          "--background-pps",   "--background-size", "--export",
     "--export-max-age-ms", "--chrony-shm",       "--clockbound",      "--master-clock",
-    "--keep-sync-rounds",  "--warmup-us",
+    "--keep-sync-rounds",  "--warmup-us",        "--no-warmup-echo",
 };
 constexpr const char* kMasterOnly[] = {"--timestamps", "--sw-clock", "--datapath", "--xdp-mode"};
 
@@ -119,10 +119,16 @@ void add_probe_options(CLI::App& app, Options& o) {
         ->check(CLI::Range(0u, 1000u))
         ->capture_default_str();
     app.add_option("--warmup-us", o.warmup_us,
-                   "Client: send a warm-up frame (never answered) this long before each round's "
-                   "first probe, so the probe crosses a warm path (0 = none)")
+                   "Client: send a warm-up frame this long before each round's first probe; the "
+                   "master sends it back unstamped (its echo), so the probe crosses a path warm "
+                   "both ways (0 = none)")
         ->check(linerate::cli::finite_range(0.0, 1e6))
-        ->capture_default_str();
+        ->default_str(
+            fmt::format("{} with --probes 1 and a longer sync period, else 0", kDefaultWarmupUs));
+    app.add_flag_callback(
+        "--no-warmup-echo", [&o] { o.warmup_echo = false; },
+        "Client: the warm-up frame asks for no echo (the master drops it: the way up alone is "
+        "warmed)");
     app.add_option("--background-pps", o.background_pps,
                    "Client, benchmark aid: also send this many plain UDP frames/s (not clocksync) "
                    "on the probe port, background traffic for the master's port (0 = none)")
@@ -283,7 +289,8 @@ ClientConfig make_client_config(const Options& o, uint64_t epoch_ns) {
     c.sample_period_ns = to_ns(o.sample_period_us, 1e3);
     c.drift_bound_ppm = o.drift_bound_ppm;
     c.keep_sync_ns = keep_sync_ns(o);
-    c.warmup_ns = to_ns(o.warmup_us, 1e3);
+    c.warmup_ns = to_ns(o.warmup_us_in_use(), 1e3);
+    c.warmup_echo = o.warmup_echo;
     if (c.warmup_ns >= c.sync_period_ns)
         throw std::invalid_argument("--warmup-us must be below --sync-period-ms");
     if (c.sync_period_ns == 0 || c.probe_timeout_ns == 0 || c.sample_period_ns == 0)
@@ -322,7 +329,8 @@ nlohmann::json config_json(const Options& o) {
     j["probe_gap_us"] = o.probe_gap_us;
     j["pipeline"] = o.pipeline;
     j["keep_sync_rounds"] = o.keep_sync_rounds;
-    j["warmup_us"] = o.warmup_us;
+    j["warmup_us"] = o.warmup_us_in_use();
+    j["warmup_echo"] = o.warmup_echo;
     j["background_pps"] = o.background_pps;
     if (o.background_pps > 0) j["background_size"] = o.background_size;
     j["probe_timeout_ms"] = o.probe_timeout_ms;

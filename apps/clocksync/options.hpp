@@ -21,6 +21,10 @@ enum class Role : uint8_t { master, client };
 // Where the master reads t2/t3: auto = the NIC clock when every port supports timesync.
 enum class TimestampMode : uint8_t { automatic, hardware, software };
 
+// --warmup-us with --probes 1 unless given: long enough for the first exchange's echo to come
+// back before the request (the first touches of the path take tens of µs).
+inline constexpr double kDefaultWarmupUs = 200;
+
 struct Options {
     Role role = Role::master;
     uint16_t udp_port = kCsUdpPort;
@@ -39,9 +43,10 @@ struct Options {
     unsigned probes = 1;
     double probe_gap_us = 0;
     bool pipeline = false;
-    unsigned keep_sync_rounds = 4;
-    double warmup_us = 0;  // a warm-up frame this long before each round (0: none)  // a sync stays
-                           // while the tighter bound, up to this many rounds
+    unsigned keep_sync_rounds = 4;  // a sync stays while the tighter bound, up to this many rounds
+    // A warm-up frame this long before each round (0: none); unset: warmup_us_in_use().
+    std::optional<double> warmup_us;
+    bool warmup_echo = true;  // ... asking the master for its echo (--no-warmup-echo: not)
     double probe_timeout_ms = 10;
     double drift_bound_ppm = kDefaultDriftBoundPpm;
     double sample_period_us = 1000;
@@ -74,6 +79,12 @@ struct Options {
     // otherwise.
     SystemClock client_clock() const {
         return master_clock == SystemClock::monotonic ? SystemClock::monotonic : SystemClock::raw;
+    }
+    // --warmup-us, or its default: kDefaultWarmupUs with one probe a round (a lone request
+    // crosses a path warm both ways, docs/clocksync.md) when the sync period is longer, else 0.
+    double warmup_us_in_use() const {
+        if (warmup_us) return *warmup_us;
+        return probes == 1 && kDefaultWarmupUs < sync_period_ms * 1e3 ? kDefaultWarmupUs : 0;
     }
     // The max age of --export's page and of --clockbound's Synchronized status.
     double export_max_age() const { return export_max_age_ms.value_or(10 * sync_period_ms); }

@@ -19,6 +19,7 @@ void add_client_json(nlohmann::json& j, const ClientReport& r) {
     j["rounds_kept"] = s.rounds_kept;
     j["probes_sent"] = s.probes_sent;
     j["warmups_sent"] = s.warmups_sent;
+    j["warmup_echoes"] = s.warmup_echoes;
     j["responses"] = s.responses;
     j["epsilon_samples"] = s.samples;
     j["epsilon_samples_skipped"] = s.samples_skipped;
@@ -50,6 +51,9 @@ std::string client_summary_text(const ClientReport& r) {
         "{} timeouts, master {}",
         s.syncs, s.rounds, s.rounds_kept, s.probes_sent, s.responses, s.timeouts,
         r.master_mac ? format_mac(*r.master_mac) : "not learned");
+    if (s.warmups_sent)
+        out += fmt::format("\n  warm-ups: {} sent, {} echoed by the master", s.warmups_sent,
+                           s.warmup_echoes);
     if (s.syncs)
         out +=
             fmt::format("\n  start: first sync {:.3f} ms after the first probe, epsilon then {} ns",

@@ -104,7 +104,8 @@ class MasterLoop {
     void send(worker::QueueRef q, rte_mbuf** pkts, uint16_t n) {
         const uint64_t t3 = clock_.now(q.port);
         for (uint16_t i = 0; i < n; ++i)
-            set_t3(rte_pktmbuf_mtod(pkts[i], uint8_t*), answers_[i], t3);
+            if (answers_[i].type == CsType::response)  // a warm-up's echo is not stamped
+                set_t3(rte_pktmbuf_mtod(pkts[i], uint8_t*), answers_[i], t3);
         const TxResult tx = tx_burst_all(q.port, q.queue, pkts, n, ctx_.tx_retries);
         if (tx.dropped) c_.tx_full().add(tx.dropped);
         c_.tx_packets.add(tx.sent);
@@ -222,7 +223,7 @@ void ClientWorker::send_probes(WorkerContext& ctx) {
         const std::optional<ProbeToSend> probe = session_.next_probe(synced_.local().now());
         if (!probe) return;
         if (probe->warmup) {
-            send_warmup(ctx, probe->client_id);
+            send_warmup(ctx, *probe);
             continue;
         }
         rte_mbuf* m = spare_ ? spare_ : rte_pktmbuf_alloc(io_.pool);
@@ -254,7 +255,7 @@ void ClientWorker::send_probes(WorkerContext& ctx) {
 
 // A warm-up frame ahead of a round (ClientConfig::warmup_ns), from a pool mbuf (the spare stays
 // for the probe). One the pool or the TX ring refuses is counted (warmups_refused), not retried.
-void ClientWorker::send_warmup(WorkerContext& ctx, uint32_t client_id) {
+void ClientWorker::send_warmup(WorkerContext& ctx, const ProbeToSend& warmup) {
     const worker::QueueRef out = ctx.slot.queues.front();
     stats::WorkerCounters& c = ctx.counters;
     rte_mbuf* m = rte_pktmbuf_alloc(io_.pool);
@@ -265,7 +266,7 @@ void ClientWorker::send_warmup(WorkerContext& ctx, uint32_t client_id) {
         c.app_counter(ClientCounter::warmups_refused).add(1);
         return;
     }
-    build_warmup(frame, kCsFrameLen, io_.spec, client_id);
+    build_warmup(frame, kCsFrameLen, io_.spec, warmup.client_id, warmup.echo);
     const TxResult tx = tx_burst_all(out.port, out.queue, &m, 1, 0);
     if (tx.dropped) c.app_counter(ClientCounter::warmups_refused).add(tx.dropped);
     c.tx_packets.add(tx.sent);

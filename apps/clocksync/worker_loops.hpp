@@ -83,7 +83,7 @@ class ClientWorker {
     void receive(WorkerContext& ctx, RxStep& rx_step);
     void learn_master_mac(const uint8_t* response);
     void send_probes(WorkerContext& ctx);
-    void send_warmup(WorkerContext& ctx, uint32_t client_id);
+    void send_warmup(WorkerContext& ctx, const ProbeToSend& warmup);
     void report(stats::WorkerCounters& c);
     void publish_to_sinks();
 

@@ -134,13 +134,30 @@ TEST(ClocksyncAfXdp, OnClockMonotonicToo) {
         << r.client.out;
 }
 
+// The client's frames with --warmup-us: each round's warm-up asks for its echo, which every
+// master tier sends back; the client counts the echoes (not as responses, not as drops). All but
+// one sent as the client stopped come back.
+void expect_warmups_echoed(const nlohmann::json& cj, const std::string& out) {
+    const uint64_t warmups =
+        cj["warmups_sent"].get<uint64_t>() - cj["warmups_refused"].get<uint64_t>();
+    const uint64_t echoes = cj["warmup_echoes"];
+    EXPECT_GE(warmups, 10u) << out;
+    EXPECT_LE(echoes, warmups) << out;
+    EXPECT_GE(echoes + 1, warmups) << out;
+    EXPECT_EQ(cj["rx_packets"], cj["responses"].get<uint64_t>() + echoes) << out;
+    for (const auto& [reason, n] : cj["drops"].items())
+        if (reason != "tx_full") EXPECT_EQ(n, 0) << reason;
+}
+
 // The XDP master: bpf/clocksync.bpf.c answers every request in the veth's XDP hook (t2, t3 from
 // CLOCK_MONOTONIC), the client in verification mode says --master-clock monotonic. The master's
-// counters are the client's requests exactly: received, answered, all by the program (none left
-// to the slow path), none dropped; ping beside it goes to the kernel; the program is gone after.
+// counters are the client's frames exactly (requests and warm-ups, --warmup-us): received,
+// answered or echoed, all by the program (none left to the slow path), none dropped; ping beside
+// it goes to the kernel; the program is gone after.
 TEST(ClocksyncAfXdp, XdpMasterAnswersEveryRequestInTheDriver) {
     if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
-    const PairRun r = run_pair({"--datapath", "xdp"}, {"--master-clock", "monotonic"});
+    const PairRun r =
+        run_pair({"--datapath", "xdp"}, {"--master-clock", "monotonic", "--warmup-us", "50"});
     expect_synced(r, "xdp master");
     const nlohmann::json &mj = r.master_json, &cj = r.client_json;
     EXPECT_EQ(mj["datapath"], "xdp") << r.master.out;
@@ -156,19 +173,23 @@ TEST(ClocksyncAfXdp, XdpMasterAnswersEveryRequestInTheDriver) {
     EXPECT_EQ(mj["xdp"]["program"]["drop"], 0);
     EXPECT_GT(mj["xdp"]["program"]["not_served"].get<uint64_t>(), 0u);  // ping, ARP
     for (const auto& [reason, n] : mj["drops"].items()) EXPECT_EQ(n, 0) << reason;
-    // Every answer came back, but one to a request sent as the client stopped.
+    // Every answer came back, but those to a round's warm-up and request sent as the client
+    // stopped.
     EXPECT_LE(cj["rx_packets"].get<uint64_t>(), requests);
-    EXPECT_GE(cj["rx_packets"].get<uint64_t>() + 1, requests) << r.client.out;
+    EXPECT_GE(cj["rx_packets"].get<uint64_t>() + 2, requests) << r.client.out;
+    expect_warmups_echoed(cj, r.client.out);
     EXPECT_EQ(r.master_link.find(" xdp"), std::string::npos) << r.master_link;
     expect_json_documented(mj);
 }
 
 // Both tiers answer alike: with every served frame left to the slow path (xdp-iface's test hook),
-// the C++ master behind the AF_XDP socket answers each request, on the XDP master's clock.
+// the C++ master behind the AF_XDP socket answers each request and echoes each warm-up, on the
+// XDP master's clock.
 TEST(ClocksyncAfXdp, XdpMastersSlowPathAnswersToo) {
     if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
-    const PairRun r = run_pair({"--datapath", "xdp"}, {"--master-clock", "monotonic"},
-                               {"LINERATE_TEST_XDP_SLOW_PATH=1"});
+    const PairRun r =
+        run_pair({"--datapath", "xdp"}, {"--master-clock", "monotonic", "--warmup-us", "50"},
+                 {"LINERATE_TEST_XDP_SLOW_PATH=1"});
     expect_synced(r, "xdp master, slow path");
     const nlohmann::json &mj = r.master_json, &cj = r.client_json;
     const uint64_t requests = cj["tx_packets"];
@@ -177,4 +198,5 @@ TEST(ClocksyncAfXdp, XdpMastersSlowPathAnswersToo) {
     EXPECT_EQ(mj["xdp"]["program"]["tx"], 0);
     EXPECT_EQ(mj["rx_packets"], requests);
     EXPECT_EQ(mj["tx_packets"], requests);
+    expect_warmups_echoed(cj, r.client.out);
 }

@@ -1,7 +1,8 @@
 // clocksync's master on both datapaths, the same frames: answer_request (C++) called directly,
 // and bpf/clocksync.bpf.c run by the kernel with BPF_PROG_TEST_RUN (root; skips otherwise). A
 // request comes back byte-identical but for t2/t3, which the program reads from CLOCK_MONOTONIC
-// between two reads of the test's; a bad request is dropped under the C++ master's reason; a
+// between two reads of the test's; a warm-up frame that asks for its echo comes back identical,
+// unstamped; a bad request is dropped under the C++ master's reason; a
 // frame that is no request to the port goes to the kernel (XDP_PASS).
 #include <gtest/gtest.h>
 #include <linux/bpf.h>
@@ -55,6 +56,16 @@ Frame request() {
     s.dst_port = kCsUdpPort;
     Frame f(kCsFrameLen);
     build_request(f.data(), f.size(), s, 7, 0x1122334455667788, 0xA0A1A2A3A4A5A6A7);
+    test::set_udp_checksum(f);
+    return f;
+}
+
+// A warm-up frame (the request's layout, type 3) with `reserved` in its reserved field: the echo
+// is asked for with kCsFlagEcho.
+Frame warmup(uint16_t reserved) {
+    Frame f = request();
+    f[pkt::kUdpPayloadOffset + kCsOffType] = uint8_t(CsType::warmup);
+    pkt::store_be16(&f[pkt::kUdpPayloadOffset + kCsOffReserved], reserved);
     test::set_udp_checksum(f);
     return f;
 }
@@ -119,6 +130,31 @@ void expect_answered(xdp::DatapathProgram& prog, const Frame& f, size_t l3 = 14)
     EXPECT_EQ(pkt::load_be64(&a.out[cs + kCsOffT1]), 0xA0A1A2A3A4A5A6A7u);  // echoed
 }
 
+// The program sends the warm-up frame `f` back as the C++ master does: its echo, byte for byte
+// (no stamps: t2 and t3 stay as sent), from the master's MAC to the client's.
+void expect_echoed(xdp::DatapathProgram& prog, const Frame& f, size_t l3 = 14) {
+    const Answer a = run(prog, f);
+    ASSERT_EQ(a.run.action, uint32_t(XDP_TX));
+    ASSERT_EQ(a.run.slot, uint32_t(DP_TX));
+    Frame cpp = f;
+    const CsPacket p = answer_request(cpp.data(), cpp.size(), 1, 2);
+    ASSERT_TRUE(p.ok);
+    ASSERT_EQ(p.type, CsType::warmup_echo);
+    std::copy(kMasterMac.begin(), kMasterMac.end(), &cpp[6]);  // the master loop's source MAC
+    EXPECT_EQ(a.out, cpp);
+    const size_t udp = l3 + size_t(f[l3] & 0x0F) * 4, cs = udp + 8;
+    EXPECT_TRUE(std::equal(&a.out[0], &a.out[6], &f[6]));  // destination: the client's MAC
+    EXPECT_TRUE(std::equal(&a.out[l3 + 12], &a.out[l3 + 16], &f[l3 + 16]));
+    EXPECT_EQ(pkt::load_be16(&a.out[udp]), pkt::load_be16(&f[udp + 2]));
+    EXPECT_EQ(test::plain_sum(&a.out[l3], udp - l3), 0xFFFFu);  // the IPv4 checksum verifies
+    EXPECT_EQ(pkt::load_be16(&a.out[udp + 6]), 0);              // UDP checksum: none
+    EXPECT_EQ(a.out[cs + kCsOffType], uint8_t(CsType::warmup_echo));
+    EXPECT_EQ(pkt::load_be16(&a.out[cs + kCsOffReserved]),
+              pkt::load_be16(&f[cs + kCsOffReserved]));    // echoed
+    EXPECT_EQ(pkt::load_be64(&a.out[cs + kCsOffT2]), 0u);  // not stamped
+    EXPECT_EQ(pkt::load_be64(&a.out[cs + kCsOffT3]), 0u);
+}
+
 // The program drops `f` under the reason the C++ master gives it.
 void expect_dropped(xdp::DatapathProgram& prog, const Frame& f, Drop reason, bool strict = false) {
     Frame cpp = f;
@@ -170,6 +206,21 @@ TEST(ClocksyncXdp, AnswersRequestsAsTheCppMasterDoes) {
     EXPECT_EQ(prog->counts(), expected);
 }
 
+// A warm-up frame that asks for its echo (any other bits of the reserved field aside) goes back
+// unstamped, as the C++ master sends it; one that does not ask is dropped (the next test).
+TEST(ClocksyncXdp, EchoesAWarmupThatAsksAsTheCppMasterDoes) {
+    LOAD_OR_SKIP(prog, DP_VERIFY_CHECKSUM, true);
+    expect_echoed(*prog, warmup(kCsFlagEcho));
+    expect_echoed(*prog, warmup(0x8000 | kCsFlagEcho));
+    expect_echoed(*prog, tagged(warmup(kCsFlagEcho)), 18);
+    Frame broadcast = warmup(kCsFlagEcho);  // a client that has not learned the master's MAC
+    std::fill(&broadcast[0], &broadcast[6], 0xFF);
+    expect_echoed(*prog, broadcast);
+    xdp::SlotCounts expected{};
+    expected[DP_TX] = 4;
+    EXPECT_EQ(prog->counts(), expected);
+}
+
 TEST(ClocksyncXdp, DropsBadRequestsUnderTheCppMastersReason) {
     LOAD_OR_SKIP(prog, DP_VERIFY_CHECKSUM, true);
     const size_t cs = pkt::kUdpPayloadOffset;
@@ -191,11 +242,14 @@ TEST(ClocksyncXdp, DropsBadRequestsUnderTheCppMastersReason) {
     expect_dropped(*prog, changed(cs + kCsOffVersion, 2), Drop::bad_version);
     expect_dropped(*prog, changed(cs + kCsOffType, uint8_t(CsType::response)), Drop::bad_type);
     expect_dropped(*prog, changed(cs + kCsOffType, 9), Drop::bad_type);
+    expect_dropped(*prog, changed(cs + kCsOffType, uint8_t(CsType::warmup_echo)), Drop::bad_type);
     expect_dropped(*prog, changed(cs + kCsOffType, uint8_t(CsType::warmup)), Drop::warmup);
+    expect_dropped(*prog, warmup(0x0002), Drop::warmup);  // another bit than the echo's
     xdp::SlotCounts expected{};
-    for (Drop d : {Drop::malformed, Drop::malformed, Drop::malformed, Drop::malformed,
-                   Drop::bad_ip_checksum, Drop::bad_udp_checksum, Drop::bad_magic,
-                   Drop::bad_version, Drop::bad_type, Drop::bad_type, Drop::warmup})
+    for (Drop d :
+         {Drop::malformed, Drop::malformed, Drop::malformed, Drop::malformed, Drop::bad_ip_checksum,
+          Drop::bad_udp_checksum, Drop::bad_magic, Drop::bad_version, Drop::bad_type,
+          Drop::bad_type, Drop::bad_type, Drop::warmup, Drop::warmup})
         ++expected[DP_DROP_FIRST + xdp_drop_number(d)];
     EXPECT_EQ(prog->counts(), expected);
 }

@@ -38,7 +38,8 @@ TEST(CsOptions, DefaultsFollowTheIssue) {
 }
 
 // --keep-sync-rounds as a time: N periods, and with an exported bound at most its max age less
-// two periods (a kept sync is replaced before the bound turns stale). --warmup-us in ns.
+// two periods (a kept sync is replaced before the bound turns stale). --warmup-us in ns, and
+// its default.
 TEST(CsOptions, KeepSyncAndWarmup) {
     EXPECT_EQ(make_client_config(parse({"--role", "client"}), 0).keep_sync_ns, 400'000'000u);
     EXPECT_EQ(
@@ -54,7 +55,19 @@ TEST(CsOptions, KeepSyncAndWarmup) {
               0u);
     const ClientConfig w = make_client_config(parse({"--role", "client", "--warmup-us", "50"}), 0);
     EXPECT_EQ(w.warmup_ns, 50'000u);
-    EXPECT_EQ(make_client_config(parse({"--role", "client"}), 0).warmup_ns, 0u);
+    EXPECT_TRUE(w.warmup_echo);
+    // Unset: 200 µs with one probe a round (and a longer period), none with more probes.
+    EXPECT_EQ(make_client_config(parse({"--role", "client"}), 0).warmup_ns, 200'000u);
+    EXPECT_EQ(make_client_config(parse({"--role", "client", "--probes", "2"}), 0).warmup_ns, 0u);
+    EXPECT_EQ(
+        make_client_config(parse({"--role", "client", "--sync-period-ms", "0.2"}), 0).warmup_ns,
+        0u);
+    EXPECT_EQ(
+        make_client_config(parse({"--role", "client", "--sync-period-ms", "0.3"}), 0).warmup_ns,
+        200'000u);
+    EXPECT_EQ(make_client_config(parse({"--role", "client", "--warmup-us", "0"}), 0).warmup_ns, 0u);
+    EXPECT_FALSE(
+        make_client_config(parse({"--role", "client", "--no-warmup-echo"}), 0).warmup_echo);
     EXPECT_THROW(make_client_config(parse({"--role", "client", "--warmup-us", "100000"}), 0),
                  std::invalid_argument);
 }

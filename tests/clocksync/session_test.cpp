@@ -145,20 +145,26 @@ TEST(CsSession, RoundsFollowThePeriod) {
     EXPECT_EQ(p->client_id, 1u);
 }
 
-// --warmup-us: one warm-up frame warmup_ns before each round but the first (which starts at
-// once), neither a probe nor awaited; the round's probes then follow on their own schedule.
+// --warmup-us: one warm-up frame warmup_ns before each round, neither a probe nor awaited; the
+// first one at once, and the first round warmup_ns later; the round's probes then follow on
+// their own schedule.
 TEST(CsSession, WarmupFrameGoesAheadOfEachRound) {
     ClientConfig cfg;
     cfg.warmup_ns = 20'000;
     cfg.probe_timeout_ns = 1'000'000;
     ClientSession s(cfg);
-    auto p = s.next_probe(0);
+    auto w = s.next_probe(0);
+    ASSERT_TRUE(w);
+    EXPECT_TRUE(w->warmup);  // the first round's warm-up
+    EXPECT_FALSE(s.next_probe(19'999));
+    auto p = s.next_probe(20'000);
     ASSERT_TRUE(p);
-    EXPECT_FALSE(p->warmup);  // the first round: no warm-up
-    s.tick(1'000'000);        // lost
-    const uint64_t round2 = 100'000'000;
+    EXPECT_FALSE(p->warmup);
+    EXPECT_EQ(p->seq, 1u);
+    s.tick(1'020'000);  // lost
+    const uint64_t round2 = 20'000 + 100'000'000;
     EXPECT_FALSE(s.next_probe(round2 - 20'001));
-    auto w = s.next_probe(round2 - 20'000);
+    w = s.next_probe(round2 - 20'000);
     ASSERT_TRUE(w);
     EXPECT_TRUE(w->warmup);
     EXPECT_EQ(w->client_id, 1u);
@@ -169,11 +175,49 @@ TEST(CsSession, WarmupFrameGoesAheadOfEachRound) {
     EXPECT_FALSE(p->warmup);
     EXPECT_EQ(p->seq, 2u);
     s.tick(round2 + 1'000'000);
-    EXPECT_TRUE(s.next_probe(2 * round2 - 20'000)->warmup);
+    EXPECT_TRUE(s.next_probe(round2 + 100'000'000 - 20'000)->warmup);
     const ClientSummary sum = s.summary();
     EXPECT_EQ(sum.probes_sent, 2u);
-    EXPECT_EQ(sum.warmups_sent, 2u);
+    EXPECT_EQ(sum.warmups_sent, 3u);
     EXPECT_EQ(sum.timeouts, 2u);
+}
+
+// The echo of a warm-up frame (asked for by default): counted, neither a response nor a drop,
+// never offered to the estimator; another client's echo is wrong_client. --no-warmup-echo: the
+// frame does not ask, and the master drops it.
+TEST(CsSession, WarmupEchoIsCountedAndNeverUsed) {
+    ClientConfig cfg;
+    cfg.warmup_ns = 20'000;
+    ClientSession s(cfg);
+    auto w = s.next_probe(0);
+    ASSERT_TRUE(w && w->warmup);
+    EXPECT_TRUE(w->echo);
+    UdpFrameSpec spec;
+    spec.src_port = spec.dst_port = kCsUdpPort;
+    Frame f{};
+    ASSERT_EQ(build_warmup(f.data(), f.size(), spec, w->client_id, w->echo), kCsFrameLen);
+    ASSERT_EQ(answer_request(f.data(), f.size(), 1, 2).type, CsType::warmup_echo);
+    const Frame echo = f;
+    EXPECT_FALSE(s.on_frame(f.data(), f.size(), 5'000));
+    f = echo;
+    linerate::pkt::store_be32(&f[linerate::pkt::kUdpPayloadOffset + kCsOffClientId], 2);
+    EXPECT_FALSE(s.on_frame(f.data(), f.size(), 6'000));
+    EXPECT_FALSE(s.awaiting_answer());
+    ClientSummary sum = s.summary();
+    EXPECT_EQ(sum.warmup_echoes, 1u);
+    EXPECT_EQ(sum.responses, 0u);
+    EXPECT_EQ(sum.syncs, 0u);
+    EXPECT_EQ(sum.rtt_ns.min, 0u);
+    EXPECT_EQ(sum.drops.total(), 1u);
+    EXPECT_EQ(sum.drops[Drop::wrong_client], 1u);
+
+    cfg.warmup_echo = false;
+    ClientSession quiet(cfg);
+    w = quiet.next_probe(0);
+    ASSERT_TRUE(w && w->warmup);
+    EXPECT_FALSE(w->echo);
+    ASSERT_EQ(build_warmup(f.data(), f.size(), spec, w->client_id, w->echo), kCsFrameLen);
+    EXPECT_EQ(answer_request(f.data(), f.size(), 1, 2).drop, Drop::warmup);
 }
 
 TEST(CsSession, ProbeGapSpacesProbes) {

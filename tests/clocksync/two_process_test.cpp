@@ -167,6 +167,16 @@ TEST(ClocksyncTwoProcess, ClientWithinBoundDriftHasNoViolations) {
     EXPECT_LT(std::abs(j["theta_ns"].get<int64_t>() + 5'000'000), 50'000'000);
     EXPECT_TRUE(j["master_mac"].is_string()) << "master MAC not learned";
     EXPECT_EQ(j["mempool_in_use_at_exit"], 0);
+    // One request a round, so by default a warm-up 200 µs ahead of each round, echoed: all come
+    // back but one sent as the client stopped.
+    EXPECT_EQ(j["clocksync"]["warmup_us"], 200.0);
+    EXPECT_EQ(j["clocksync"]["warmup_echo"], true);
+    const uint64_t warmups = j["warmups_sent"];
+    EXPECT_GE(warmups, j["rounds"].get<uint64_t>());
+    EXPECT_GE(j["warmup_echoes"].get<uint64_t>() + j["warmups_refused"].get<uint64_t>() + 1,
+              warmups)
+        << r.client.out;
+    EXPECT_EQ(r.master_json["drops"]["warmup"], 0);
     EXPECT_EQ(r.master_json["role"], "master");
     EXPECT_EQ(r.master_json["timestamps"], "sw");
     EXPECT_GE(r.master_json["tx_packets"].get<uint64_t>(), j["syncs"].get<uint64_t>());
@@ -202,6 +212,47 @@ TEST(ClocksyncTwoProcess, BackgroundLoadReachesTheMastersPort) {
     EXPECT_EQ(r.master_json["drops"]["not_clocksync"], sent) << r.master.out;
     EXPECT_EQ(j["mempool_in_use_at_exit"], 0);
     EXPECT_EQ(r.master_json["mempool_in_use_at_exit"], 0);
+}
+
+// --warmup-us: a warm-up frame 50 µs ahead of each round. By default it asks for its echo: the
+// master sends every one back (counted as sent: rx = tx, no drop) and the client counts the
+// echoes apart from responses and drops; all come back but one sent as the client stopped. With
+// --no-warmup-echo the master drops every warm-up as `warmup`, as a master without echoes does.
+// The master outlives the client: every frame the client sent (those its TX ring took) arrived.
+TEST(ClocksyncTwoProcess, WarmupFramesAreEchoedWhenAsked) {
+    for (const bool echo : {true, false}) {
+        std::vector<std::string> args = {"--sim-offset-ns",  "5000000", "--sim-drift-ppm",    "8",
+                                         "--sync-period-ms", "50",      "--probe-timeout-ms", "80",
+                                         "--warmup-us",      "50"};
+        if (!echo) args.push_back("--no-warmup-echo");
+        PairResult r = run_pair(args, 3.0);
+        ASSERT_EQ(r.master.exit_status, 0) << r.master.out;
+        ASSERT_EQ(r.client.exit_status, 0) << r.client.out;
+        const nlohmann::json &j = r.client_json, &m = r.master_json;
+        print_figures(echo ? "warm-up echoed" : "warm-up dropped", j);
+        ASSERT_TRUE(j.is_object()) << r.client.out;
+        EXPECT_EQ(j["violations"], 0) << r.client.out;
+        EXPECT_EQ(j["clocksync"]["warmup_echo"], echo);
+        const uint64_t warmups =
+            j["warmups_sent"].get<uint64_t>() - j["warmups_refused"].get<uint64_t>();
+        const uint64_t echoes = j["warmup_echoes"];
+        EXPECT_GE(warmups, 5u) << r.client.out;
+        EXPECT_EQ(m["rx_packets"], j["tx_packets"]) << r.master.out << r.client.out;
+        for (const auto& [reason, n] : j["drops"].items())
+            if (reason != "tx_full") EXPECT_EQ(n, 0) << reason;
+        if (echo) {
+            EXPECT_EQ(m["tx_packets"], m["rx_packets"]) << r.master.out;
+            EXPECT_EQ(m["drops"]["warmup"], 0) << r.master.out;
+            EXPECT_LE(echoes, warmups);
+            EXPECT_GE(echoes + 1, warmups) << r.client.out;
+            EXPECT_EQ(j["rx_packets"], j["responses"].get<uint64_t>() + echoes) << r.client.out;
+        } else {
+            EXPECT_EQ(m["drops"]["warmup"], warmups) << r.master.out;
+            EXPECT_EQ(m["tx_packets"].get<uint64_t>() + warmups, m["rx_packets"]) << r.master.out;
+            EXPECT_EQ(echoes, 0u);
+            EXPECT_EQ(j["rx_packets"], j["responses"]) << r.client.out;
+        }
+    }
 }
 
 // Negative control: 50 ppm against rho = 10 ppm must be caught. ε0 <= δ/2 is capped by the

@@ -272,7 +272,7 @@ TEST(CsWire, BadMagicVersionType) {
     g = f;
     g[44] = 2;
     EXPECT_EQ(drop_of(g), Drop::bad_version);
-    for (uint8_t t : {0, 4, 255}) {
+    for (uint8_t t : {0, 5, 255}) {
         g = f;
         g[45] = t;
         EXPECT_EQ(drop_of(g), Drop::bad_type);
@@ -310,6 +310,38 @@ TEST(CsWire, WarmupIsParsedAndNeverAnswered) {
     EXPECT_EQ(a.drop, Drop::warmup);
     EXPECT_EQ(f, before);
     EXPECT_EQ(build_warmup(f.data(), kCsFrameLen - 1, client_spec(), 7), 0u);
+}
+
+// A warm-up frame that asks for its echo (kCsFlagEcho in the reserved field) comes back turned
+// around as a response is, type 4, unstamped; the echo itself is no request for the master.
+TEST(CsWire, WarmupThatAsksIsEchoedUnstamped) {
+    std::array<uint8_t, kCsFrameLen> w{};
+    ASSERT_EQ(build_warmup(w.data(), w.size(), client_spec(), 7, true), kCsFrameLen);
+    EXPECT_EQ(w[45], 3);
+    EXPECT_EQ(load_be16(&w[46]), 0x0001);
+    auto f = w;
+    const CsPacket p = answer_request(f.data(), f.size(), 5000, 5600);
+    ASSERT_TRUE(p.ok);
+    EXPECT_EQ(p.type, CsType::warmup_echo);
+    EXPECT_EQ(0, memcmp(&f[0], &w[6], 6));  // MACs swapped
+    EXPECT_EQ(0, memcmp(&f[6], &w[0], 6));
+    EXPECT_EQ(0, memcmp(&f[26], &w[30], 4));  // IPs swapped
+    EXPECT_EQ(0, memcmp(&f[30], &w[26], 4));
+    EXPECT_TRUE(checksum_ok(&f[14], 20));
+    EXPECT_EQ(load_be16(&f[40]), 0);  // UDP checksum: none
+    EXPECT_EQ(f[45], 4);
+    EXPECT_EQ(0, memcmp(&f[46], &w[46], 38));  // reserved, client id, seq, t1, t2, t3 as sent
+    EXPECT_EQ(load_be64(&f[68]), 0u);          // no stamps
+    EXPECT_EQ(load_be64(&f[76]), 0u);
+    const CsPacket e = parse_cs_packet(f.data(), f.size());
+    ASSERT_TRUE(e.ok);
+    EXPECT_EQ(e.type, CsType::warmup_echo);
+    EXPECT_EQ(e.client_id, 7u);
+    const auto echo = f;
+    EXPECT_EQ(answer_request(f.data(), f.size(), 1, 2).drop, Drop::bad_type);  // never re-echoed
+    EXPECT_EQ(f, echo);
+    f[45] = 5;  // past the last type
+    EXPECT_EQ(drop_of(std::vector<uint8_t>(f.begin(), f.end())), Drop::bad_type);
 }
 
 TEST(CsWire, ReservedFieldIsEchoedNotChecked) {
