@@ -113,6 +113,16 @@ static inline __u32 lr_l3_offset(const __u8* data, const __u8* data_end, __u16* 
     return off + 2;
 }
 
+/* Whether a sum of 16-bit words (any order of bytes, any grouping into wider words; not 0) is a
+ * multiple of 0xFFFF, i.e. folds to the one's-complement 0xFFFF a valid checksum gives, without
+ * folding it: for an odd d, x is a multiple of d iff x times d's inverse mod 2^64 is at most
+ * (2^64 - 1) / d (Granlund and Montgomery, PLDI 1994, section 9). One multiply and a compare
+ * where folds take eight operations, and where `% 0xFFFF` may be a 64-bit division (GCC emitted
+ * one in kvagg's burst loop). lib/pkt/checksum.hpp's word_sum_verifies is this. */
+static inline int lr_word_sum_verifies(__u64 sum) {
+    return sum * 0xFFFEFFFEFFFEFFFFull <= 0x0001000100010001ull;
+}
+
 /* The IPv4 header checksum over `hlen` bytes (20..60, all inside the frame; the caller has proven
  * the first 20 inside with a compare against data_end) verifies: the one's-complement sum of its
  * words is 0xFFFF, i.e. their plain sum is a non-zero multiple of 0xFFFF (2^16 = 1 mod 0xFFFF,
@@ -145,10 +155,7 @@ static inline __attribute__((always_inline)) int lr_ipv4_checksum_ok(const __u8*
                 sum += (__u32)lr_load16(ip + i) + lr_load16(ip + i + 2);
         }
     }
-    /* Whether the sum is a multiple of 0xFFFF, without folding it: for an odd d, x is a multiple
-     * of d iff x times d's inverse mod 2^64 is at most (2^64 - 1) / d (Granlund and Montgomery,
-     * PLDI 1994, section 9). One multiply and a compare where two folds took eight operations. */
-    return inside && sum * 0xFFFEFFFEFFFEFFFFull <= 0x0001000100010001ull;
+    return inside && lr_word_sum_verifies(sum);
 }
 
 /* The check from the IP header's length on: the header at `l3` is IPv4, its first 20 bytes are

@@ -43,7 +43,10 @@ foreach(header IN LISTS LINERATE_PUBLIC_HEADERS)
   install(FILES ${PROJECT_SOURCE_DIR}/lib/${header}
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/linerate/${header_dir})
 endforeach()
+# The C both tiers compile that public headers include: the ABI headers, and check_ipv4.h
+# (pkt/checksum.hpp's checksum test is its lr_word_sum_verifies).
 install(FILES ${PROJECT_SOURCE_DIR}/bpf/steer_abi.h ${PROJECT_SOURCE_DIR}/bpf/reflect_abi.h
+              ${PROJECT_SOURCE_DIR}/bpf/check_ipv4.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/linerate)
 # The C/C++ headers of the services (truetime.h, kvagg_client.hpp, kvagg_wire.h):
 # #include <linerate/...>.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "check_ipv4.h"
 #include "pkt/bytes.hpp"
 #include "pkt/headers.hpp"
 
@@ -55,13 +56,9 @@ inline uint64_t word_sum(const uint8_t* data, size_t len) {
 }
 
 // A sum of data that contains non-zero bytes, checked: its folded value is 0xFFFF, i.e. the
-// sum is 0 mod 0xFFFF. Tested by multiplying with the inverse of 0xFFFF mod 2^64 (an odd
-// divisor divides x iff x * inverse <= (2^64 - 1) / divisor): a multiply and a compare, where
-// GCC may emit a 64-bit division for `% 0xFFFF` (it did inside kvagg's burst loop).
+// sum is 0 mod 0xFFFF, by bpf/check_ipv4.h's test (the one the XDP programs compile).
 inline bool word_sum_verifies(uint64_t sum) {
-    constexpr uint64_t kInverse = 0xFFFEFFFEFFFEFFFFull;  // 0xFFFF * kInverse == 1 mod 2^64
-    static_assert(uint64_t(0xFFFF * kInverse) == 1);
-    return sum * kInverse <= ~uint64_t(0) / 0xFFFF;
+    return lr_word_sum_verifies(sum) != 0;
 }
 
 // The IPv4 header at `ip` (ihl_bytes >= 20, all readable) carries a valid header checksum.
