@@ -96,10 +96,9 @@ void AggTable::copy_to(AggTableCopy& c) const {
         std::memcpy(static_cast<void*>(c.slots.data()), slots_, bytes_for(capacity_));
     } else {
         for (size_t w = 0; w < used_lines_.size(); ++w)
-            for (uint64_t bits = used_lines_[w] | c.lines[w]; bits; bits &= bits - 1) {
-                const size_t first = (w * 64 + size_t(std::countr_zero(bits))) * kAggLineSlots;
+            for_each_line_in_word(w, used_lines_[w] | c.lines[w], [&](size_t first) {
                 std::memcpy(static_cast<void*>(&c.slots[first]), slots_ + first, 64);
-            }
+            });
     }
     c.lines = used_lines_;
     c.size = size_;

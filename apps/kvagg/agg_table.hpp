@@ -193,6 +193,14 @@ inline size_t agg_line_words(size_t capacity) {
     return (capacity / kAggLineSlots + 63) / 64;
 }
 
+// Calls visit(first slot of line L) for each line L whose bit is set in `bits`, word `word` of
+// such a map, lowest first.
+template <class Visit>
+void for_each_line_in_word(size_t word, uint64_t bits, Visit&& visit) {
+    for (; bits; bits &= bits - 1)
+        visit((word * 64 + size_t(std::countr_zero(bits))) * kAggLineSlots);
+}
+
 // A per-worker table's whole content, as --state saves it (kv_state.hpp).
 struct AggTableCopy {
     std::vector<AggSlot> slots;  // the table's slots, in place

@@ -40,6 +40,12 @@ __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(const uint8_t* p, size_t
 }
 #endif
 
+// A little-endian field of N bytes at `p`: the one store every writer here uses.
+template <size_t N>
+void put_le(uint8_t* p, uint64_t v) {
+    for (size_t i = 0; i < N; ++i) p[i] = uint8_t(v >> (8 * i));
+}
+
 // Little-endian fields into a growing buffer. Each field is one resize and byte stores the
 // compiler merges into one store (push_back per byte cost a capacity check per byte).
 class Writer {
@@ -51,17 +57,14 @@ class Writer {
     void bytes(std::span<const uint8_t> b) { out_.insert(out_.end(), b.begin(), b.end()); }
     size_t size() const { return out_.size(); }
     // Overwrites a u64 written before at byte `at`.
-    void patch_u64(size_t at, uint64_t v) {
-        for (size_t i = 0; i < 8; ++i) out_[at + i] = uint8_t(v >> (8 * i));
-    }
+    void patch_u64(size_t at, uint64_t v) { put_le<8>(&out_[at], v); }
 
   private:
     template <size_t N>
     void put(uint64_t v) {
         const size_t at = out_.size();
         out_.resize(at + N);
-        uint8_t* p = out_.data() + at;
-        for (size_t i = 0; i < N; ++i) p[i] = uint8_t(v >> (8 * i));
+        put_le<N>(out_.data() + at, v);
     }
     std::vector<uint8_t>& out_;
 };
@@ -131,10 +134,9 @@ void encode_worker(Writer& w, const WorkerImage& im) {
     if (t.lines.empty()) put_slots(0, t.slots.size());
     // The copy says which lines may hold keys: the others are not read.
     for (size_t word = 0; word < t.lines.size(); ++word)
-        for (uint64_t bits = t.lines[word]; bits; bits &= bits - 1) {
-            const size_t first = (word * 64 + size_t(std::countr_zero(bits))) * kAggLineSlots;
+        for_each_line_in_word(word, t.lines[word], [&](size_t first) {
             put_slots(first, std::min(first + kAggLineSlots, t.slots.size()));
-        }
+        });
     w.patch_u64(used_at, used);
     const std::vector<DupFilter::StreamImage> streams = im.dup.images();
     w.u32(uint32_t(streams.size()));
@@ -168,10 +170,6 @@ void encode_header(Writer& w, const StateLayout& l, uint64_t checkpoint, uint64_
     for (int i = 0; i < 16; ++i) w.u8(0);
 }
 
-void put_le32(uint8_t* p, uint32_t v) {
-    for (int i = 0; i < 4; ++i) p[i] = uint8_t(v >> (8 * i));
-}
-
 }  // namespace
 
 uint32_t crc32c(std::span<const uint8_t> bytes, uint32_t crc) {
@@ -196,9 +194,9 @@ void encode_state(const StateLayout& layout, const StateImage& image, std::vecto
     encode_control(w, image.control);
     for (const WorkerImage& im : image.workers) encode_worker(w, im);
     const std::span<const uint8_t> body(out.data() + kStateHeaderLen, out.size() - kStateHeaderLen);
-    for (int i = 0; i < 8; ++i) out[kStateBodyLenOff + size_t(i)] = uint8_t(body.size() >> (8 * i));
-    put_le32(&out[kStateBodyCrcOff], crc32c(body));
-    put_le32(&out[kStateHeaderCrcOff], crc32c({out.data(), kStateHeaderLen}));
+    put_le<8>(&out[kStateBodyLenOff], body.size());
+    put_le<4>(&out[kStateBodyCrcOff], crc32c(body));
+    put_le<4>(&out[kStateHeaderCrcOff], crc32c({out.data(), kStateHeaderLen}));
 }
 
 namespace {
@@ -317,7 +315,7 @@ StateImage decode_state(std::span<const uint8_t> file, const StateLayout& expect
     std::array<uint8_t, kStateHeaderLen> header;
     std::memcpy(header.data(), file.data(), kStateHeaderLen);
     const uint32_t header_crc = Reader({&header[kStateHeaderCrcOff], 4}).u32();
-    put_le32(&header[kStateHeaderCrcOff], 0);
+    put_le<4>(&header[kStateHeaderCrcOff], 0);
     if (h.u32() != kStateHeaderLen || crc32c(header) != header_crc)
         throw StateError("damaged header (checksum)");
     const uint64_t body_len = h.u64();
