@@ -41,6 +41,19 @@ Drop drop_of(const std::vector<uint8_t>& f) {
     return p.drop;
 }
 
+// `back` is the frame `sent` turned around (cs_wire.cpp's turn_around) as type `type`: MACs and
+// IPs swapped, the IP checksum untouched and still valid, no UDP checksum.
+void expect_turned_around(const uint8_t* back, const uint8_t* sent, uint8_t type) {
+    EXPECT_EQ(0, memcmp(&back[0], &sent[6], 6));  // MACs swapped
+    EXPECT_EQ(0, memcmp(&back[6], &sent[0], 6));
+    EXPECT_EQ(0, memcmp(&back[26], &sent[30], 4));  // IPs swapped
+    EXPECT_EQ(0, memcmp(&back[30], &sent[26], 4));
+    EXPECT_EQ(0, memcmp(&back[24], &sent[24], 2));  // IP checksum untouched and still valid
+    EXPECT_TRUE(checksum_ok(&back[14], 20));
+    EXPECT_EQ(load_be16(&back[40]), 0);  // UDP checksum: none
+    EXPECT_EQ(back[45], type);
+}
+
 }  // namespace
 
 TEST(CsWire, RequestLayoutFollowsDesign) {
@@ -129,14 +142,7 @@ TEST(CsWire, AnswerRequestMakesResponseInPlace) {
     CsPacket p = answer_request(f.data(), f.size(), 5000, 5600);
     ASSERT_TRUE(p.ok);
     EXPECT_EQ(p.type, CsType::response);
-    EXPECT_EQ(0, memcmp(&f[0], &req[6], 6));  // MACs swapped
-    EXPECT_EQ(0, memcmp(&f[6], &req[0], 6));
-    EXPECT_EQ(0, memcmp(&f[26], &req[30], 4));  // IPs swapped
-    EXPECT_EQ(0, memcmp(&f[30], &req[26], 4));
-    EXPECT_EQ(0, memcmp(&f[24], &req[24], 2));  // IP checksum untouched and still valid
-    EXPECT_TRUE(checksum_ok(&f[14], 20));
-    EXPECT_EQ(load_be16(&f[40]), 0);  // UDP checksum: none
-    EXPECT_EQ(f[45], 2);
+    expect_turned_around(f.data(), req.data(), 2);
     EXPECT_EQ(load_be64(&f[68]), 5000u);
     EXPECT_EQ(load_be64(&f[76]), 5600u);
     EXPECT_EQ(0, memcmp(&f[46], &req[46], 22));  // reserved, client id, seq, t1 echoed
@@ -323,13 +329,7 @@ TEST(CsWire, WarmupThatAsksIsEchoedUnstamped) {
     const CsPacket p = answer_request(f.data(), f.size(), 5000, 5600);
     ASSERT_TRUE(p.ok);
     EXPECT_EQ(p.type, CsType::warmup_echo);
-    EXPECT_EQ(0, memcmp(&f[0], &w[6], 6));  // MACs swapped
-    EXPECT_EQ(0, memcmp(&f[6], &w[0], 6));
-    EXPECT_EQ(0, memcmp(&f[26], &w[30], 4));  // IPs swapped
-    EXPECT_EQ(0, memcmp(&f[30], &w[26], 4));
-    EXPECT_TRUE(checksum_ok(&f[14], 20));
-    EXPECT_EQ(load_be16(&f[40]), 0);  // UDP checksum: none
-    EXPECT_EQ(f[45], 4);
+    expect_turned_around(f.data(), w.data(), 4);
     EXPECT_EQ(0, memcmp(&f[46], &w[46], 38));  // reserved, client id, seq, t1, t2, t3 as sent
     EXPECT_EQ(load_be64(&f[68]), 0u);          // no stamps
     EXPECT_EQ(load_be64(&f[76]), 0u);
