@@ -146,7 +146,9 @@ void expect_warmups_echoed(const nlohmann::json& cj, const std::string& out) {
     EXPECT_GE(echoes + 1, warmups) << out;
     EXPECT_EQ(cj["rx_packets"], cj["responses"].get<uint64_t>() + echoes) << out;
     for (const auto& [reason, n] : cj["drops"].items())
-        if (reason != "tx_full") EXPECT_EQ(n, 0) << reason;
+        if (reason != "tx_full") {
+            EXPECT_EQ(n, 0) << reason;
+        }
 }
 
 // The XDP master: bpf/clocksync.bpf.c answers every request in the veth's XDP hook (t2, t3 from

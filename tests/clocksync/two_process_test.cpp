@@ -239,7 +239,9 @@ TEST(ClocksyncTwoProcess, WarmupFramesAreEchoedWhenAsked) {
         EXPECT_GE(warmups, 5u) << r.client.out;
         EXPECT_EQ(m["rx_packets"], j["tx_packets"]) << r.master.out << r.client.out;
         for (const auto& [reason, n] : j["drops"].items())
-            if (reason != "tx_full") EXPECT_EQ(n, 0) << reason;
+            if (reason != "tx_full") {
+                EXPECT_EQ(n, 0) << reason;
+            }
         if (echo) {
             EXPECT_EQ(m["tx_packets"], m["rx_packets"]) << r.master.out;
             EXPECT_EQ(m["drops"]["warmup"], 0) << r.master.out;
