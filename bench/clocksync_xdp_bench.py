@@ -91,7 +91,7 @@ def one_run(args, net, master_name, flood, tag):
         "master": master_name, "flood": flood,
         "epsilon_ns": cj["epsilon_ns"], "rtt_ns": cj["rtt_ns"], "syncs": cj["syncs"],
         "violations": cj["violations"], "timeouts": cj["timeouts"],
-        "max_abs_error_ns": cj.get("max_abs_error_ns"),
+        "max_abs_error_ns": cj.get("max_abs_error_ns"), "one_way_ns": cj.get("one_way_ns"),
         "poller_wait_share": wait_share,
         "contended": max(wait_share.values(), default=0) > args.max_wait_share,
         "master_datapath": mj.get("datapath"), "master_tx_packets": mj.get("tx_packets"),
@@ -108,6 +108,8 @@ def summarize(runs):
         "rtt_min_ns": csb.median_of(runs, "rtt_ns", "min"),
         "rtt_p50_ns": csb.median_of(runs, "rtt_ns", "p50"),
         "rtt_p99_ns": csb.median_of(runs, "rtt_ns", "p99"),
+        "up_p50_ns": csb.median_of(runs, "one_way_ns", "up", "p50"),
+        "down_p50_ns": csb.median_of(runs, "one_way_ns", "down", "p50"),
         "syncs": csb.median_of(runs, "syncs"), "timeouts": csb.median_of(runs, "timeouts"),
         "violations_total": sum(r["violations"] for r in runs),
     }
@@ -130,7 +132,9 @@ def measure(args):
                 commands[f"{name}_{load}"] = [" ".join(c) for c in cmds.values()]
                 print(f"{name} {load}: eps mean {run['epsilon_ns']['mean']:.0f} ns p99.9 "
                       f"{run['epsilon_ns']['p999']} ns, rtt min {run['rtt_ns']['min']} p50 "
-                      f"{run['rtt_ns']['p50']} ns, syncs {run['syncs']}, violations "
+                      f"{run['rtt_ns']['p50']} ns, up/down p50 "
+                      f"{(run['one_way_ns'] or {}).get('up', {}).get('p50')}/"
+                      f"{(run['one_way_ns'] or {}).get('down', {}).get('p50')} ns, syncs {run['syncs']}, violations "
                       f"{run['violations']}, poller wait "
                       + ", ".join(f"{k} {v:.1%}" for k, v in run["poller_wait_share"].items()),
                       flush=True)
