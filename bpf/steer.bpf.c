@@ -30,6 +30,17 @@ struct {
     __type(value, struct steer_counters);
 } steer_counters SEC(".maps");
 
+/* STEER_FLAG_RX_STAMP: `rx_ns` into the metadata ahead of the frame. A driver without XDP
+ * metadata refuses the room, and the frame goes on without a stamp. */
+static __always_inline void put_rx_stamp(struct xdp_md* ctx, __u64 rx_ns) {
+    if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(struct steer_rx_stamp))) return;
+    struct steer_rx_stamp* s = (void*)(long)ctx->data_meta;
+    if ((void*)(s + 1) > (void*)(long)ctx->data) return;
+    s->rx_ns = rx_ns;
+    s->magic = STEER_RX_STAMP_MAGIC;
+    s->zero = 0;
+}
+
 /* Named xsk_def_prog with libxdp's version tag below: net_af_xdp vdevs that were not given
  * xdp_prog= (the further queues of an interface, one vdev each) then adopt this program as
  * libxdp's own and insert their sockets into xsks_map instead of failing to attach theirs.
@@ -45,11 +56,15 @@ int xsk_def_prog(struct xdp_md* ctx) {
     struct steer_counters* c = bpf_map_lookup_elem(&steer_counters, &queue);
     struct steer_config* cfg = bpf_map_lookup_elem(&steer_config, &key);
     if (!c || !cfg) return XDP_PASS;
+    /* Read before the filter runs, so that its work does not land in the receive time; and
+     * only when asked: the clock read costs every other app's frames nothing. */
+    const __u64 rx_ns = (cfg->flags & STEER_FLAG_RX_STAMP) ? bpf_ktime_get_ns() : 0;
 
     if (!lr_steer_matches(cfg, data, data_end)) {
         c->passed++;
         return XDP_PASS;
     }
+    if (cfg->flags & STEER_FLAG_RX_STAMP) put_rx_stamp(ctx, rx_ns);
     /* XDP_PASS as the fallback action: a queue without a socket hands the frame to the kernel. */
     int action = bpf_redirect_map(&xsks_map, ctx->rx_queue_index, XDP_PASS);
     if (action == XDP_REDIRECT)

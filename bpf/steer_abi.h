@@ -15,11 +15,30 @@ enum steer_mode {
     STEER_UDP_PORT = 3, /* unfragmented IPv4/UDP with destination port udp_port */
 };
 
+/* steer_config.flags */
+enum steer_flag {
+    /* Every frame the program claims carries its receive time in the XDP metadata ahead of it
+     * (struct steer_rx_stamp): the kernel's CLOCK_MONOTONIC at the program's entry, the
+     * earliest instant software on the host can stamp a frame. The AF_XDP socket copies the
+     * metadata into the umem ahead of the frame (a driver without XDP metadata: no stamp). */
+    STEER_FLAG_RX_STAMP = 1,
+};
+
 struct steer_config {
     __u32 mode;     /* enum steer_mode */
     __u16 udp_port; /* host byte order */
-    __u16 reserved;
+    __u16 flags;    /* enum steer_flag bits; 0 before there were flags */
 };
+
+/* The XDP metadata STEER_FLAG_RX_STAMP puts right before the frame's first byte. magic tells it
+ * from the bytes a umem chunk held before (the reader clears it after use). */
+struct steer_rx_stamp {
+    __u64 rx_ns; /* bpf_ktime_get_ns() at the program's entry */
+    __u32 magic; /* STEER_RX_STAMP_MAGIC */
+    __u32 zero;  /* 0 */
+};
+
+#define STEER_RX_STAMP_MAGIC 0x4c525453u /* "LRTS" */
 
 /* Per RX queue, per CPU (PERCPU_ARRAY indexed by rx_queue_index; queues at or above
  * STEER_MAX_QUEUES - 1 share the last slot). Frame counts. */

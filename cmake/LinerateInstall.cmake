@@ -29,7 +29,7 @@ set(LINERATE_PUBLIC_HEADERS
     stats/counters.hpp stats/histogram.hpp stats/metrics.hpp stats/names.hpp stats/port_drops.hpp
     stats/telemetry.hpp
     worker/quiescence.hpp worker/stop.hpp worker/worker_map.hpp
-    xdp/steer.hpp)
+    xdp/rx_stamp.hpp xdp/steer.hpp)
 foreach(header IN LISTS LINERATE_PUBLIC_HEADERS)
   file(STRINGS ${PROJECT_SOURCE_DIR}/lib/${header} includes REGEX "^#include \"")
   foreach(line IN LISTS includes)

@@ -77,7 +77,7 @@ void ClientSession::sent(uint64_t t1) {
     next_probe_at_ = t1 + cfg_.probe_gap_ns;
 }
 
-bool ClientSession::on_packet(const CsPacket& p, uint64_t t4) {
+bool ClientSession::on_packet(const CsPacket& p, uint64_t t4, std::optional<uint64_t> hook_t4) {
     auto reject = [this](Drop d) {
         drops_.add(d);
         return false;
@@ -94,7 +94,8 @@ bool ClientSession::on_packet(const CsPacket& p, uint64_t t4) {
         return reject(Drop::unknown_sequence);
     }
     // The probe's own t1 is used, not the echoed one: the client trusts its own record.
-    Timestamps ts{probes_[idx].t1, p.t2, p.t3, t4};
+    const uint64_t t1 = probes_[idx].t1;
+    Timestamps ts{t1, p.t2, p.t3, arrival(t1, t4, hook_t4)};
     // A broken answer still consumes the probe, so the round need not wait for its timeout.
     std::optional<Drop> bad;
     if (diff_ns(p.t3, p.t2) < 0) {
@@ -102,7 +103,7 @@ bool ClientSession::on_packet(const CsPacket& p, uint64_t t4) {
     } else if (!est_.offer(ts)) {
         bad = Drop::negative_rtt;
     } else {
-        rtt_hist_.record(uint64_t(diff_ns(t4, ts.t1) - diff_ns(p.t3, p.t2)));
+        rtt_hist_.record(uint64_t(diff_ns(ts.t4, ts.t1) - diff_ns(p.t3, p.t2)));
         record_one_way(ts);
         ++responses_;
     }
@@ -110,11 +111,24 @@ bool ClientSession::on_packet(const CsPacket& p, uint64_t t4) {
     return bad ? reject(*bad) : true;
 }
 
-bool ClientSession::on_frame(const uint8_t* frame, size_t len, uint64_t t4, pkt::RxChecksums port) {
+bool ClientSession::on_frame(const uint8_t* frame, size_t len, uint64_t t4, pkt::RxChecksums port,
+                             std::optional<uint64_t> hook_t4) {
     const CsPacket p = parse_cs_packet(frame, len, cfg_.udp_port,
                                        {cfg_.verify_checksums, port, !cfg_.strict_checksums});
     udp_checksum_offloaded_ += p.udp_checksum_offloaded;
-    return on_packet(p, t4);
+    return on_packet(p, t4, hook_t4);
+}
+
+// The answer's t4: the hook's stamp where it lies in [t1, t4]. Outside, it cannot be this
+// answer's arrival (a stale stamp, another clock): the loop's own read, late but sound.
+uint64_t ClientSession::arrival(uint64_t t1, uint64_t t4, std::optional<uint64_t> hook_t4) {
+    if (!hook_t4) return t4;
+    if (diff_ns(*hook_t4, t1) >= 0 && diff_ns(t4, *hook_t4) >= 0) {
+        ++rx_stamps_;
+        return *hook_t4;
+    }
+    ++rx_stamps_refused_;
+    return t4;
 }
 
 // Up = t2 − (t1 + offset at t1), down = (t4 + offset at t4) − t3; 0 if rounding makes one

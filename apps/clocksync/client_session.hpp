@@ -112,9 +112,12 @@ class ClientSession {
     void sent(uint64_t t1);
     // A parsed packet that arrived at local time t4: true when accepted as a probe's answer;
     // the echo of a warm-up frame is counted (warmup_echoes), anything else under its drop
-    // reason.
-    bool on_packet(const CsPacket& p, uint64_t t4);
-    bool on_frame(const uint8_t* frame, size_t len, uint64_t t4, pkt::RxChecksums port = {});
+    // reason. `hook_t4`: the same arrival stamped earlier, in the XDP hook (local time): the
+    // answer's t4 when it lies between its probe's t1 and t4 (rx_stamps), else t4 is
+    // (rx_stamps_refused): a stamp is only ever trusted where it cannot loosen the bound.
+    bool on_packet(const CsPacket& p, uint64_t t4, std::optional<uint64_t> hook_t4 = {});
+    bool on_frame(const uint8_t* frame, size_t len, uint64_t t4, pkt::RxChecksums port = {},
+                  std::optional<uint64_t> hook_t4 = {});
 
     // The synchronized clock and its bound (copy the state to hand it to other code).
     const SyncState& sync() const { return est_.state(); }
@@ -131,6 +134,9 @@ class ClientSession {
     uint64_t timeouts() const { return timeouts_; }
     // Responses accepted with a UDP checksum left to the sender's TX offload.
     uint64_t udp_checksum_offloaded() const { return udp_checksum_offloaded_; }
+    // Answers whose t4 is the XDP hook's stamp, and stamps outside their probe's [t1, t4].
+    uint64_t rx_stamps() const { return rx_stamps_; }
+    uint64_t rx_stamps_refused() const { return rx_stamps_refused_; }
     uint64_t syncs() const { return est_.syncs(); }
     ClientSummary summary() const;
 
@@ -145,6 +151,7 @@ class ClientSession {
     void complete_round(uint64_t at);
     void sample_until(uint64_t t);
     void sample(uint64_t t);
+    uint64_t arrival(uint64_t t1, uint64_t t4, std::optional<uint64_t> hook_t4);
     void record_one_way(const Timestamps& ts);
 
     ClientConfig cfg_;
@@ -179,6 +186,8 @@ class ClientSession {
     uint64_t violations_ = 0;
     uint64_t timeouts_ = 0;
     uint64_t udp_checksum_offloaded_ = 0;
+    uint64_t rx_stamps_ = 0;
+    uint64_t rx_stamps_refused_ = 0;
     int64_t max_abs_error_ns_ = 0;
 };
 

@@ -49,10 +49,10 @@ struct LocalClock {
     std::optional<SimClock> sim;
     clockid_t system = CLOCK_MONOTONIC_RAW;
 
-    uint64_t now() const {
-        const uint64_t t = clock_ns(system);
-        return sim ? sim->local(t) : t;
-    }
+    uint64_t now() const { return local_of(clock_ns(system)); }
+    // The local time of a reading `system_ns` of the system clock (taken elsewhere: the XDP
+    // hook's receive stamp).
+    uint64_t local_of(uint64_t system_ns) const { return sim ? sim->local(system_ns) : system_ns; }
 };
 
 // The host's CLOCK_REALTIME at the instant of a local reading: read on both sides of it, the

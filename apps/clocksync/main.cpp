@@ -103,6 +103,7 @@ ClientIo client_io(const Runtime& runtime, const Options& cs) {
     io.spec.src_port = io.spec.dst_port = cs.udp_port;
     io.learn_master_mac = !cs.master_mac;
     io.pool = runtime.pool();
+    io.rx_stamps = runtime.plan().served.rx_stamp;
     if (cs.background_pps > 0) {
         try {
             io.background = BackgroundLoad(io.pool, io.spec, cs.background_size, cs.background_pps);
@@ -244,7 +245,12 @@ int main(int argc, char** argv) {
     }
 
     const bool client = cs.role == Role::client;
-    auto served = [&] { return xdp::SteerFilter{xdp::SteerMode::udp_port, cs.udp_port}; };
+    // A client on CLOCK_MONOTONIC, the clock of the XDP hook, takes t4 from the steering
+    // program's receive stamp (docs/clocksync.md, "t4 in the XDP hook").
+    auto served = [&] {
+        const bool stamps = client && cs.client_clock() == SystemClock::monotonic;
+        return xdp::SteerFilter{xdp::SteerMode::udp_port, cs.udp_port, stamps};
+    };
     AppInfo info{kApp, client ? "clocksync client" : "clocksync master", kDrops,
                  client ? stats::Names(kClientCounters) : stats::Names(kMasterCounters), served};
     info.xdp_datapath = xdp_spec(cs, options);

@@ -12,6 +12,7 @@
 #include "runtime/rx_step.hpp"
 #include "runtime/tx.hpp"
 #include "worker/quiescence.hpp"
+#include "xdp/rx_stamp.hpp"
 
 namespace linerate::clocksync {
 
@@ -198,8 +199,9 @@ void ClientWorker::receive(WorkerContext& ctx, RxStep& rx_step) {
         for (uint16_t i = 0; i < b.kept; ++i) {
             rte_mbuf* m = got[i];
             bytes += rte_pktmbuf_pkt_len(m);
+            const std::optional<uint64_t> hook_t4 = hook_arrival(m);
             const LinearFrame::Bytes f = linear_.of(m);  // the frame itself unless a chain
-            if (!session_.on_frame(f.data, f.len, t4, rx_checksums(m))) continue;
+            if (!session_.on_frame(f.data, f.len, t4, rx_checksums(m), hook_t4)) continue;
             ++accepted;
             if (!mac_known_) learn_master_mac(rte_pktmbuf_mtod(m, const uint8_t*));
         }
@@ -207,6 +209,16 @@ void ClientWorker::receive(WorkerContext& ctx, RxStep& rx_step) {
         ctx.counters.app_counter(ClientCounter::responses).add(accepted);
         return bytes;
     });
+}
+
+// The steering program's receive stamp of `m` (CLOCK_MONOTONIC, the client's system clock when
+// it asks for stamps) in local time; taken from every frame, used or not, so that none stays.
+std::optional<uint64_t> ClientWorker::hook_arrival(rte_mbuf* m) const {
+    if (!io_.rx_stamps) return std::nullopt;
+    const std::optional<uint64_t> ns =
+        xdp::take_rx_stamp(rte_pktmbuf_mtod(m, uint8_t*), rte_pktmbuf_headroom(m));
+    if (!ns) return std::nullopt;
+    return synced_.local().local_of(*ns);
 }
 
 // The first response's source MAC is the master's: probes and background frames go there.
@@ -287,6 +299,9 @@ void ClientWorker::report(stats::WorkerCounters& c) {
     add_new(c.app_counter(ClientCounter::timeouts), session_.timeouts(), reported_timeouts_);
     add_new(c.app_counter(ClientCounter::udp_checksum_offloaded), session_.udp_checksum_offloaded(),
             reported_offloaded_);
+    add_new(c.app_counter(ClientCounter::rx_stamps), session_.rx_stamps(), reported_rx_stamps_);
+    add_new(c.app_counter(ClientCounter::rx_stamps_refused), session_.rx_stamps_refused(),
+            reported_rx_stamps_refused_);
     if (session_.syncs() != published_syncs_ || session_.violations() != published_violations_) {
         const bool new_sync = session_.syncs() != published_syncs_;
         published_syncs_ = session_.syncs();

@@ -26,15 +26,17 @@
 namespace linerate::clocksync {
 
 // The client's app counters (also top-level JSON keys).
-#define LINERATE_CS_CLIENT_COUNTERS(X)                                                        \
-    X(timeouts, "timeouts")                                                                   \
-    X(responses, "responses")                                                                 \
-    X(probe_alloc_failed, "probe alloc failed")                                               \
-    X(other_worker_frames, "other worker frames")                                             \
-    X(background_frames, "background frames")   /* --background-pps frames sent */            \
-    X(background_refused, "background refused") /* ... refused: full TX ring or short pool */ \
-    X(udp_checksum_offloaded, "udp checksum offloaded") /* accepted, left to TX offload */    \
-    X(warmups_refused, "warmups refused") /* --warmup-us frames the pool or TX ring refused */
+#define LINERATE_CS_CLIENT_COUNTERS(X)                                                          \
+    X(timeouts, "timeouts")                                                                     \
+    X(responses, "responses")                                                                   \
+    X(probe_alloc_failed, "probe alloc failed")                                                 \
+    X(other_worker_frames, "other worker frames")                                               \
+    X(background_frames, "background frames")   /* --background-pps frames sent */              \
+    X(background_refused, "background refused") /* ... refused: full TX ring or short pool */   \
+    X(udp_checksum_offloaded, "udp checksum offloaded") /* accepted, left to TX offload */      \
+    X(warmups_refused, "warmups refused") /* --warmup-us frames the pool or TX ring refused */  \
+    X(rx_stamps, "rx stamps")             /* answers whose t4 is the XDP hook's receive time */ \
+    X(rx_stamps_refused, "rx stamps refused") /* stamps outside their probe's [t1, t4] */
 LINERATE_COUNTERS(ClientCounter, kClientCounters, LINERATE_CS_CLIENT_COUNTERS);
 
 // The master's app counters (also top-level JSON keys).
@@ -59,6 +61,8 @@ struct ClientIo {
     bool learn_master_mac = false;
     rte_mempool* pool = nullptr;
     BackgroundLoad background;  // off unless --background-pps
+    // The steering program stamps each answer on receive (SteerFilter::rx_stamp): t4 from there.
+    bool rx_stamps = false;
 };
 
 // Where worker 0 also publishes each sync besides the in-process SyncedClock (none by default).
@@ -82,6 +86,7 @@ class ClientWorker {
     // One round of the RX step: responses to the session, the rest freed.
     void receive(WorkerContext& ctx, RxStep& rx_step);
     void learn_master_mac(const uint8_t* response);
+    std::optional<uint64_t> hook_arrival(rte_mbuf* m) const;
     void send_probes(WorkerContext& ctx);
     void send_warmup(WorkerContext& ctx, const ProbeToSend& warmup);
     void report(stats::WorkerCounters& c);
@@ -98,6 +103,7 @@ class ClientWorker {
     uint64_t published_syncs_ = 0;
     uint64_t published_violations_ = 0;
     uint64_t reported_timeouts_ = 0, reported_offloaded_ = 0;
+    uint64_t reported_rx_stamps_ = 0, reported_rx_stamps_refused_ = 0;
 };
 
 }  // namespace linerate::clocksync

@@ -63,14 +63,15 @@ std::string SteerFilter::describe() const {
 }
 
 SteerFilter parse_steer_filter(const std::string& v, const SteerFilter& app_filter) {
+    const bool stamp = app_filter.rx_stamp;
     if (v == "app") return app_filter;
-    if (v == "ipv4") return {SteerMode::ipv4, 0};
-    if (v == "all") return {SteerMode::all, 0};
+    if (v == "ipv4") return {SteerMode::ipv4, 0, stamp};
+    if (v == "all") return {SteerMode::all, 0, stamp};
     if (v.rfind("udp:", 0) == 0) {
         char* end = nullptr;
         unsigned long port = std::strtoul(v.c_str() + 4, &end, 10);
         if (v.size() > 4 && *end == '\0' && port >= 1 && port <= 65535)
-            return {SteerMode::udp_port, uint16_t(port)};
+            return {SteerMode::udp_port, uint16_t(port), stamp};
     }
     throw std::invalid_argument("bad --xdp-steer '" + v + "' (app, ipv4, all or udp:PORT)");
 }
@@ -144,6 +145,7 @@ void SteerProgram::set_filter(const SteerFilter& f) {
     steer_config c{};
     c.mode = uint32_t(f.mode);
     c.udp_port = f.udp_port;
+    c.flags = f.rx_stamp ? STEER_FLAG_RX_STAMP : 0;
     uint32_t key = 0;
     if (bpf_map_update_elem(config_fd_, &key, &c, BPF_ANY)) fail("writing steer_config", errno);
 }
@@ -152,7 +154,7 @@ SteerFilter SteerProgram::filter() const {
     steer_config c{};
     uint32_t key = 0;
     if (bpf_map_lookup_elem(config_fd_, &key, &c)) fail("reading steer_config", errno);
-    return {SteerMode(c.mode), c.udp_port};
+    return {SteerMode(c.mode), c.udp_port, (c.flags & STEER_FLAG_RX_STAMP) != 0};
 }
 
 std::vector<SteerCounters> SteerProgram::queues() const {

@@ -27,13 +27,17 @@ enum class SteerMode : uint32_t { none = 0, all = 1, ipv4 = 2, udp_port = 3 };
 
 struct SteerFilter {
     SteerMode mode = SteerMode::none;
-    uint16_t udp_port = 0;         // for udp_port
+    uint16_t udp_port = 0;  // for udp_port
+    // Each claimed frame carries its receive time ahead of it (STEER_FLAG_RX_STAMP, read with
+    // take_rx_stamp): the app's wish, kept whatever --xdp-steer says is steered.
+    bool rx_stamp = false;
     std::string describe() const;  // "IPv4/UDP to port 5000", "all IPv4", ...
     bool operator==(const SteerFilter&) const = default;
 };
 
 // The --xdp-steer values: "app" is what the app serves (`app_filter`), "ipv4" and "all" as
-// named, "udp:PORT" one UDP destination port. Throws std::invalid_argument.
+// named, "udp:PORT" one UDP destination port; `app_filter`'s rx_stamp in each. Throws
+// std::invalid_argument.
 SteerFilter parse_steer_filter(const std::string& value, const SteerFilter& app_filter);
 
 struct SteerCounters {

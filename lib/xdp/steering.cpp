@@ -53,8 +53,9 @@ Steering::Steering(const std::vector<uint16_t>& ports, const SteerFilter& filter
 std::string Steering::describe() const {
     std::string s;
     for (const Interface& i : interfaces_)
-        s += fmt::format("xdp steering on {}: program id {}, to the app: {}\n", i.name,
-                         i.program->prog_id(), filter_.describe());
+        s += fmt::format("xdp steering on {}: program id {}, to the app: {}{}\n", i.name,
+                         i.program->prog_id(), filter_.describe(),
+                         filter_.rx_stamp ? ", each with its receive time" : "");
     return s;
 }
 
@@ -93,6 +94,7 @@ std::string Steering::summary() const {
 nlohmann::json Steering::json() const {
     nlohmann::json j = total().json();
     j["filter"] = filter_.describe();
+    j["rx_stamp"] = filter_.rx_stamp;
     j["interfaces"] = nlohmann::json::object();
     for (const Interface& i : interfaces_) {
         auto queues = i.program->queues();

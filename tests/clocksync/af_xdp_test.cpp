@@ -118,8 +118,22 @@ TEST(ClocksyncAfXdp, MasterAndClientAcrossAVethPairHaveNoViolations) {
     const PairRun r = run_pair({}, {});
     expect_synced(r, "af_xdp");
     EXPECT_EQ(r.master_json["timestamps"], "sw");
+    // CLOCK_MONOTONIC_RAW is not the XDP hook's clock: no receive stamps asked, none used.
+    EXPECT_EQ(r.client_json["xdp"]["rx_stamp"], false);
+    EXPECT_EQ(r.client_json["rx_stamps"], 0);
     // Every request the master answered came back or was lost: answers >= syncs.
     EXPECT_GE(r.master_json["tx_packets"].get<uint64_t>(), r.client_json["syncs"].get<uint64_t>());
+}
+
+// A client on CLOCK_MONOTONIC asks the steering program for receive stamps, and every answer's
+// t4 is its stamp: none refused (a stamp outside its probe's round trip), none missing.
+void expect_t4_from_the_hook(const PairRun& r) {
+    const nlohmann::json& cj = r.client_json;
+    EXPECT_EQ(cj["xdp"]["rx_stamp"], true) << r.client.out;
+    EXPECT_NE(r.client.out.find("each with its receive time"), std::string::npos) << r.client.out;
+    EXPECT_GT(cj["responses"].get<uint64_t>(), 0u);
+    EXPECT_EQ(cj["rx_stamps"], cj["responses"]) << r.client.out;
+    EXPECT_EQ(cj["rx_stamps_refused"], 0) << r.client.out;
 }
 
 // The clock the XDP master reads, on the C++ master: the client reads it too, and verification
@@ -132,6 +146,7 @@ TEST(ClocksyncAfXdp, OnClockMonotonicToo) {
     EXPECT_EQ(r.client_json["clocksync"]["master_clock"], "monotonic");
     EXPECT_NE(r.client.out.find("clock_gettime(CLOCK_MONOTONIC)"), std::string::npos)
         << r.client.out;
+    expect_t4_from_the_hook(r);
 }
 
 // The client's frames with --warmup-us: each round's warm-up asks for its echo, which every
@@ -180,8 +195,10 @@ TEST(ClocksyncAfXdp, XdpMasterAnswersEveryRequestInTheDriver) {
     EXPECT_LE(cj["rx_packets"].get<uint64_t>(), requests);
     EXPECT_GE(cj["rx_packets"].get<uint64_t>() + 2, requests) << r.client.out;
     expect_warmups_echoed(cj, r.client.out);
+    expect_t4_from_the_hook(r);
     EXPECT_EQ(r.master_link.find(" xdp"), std::string::npos) << r.master_link;
     expect_json_documented(mj);
+    expect_json_documented(cj);
 }
 
 // Both tiers answer alike: with every served frame left to the slow path (xdp-iface's test hook),

@@ -260,6 +260,44 @@ TEST(CsSession, ProbesWaitForThePreviousAnswer) {
     EXPECT_TRUE(s.next_probe(1400 + cfg.probe_timeout_ns));
 }
 
+// The XDP hook's receive stamp is the answer's t4 where it lies in [t1, t4] of its probe: the
+// round trip shrinks by what the loop took to see the frame. A stamp outside (before the
+// request left, after the loop's own read) cannot be this answer's arrival: t4 is kept and the
+// stamp counted as refused.
+TEST(CsSession, HookStampIsT4OnlyInsideItsProbesRoundTrip) {
+    UdpFrameSpec spec;
+    spec.src_port = spec.dst_port = kCsUdpPort;
+    auto answered = [&](std::optional<uint64_t> hook_t4) {
+        ClientConfig cfg;
+        cfg.warmup_ns = 0;
+        auto s = std::make_unique<ClientSession>(cfg);
+        auto p = s->next_probe(0);
+        EXPECT_TRUE(p && !p->warmup);
+        s->sent(400);
+        Frame f{};
+        build_request(f.data(), f.size(), spec, 1, p->seq, 400);
+        answer_request(f.data(), f.size(), 1000, 1100);
+        EXPECT_TRUE(s->on_frame(f.data(), f.size(), 1300, {}, hook_t4));
+        return s;
+    };
+    auto s = answered(1250);
+    EXPECT_EQ(s->rtt_histogram().min(), 750u);  // (1250 − 400) − (1100 − 1000)
+    EXPECT_EQ(s->rx_stamps(), 1u);
+    EXPECT_EQ(s->rx_stamps_refused(), 0u);
+    s = answered(1300);  // the loop's own read is the latest the stamp may be
+    EXPECT_EQ(s->rtt_histogram().min(), 800u);
+    EXPECT_EQ(s->rx_stamps(), 1u);
+    for (uint64_t outside : {399u, 1301u, 0u}) {
+        s = answered(outside);
+        EXPECT_EQ(s->rtt_histogram().min(), 800u) << outside;
+        EXPECT_EQ(s->rx_stamps(), 0u);
+        EXPECT_EQ(s->rx_stamps_refused(), 1u);
+    }
+    s = answered(std::nullopt);
+    EXPECT_EQ(s->rtt_histogram().min(), 800u);
+    EXPECT_EQ(s->rx_stamps() + s->rx_stamps_refused(), 0u);
+}
+
 TEST(CsSession, RejectsBadConfig) {
     ClientConfig cfg;
     cfg.probes = 0;

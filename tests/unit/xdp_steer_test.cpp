@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include <cerrno>
 #include <cstring>
 
 #include "pkt/build.hpp"
+#include "xdp/rx_stamp.hpp"
 #include "xdp/steer.hpp"
 
 using namespace linerate;
@@ -111,6 +114,22 @@ class SteerProgramTest : public ::testing::Test {
         return int(opts.retval);
     }
 
+    // What the program leaves of `frame` (XDP metadata included: the test run's output starts
+    // at data_meta), and its action.
+    struct Output {
+        std::vector<uint8_t> bytes;
+        int action;
+    };
+    Output run_keeping_metadata(std::vector<uint8_t> frame) {
+        std::vector<uint8_t> out(frame.size() + 256);
+        LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(), .data_out = out.data(),
+                    .data_size_in = uint32_t(frame.size()), .data_size_out = uint32_t(out.size()));
+        int err = bpf_prog_test_run_opts(prog_fd_, &opts);
+        EXPECT_EQ(err, 0) << std::strerror(-err);
+        out.resize(opts.data_size_out);
+        return {out, int(opts.retval)};
+    }
+
     bpf_object* obj_ = nullptr;
     int prog_fd_ = -1;
     std::unique_ptr<xdp::SteerProgram> steer_;
@@ -185,6 +204,45 @@ TEST_F(SteerProgramTest, AllModeClaimsEveryFrame) {
     expect_counters(*steer_, 0, 1, 4);
 }
 
+uint64_t monotonic_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
+}
+
+// STEER_FLAG_RX_STAMP: each claimed frame comes out with struct steer_rx_stamp right before it,
+// the kernel's CLOCK_MONOTONIC between the reads around the run; take_rx_stamp reads it once.
+// Frames the program does not claim, and every frame without the flag, come out as they went in.
+TEST_F(SteerProgramTest, RxStampPutsTheReceiveTimeAheadOfEachClaimedFrame) {
+    const SteerFilter stamping{SteerMode::udp_port, kPort, true};
+    steer_->set_filter(stamping);
+    EXPECT_EQ(steer_->filter(), stamping);
+    const std::vector<uint8_t> frame = udp_to(kPort);
+    const uint64_t before = monotonic_ns();
+    Output o = run_keeping_metadata(frame);
+    const uint64_t after = monotonic_ns();
+    EXPECT_EQ(o.action, XDP_PASS);  // claimed, no socket on queue 0
+    ASSERT_EQ(o.bytes.size(), sizeof(steer_rx_stamp) + frame.size());
+    EXPECT_TRUE(std::equal(frame.begin(), frame.end(), o.bytes.begin() + 16));
+    uint8_t* at = o.bytes.data() + sizeof(steer_rx_stamp);
+    EXPECT_FALSE(xdp::take_rx_stamp(at, sizeof(steer_rx_stamp) - 1));  // no room: not looked at
+    const std::optional<uint64_t> stamp = xdp::take_rx_stamp(at, sizeof(steer_rx_stamp));
+    ASSERT_TRUE(stamp);
+    EXPECT_GE(*stamp, before);
+    EXPECT_LE(*stamp, after);
+    EXPECT_FALSE(xdp::take_rx_stamp(at, sizeof(steer_rx_stamp)));  // cleared once read
+
+    for (auto& f : {arp_request(), udp_to(kPort + 1)}) {
+        o = run_keeping_metadata(f);
+        EXPECT_EQ(o.action, XDP_PASS);
+        EXPECT_EQ(o.bytes, f);
+    }
+    steer_->set_filter({SteerMode::udp_port, kPort});
+    o = run_keeping_metadata(frame);
+    EXPECT_EQ(o.bytes, frame);
+    expect_counters(*steer_, 0, 2, 2);
+}
+
 TEST(SteerFilter, ParsesTheOptionValues) {
     const SteerFilter app{SteerMode::udp_port, 5000};
     EXPECT_EQ(xdp::parse_steer_filter("app", app), app);
@@ -194,4 +252,10 @@ TEST(SteerFilter, ParsesTheOptionValues) {
     for (const char* bad : {"", "udp", "udp:", "udp:0", "udp:65536", "udp:9x", "ipv6", "APP"})
         EXPECT_THROW(xdp::parse_steer_filter(bad, app), std::invalid_argument) << bad;
     EXPECT_EQ((SteerFilter{SteerMode::udp_port, 5000}).describe(), "IPv4/UDP to port 5000");
+    // The app's wish for receive stamps stays whatever is steered.
+    const SteerFilter stamping{SteerMode::udp_port, 5000, true};
+    EXPECT_EQ(xdp::parse_steer_filter("app", stamping), stamping);
+    EXPECT_EQ(xdp::parse_steer_filter("all", stamping), (SteerFilter{SteerMode::all, 0, true}));
+    EXPECT_EQ(xdp::parse_steer_filter("udp:9", stamping),
+              (SteerFilter{SteerMode::udp_port, 9, true}));
 }
