@@ -36,29 +36,39 @@ RESULTS = os.path.join(ROOT, "bench", "results")
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import clocksync_bench as csb  # noqa: E402  (its pollers' wait, JSON reads, medians)
 
-# xdp: --xdp-mode auto, which is generic (skb) on a veth; xdp_native: in the veth driver (its
-# XDP_TX reaches the client's end, whose AF_XDP program turns its NAPI on).
-MASTERS = {
-    "xdp": ["--datapath", "xdp"],
-    "xdp_native": ["--datapath", "xdp", "--xdp-mode", "native"],
-    "af_xdp": ["--sw-clock", "monotonic"],
+# Each case: the master's options and the client's. xdp: --xdp-mode auto, which is generic (skb)
+# on a veth; xdp_native: in the veth driver (its XDP_TX reaches the client's end, whose AF_XDP
+# program turns its NAPI on); af_xdp: the C++ master on the same clock. The client takes t4 from
+# the steering program's receive stamp; the *_loop_t4 cases read it in its poll loop instead
+# (--no-rx-stamps), and the *_raw cases run both ends on their default clock,
+# CLOCK_MONOTONIC_RAW, onto which the client converts the hook's CLOCK_MONOTONIC stamp.
+MONO = ["--master-clock", "monotonic"]
+CASES = {
+    "xdp": (["--datapath", "xdp"], MONO),
+    "xdp_native": (["--datapath", "xdp", "--xdp-mode", "native"], MONO),
+    "xdp_loop_t4": (["--datapath", "xdp"], MONO + ["--no-rx-stamps"]),
+    "af_xdp": (["--sw-clock", "monotonic"], MONO),
+    "af_xdp_loop_t4": (["--sw-clock", "monotonic"], MONO + ["--no-rx-stamps"]),
+    "af_xdp_raw": ([], []),
+    "af_xdp_raw_loop_t4": ([], ["--no-rx-stamps"]),
 }
 
 
 def one_run(args, net, master_name, flood, tag):
-    """Master `master_name` and the client once on the veth pair `net`; the run's figures."""
+    """Case `master_name` (CASES) once on the veth pair `net`; the run's figures."""
+    master_args, client_args = CASES[master_name]
     app = os.path.join(args.build, "apps", "clocksync", "clocksync")
     jm, jc = (f"/tmp/lr_csx_{tag}_{r}.json" for r in ("master", "client"))
     logs = [f"/tmp/lr_csx_{tag}_{r}.log" for r in ("master", "client")]
     prefixes = [f"csxm{tag}", f"csxc{tag}"]
     master = net.exec(net.dut_ns, [app] + csb.eal(0, prefixes[0], []) + [
         "--af-xdp", net.dut_if, "--role", "master", "--stats-period", "0",
-        "--duration", str(args.duration + 6), "--json", jm] + MASTERS[master_name])
+        "--duration", str(args.duration + 6), "--json", jm] + master_args)
     client = net.exec(net.gen_ns, [app] + csb.eal(1, prefixes[1], []) + [
         "--af-xdp", net.gen_if, "--role", "client", "--duration", str(args.duration),
         "--sync-period-ms", str(csb.SYNC_PERIOD_MS), "--drift-bound-ppm", str(csb.RHO_PPM),
-        "--sim-offset-ns", "5000000", "--sim-drift-ppm", "8", "--master-clock", "monotonic",
-        "--probe-timeout-ms", "80", "--stats-period", "0", "--json", jc] +
+        "--sim-offset-ns", "5000000", "--sim-drift-ppm", "8",
+        "--probe-timeout-ms", "80", "--stats-period", "0", "--json", jc] + client_args +
         (["--background-pps", str(args.flood_pps), "--background-size",
           str(csb.FLOOD_FRAME_BYTES)] if flood else []))
     procs = []
@@ -93,6 +103,8 @@ def one_run(args, net, master_name, flood, tag):
         "epsilon_ns": cj["epsilon_ns"], "rtt_ns": cj["rtt_ns"], "syncs": cj["syncs"],
         "violations": cj["violations"], "timeouts": cj["timeouts"],
         "max_abs_error_ns": cj.get("max_abs_error_ns"), "one_way_ns": cj.get("one_way_ns"),
+        "rx_stamps": cj.get("rx_stamps"), "rx_stamps_refused": cj.get("rx_stamps_refused"),
+        "responses": cj.get("responses"),
         "poller_wait_share": wait_share,
         "contended": max(wait_share.values(), default=0) > args.max_wait_share,
         "master_datapath": mj.get("datapath"), "master_tx_packets": mj.get("tx_packets"),
@@ -113,19 +125,20 @@ def summarize(runs):
         "down_p50_ns": csb.median_of(runs, "one_way_ns", "down", "p50"),
         "syncs": csb.median_of(runs, "syncs"), "timeouts": csb.median_of(runs, "timeouts"),
         "violations_total": sum(r["violations"] for r in runs),
+        "rx_stamps_refused_total": sum(r["rx_stamps_refused"] or 0 for r in runs),
     }
 
 
 def measure(args):
     """Alternates the masters `repeats` times per load; the result document."""
     loads = ["idle"] + ([] if args.no_flood else ["flood"])
-    runs = {(m, load): [] for load in loads for m in MASTERS}
+    runs = {(m, load): [] for load in loads for m in CASES}
     commands = {}
     loadavg = list(os.getloadavg())
     n = 0
     for _ in range(args.repeats):
         for load in loads:
-            for name in MASTERS:
+            for name in CASES:
                 with csb.bench_run_module().VethNamespaces(f"x{os.getpid() % 1000}{n}") as net:
                     run, cmds = one_run(args, net, name, load == "flood", f"{os.getpid()}_{n}")
                 n += 1
@@ -148,11 +161,18 @@ def measure(args):
             m = cases[f"{x}_{load}"]["median"]
             ratios[load][f"epsilon_mean_{x}_over_af_xdp"] = m["epsilon_mean_ns"] / a["epsilon_mean_ns"]
             ratios[load][f"epsilon_p999_{x}_over_af_xdp"] = m["epsilon_p999_ns"] / a["epsilon_p999_ns"]
+        eps = {c: cases[f"{c}_{load}"]["median"]["epsilon_mean_ns"] for c in CASES}
+        # The same ratio with the client's t4 in its loop; and what the hook's t4 gives each
+        # AF_XDP case (its ε mean over the loop's).
+        ratios[load]["epsilon_mean_xdp_over_af_xdp_loop_t4"] = (
+            eps["xdp_loop_t4"] / eps["af_xdp_loop_t4"])
+        for c in ("xdp", "af_xdp", "af_xdp_raw"):
+            ratios[load][f"epsilon_mean_{c}_rx_stamps_over_loop_t4"] = eps[c] / eps[f"{c}_loop_t4"]
     return {
         "headline": {load: {**{f"{m}_eps_mean_ns": cases[f"{m}_{load}"]["median"]["epsilon_mean_ns"]
-                               for m in MASTERS},
+                               for m in CASES},
                             **{f"{m}_eps_p999_ns": cases[f"{m}_{load}"]["median"]["epsilon_p999_ns"]
-                               for m in MASTERS},
+                               for m in CASES},
                             **ratios[load]} for load in loads},
         "goals": {**{f"epsilon_mean_xdp_within_0.6x_af_xdp_{load}":
                      ratios[load]["epsilon_mean_xdp_over_af_xdp"] <= 0.6 for load in loads},

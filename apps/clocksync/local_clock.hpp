@@ -43,6 +43,10 @@ constexpr const char* clock_name(SystemClock c) {
                                          : "CLOCK_MONOTONIC_RAW";
 }
 
+// CLOCK_MONOTONIC's rate against CLOCK_MONOTONIC_RAW at most: the kernel's tick adjustment
+// (adjtimex ADJ_TICK, ±10%) times its frequency adjustment (±500 ppm), in parts of 10^5.
+inline constexpr uint64_t kMonotonicMaxRate_1e5 = 110'055;
+
 // The client's local clock: the system clock, or in verification mode the simulated clock
 // derived from it (every time handed to the session must come from here).
 struct LocalClock {
@@ -50,9 +54,38 @@ struct LocalClock {
     clockid_t system = CLOCK_MONOTONIC_RAW;
 
     uint64_t now() const { return local_of(clock_ns(system)); }
-    // The local time of a reading `system_ns` of the system clock (taken elsewhere: the XDP
-    // hook's receive stamp).
+    // The local time of a reading `system_ns` of the system clock.
     uint64_t local_of(uint64_t system_ns) const { return sim ? sim->local(system_ns) : system_ns; }
+
+    // A reading of the local clock, with CLOCK_MONOTONIC read right before it: what converts a
+    // stamp of the XDP hook's clock taken a moment earlier (`monotonic` 0: not read).
+    struct Reading {
+        uint64_t local = 0;
+        uint64_t system_ns = 0;
+        uint64_t monotonic = 0;
+    };
+    Reading read(bool with_monotonic) const {
+        Reading r;
+        if (with_monotonic && system != CLOCK_MONOTONIC) r.monotonic = clock_ns(CLOCK_MONOTONIC);
+        r.system_ns = clock_ns(system);
+        r.local = local_of(r.system_ns);
+        if (system == CLOCK_MONOTONIC) r.monotonic = r.system_ns;
+        return r;
+    }
+
+    // The local time of `stamp`, a CLOCK_MONOTONIC reading taken before `at`, never earlier
+    // than the true instant (a late receive stamp stays late). On CLOCK_MONOTONIC it is the
+    // stamp itself. On CLOCK_MONOTONIC_RAW the time since the stamp on CLOCK_MONOTONIC, shrunk
+    // by the fastest rate the kernel may give that clock, comes off the raw reading: no more
+    // than the raw time really elapsed (which also covers the span between the two reads).
+    // nullopt on another clock, or for a stamp after `at` (not one of this instant's frames).
+    std::optional<uint64_t> local_of_monotonic(uint64_t stamp, const Reading& at) const {
+        if (system != CLOCK_MONOTONIC && system != CLOCK_MONOTONIC_RAW) return std::nullopt;
+        if (at.monotonic == 0 || stamp > at.monotonic) return std::nullopt;
+        if (system == CLOCK_MONOTONIC) return local_of(stamp);
+        const uint64_t raw_since = (at.monotonic - stamp) * 100'000 / kMonotonicMaxRate_1e5;
+        return local_of(at.system_ns - raw_since);
+    }
 };
 
 // The host's CLOCK_REALTIME at the instant of a local reading: read on both sides of it, the

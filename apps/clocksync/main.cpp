@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 #include <rte_ethdev.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -103,7 +104,11 @@ ClientIo client_io(const Runtime& runtime, const Options& cs) {
     io.spec.src_port = io.spec.dst_port = cs.udp_port;
     io.learn_master_mac = !cs.master_mac;
     io.pool = runtime.pool();
-    io.rx_stamps = runtime.plan().served.rx_stamp;
+    // Only net_af_xdp mbufs carry the steering program's stamps: no other port pays the
+    // CLOCK_MONOTONIC read that converts them.
+    io.rx_stamps = runtime.plan().served.rx_stamp &&
+                   std::any_of(runtime.ports().begin(), runtime.ports().end(),
+                               [](const auto& port) { return port->driver() == "net_af_xdp"; });
     if (cs.background_pps > 0) {
         try {
             io.background = BackgroundLoad(io.pool, io.spec, cs.background_size, cs.background_pps);
@@ -245,11 +250,10 @@ int main(int argc, char** argv) {
     }
 
     const bool client = cs.role == Role::client;
-    // A client on CLOCK_MONOTONIC, the clock of the XDP hook, takes t4 from the steering
-    // program's receive stamp (docs/clocksync.md, "t4 in the XDP hook").
+    // The client takes t4 from the steering program's receive stamp (docs/clocksync.md, "t4 in
+    // the XDP hook").
     auto served = [&] {
-        const bool stamps = client && cs.client_clock() == SystemClock::monotonic;
-        return xdp::SteerFilter{xdp::SteerMode::udp_port, cs.udp_port, stamps};
+        return xdp::SteerFilter{xdp::SteerMode::udp_port, cs.udp_port, client && cs.rx_stamps};
     };
     AppInfo info{kApp, client ? "clocksync client" : "clocksync master", kDrops,
                  client ? stats::Names(kClientCounters) : stats::Names(kMasterCounters), served};

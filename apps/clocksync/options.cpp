@@ -26,7 +26,7 @@ constexpr const char* kClientOnly[] = {
     "--drift-bound-ppm",   "--sample-period-us", "--sim-offset-ns",   "--sim-drift-ppm",
     "--pipeline",          "--background-pps",   "--background-size", "--export",
     "--export-max-age-ms", "--chrony-shm",       "--clockbound",      "--master-clock",
-    "--keep-sync-rounds",  "--warmup-us",        "--no-warmup-echo",
+    "--keep-sync-rounds",  "--warmup-us",        "--no-warmup-echo",  "--no-rx-stamps",
 };
 constexpr const char* kMasterOnly[] = {"--timestamps", "--sw-clock", "--datapath", "--xdp-mode"};
 
@@ -129,6 +129,10 @@ void add_probe_options(CLI::App& app, Options& o) {
         "--no-warmup-echo", [&o] { o.warmup_echo = false; },
         "Client: the warm-up frame asks for no echo (the master drops it: the way up alone is "
         "warmed)");
+    app.add_flag_callback(
+        "--no-rx-stamps", [&o] { o.rx_stamps = false; },
+        "Client behind --af-xdp: t4 read in the poll loop, not the steering program's receive "
+        "stamp");
     app.add_option("--background-pps", o.background_pps,
                    "Client, benchmark aid: also send this many plain UDP frames/s (not clocksync) "
                    "on the probe port, background traffic for the master's port (0 = none)")

@@ -47,6 +47,7 @@ struct Options {
     // A warm-up frame this long before each round (0: none); unset: warmup_us_in_use().
     std::optional<double> warmup_us;
     bool warmup_echo = true;  // ... asking the master for its echo (--no-warmup-echo: not)
+    bool rx_stamps = true;    // t4 from the steering program's receive stamp (--no-rx-stamps)
     double probe_timeout_ms = 10;
     double drift_bound_ppm = kDefaultDriftBoundPpm;
     double sample_period_us = 1000;

@@ -194,12 +194,13 @@ void ClientWorker::receive(WorkerContext& ctx, RxStep& rx_step) {
     rte_mbuf* pkts[kMaxBurst];
     const pkt::UdpPortFilter clocksync_frames{session_.udp_port()};
     rx_step.round(pkts, clocksync_frames, [&](worker::QueueRef, rte_mbuf** got, const RxBurst& b) {
-        const uint64_t t4 = synced_.local().now();
+        const LocalClock::Reading at = synced_.local().read(io_.rx_stamps);
+        const uint64_t t4 = at.local;
         uint64_t bytes = 0, accepted = 0;
         for (uint16_t i = 0; i < b.kept; ++i) {
             rte_mbuf* m = got[i];
             bytes += rte_pktmbuf_pkt_len(m);
-            const std::optional<uint64_t> hook_t4 = hook_arrival(m);
+            const std::optional<uint64_t> hook_t4 = hook_arrival(m, at);
             const LinearFrame::Bytes f = linear_.of(m);  // the frame itself unless a chain
             if (!session_.on_frame(f.data, f.len, t4, rx_checksums(m), hook_t4)) continue;
             ++accepted;
@@ -211,14 +212,15 @@ void ClientWorker::receive(WorkerContext& ctx, RxStep& rx_step) {
     });
 }
 
-// The steering program's receive stamp of `m` (CLOCK_MONOTONIC, the client's system clock when
-// it asks for stamps) in local time; taken from every frame, used or not, so that none stays.
-std::optional<uint64_t> ClientWorker::hook_arrival(rte_mbuf* m) const {
+// The steering program's receive stamp of `m` (CLOCK_MONOTONIC) in local time, converted with
+// the burst's reading `at`; taken from every frame, used or not, so that none stays.
+std::optional<uint64_t> ClientWorker::hook_arrival(rte_mbuf* m,
+                                                   const LocalClock::Reading& at) const {
     if (!io_.rx_stamps) return std::nullopt;
     const std::optional<uint64_t> ns =
         xdp::take_rx_stamp(rte_pktmbuf_mtod(m, uint8_t*), rte_pktmbuf_headroom(m));
     if (!ns) return std::nullopt;
-    return synced_.local().local_of(*ns);
+    return synced_.local().local_of_monotonic(*ns, at);
 }
 
 // The first response's source MAC is the master's: probes and background frames go there.

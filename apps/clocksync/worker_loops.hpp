@@ -14,6 +14,7 @@
 #include "clocksync/client_session.hpp"
 #include "clocksync/clockbound.hpp"
 #include "clocksync/cs_wire.hpp"
+#include "clocksync/local_clock.hpp"
 #include "clocksync/master_clock.hpp"
 #include "clocksync/synced_clock.hpp"
 #include "clocksync/time_export.hpp"
@@ -86,7 +87,7 @@ class ClientWorker {
     // One round of the RX step: responses to the session, the rest freed.
     void receive(WorkerContext& ctx, RxStep& rx_step);
     void learn_master_mac(const uint8_t* response);
-    std::optional<uint64_t> hook_arrival(rte_mbuf* m) const;
+    std::optional<uint64_t> hook_arrival(rte_mbuf* m, const LocalClock::Reading& at) const;
     void send_probes(WorkerContext& ctx);
     void send_warmup(WorkerContext& ctx, const ProbeToSend& warmup);
     void report(stats::WorkerCounters& c);

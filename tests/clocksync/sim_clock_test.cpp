@@ -4,6 +4,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "clocksync/local_clock.hpp"
 #include "clocksync/sim_clock.hpp"
 
 using namespace linerate::clocksync;
@@ -58,4 +59,50 @@ TEST(CsSimClock, WithinIsExact) {
     EXPECT_TRUE(d.within(1'000'001'000, -1000, 0));
     EXPECT_FALSE(d.within(1'000'001'001, -1000, 0));  // 1 ns later: −1000.000001
     EXPECT_TRUE(d.within(1'000'001'001, -1000, 1));
+}
+
+// A receive stamp of the XDP hook's clock (CLOCK_MONOTONIC) on the client's local clock: the
+// stamp itself on CLOCK_MONOTONIC; on CLOCK_MONOTONIC_RAW the raw reading less the time since
+// the stamp shrunk by CLOCK_MONOTONIC's fastest rate (1.10055: a tick 10% long, 500 ppm), so
+// the result is never earlier than the true instant; through the simulated clock in
+// verification mode. No stamp after the reading, none on CLOCK_REALTIME.
+TEST(CsLocalClock, HookStampsComeOnTheLocalClockNeverEarly) {
+    LocalClock mono;
+    mono.system = CLOCK_MONOTONIC;
+    const LocalClock::Reading m{9'000, 9'000, 9'000};
+    EXPECT_EQ(mono.local_of_monotonic(8'000, m), 8'000u);
+    EXPECT_EQ(mono.local_of_monotonic(9'000, m), 9'000u);
+    EXPECT_FALSE(mono.local_of_monotonic(9'001, m));
+
+    LocalClock raw;  // CLOCK_MONOTONIC_RAW, the default
+    const LocalClock::Reading r{50'000, 50'000, 1'000'000};
+    EXPECT_EQ(raw.local_of_monotonic(1'000'000, r), 50'000u);
+    // 1100.55 ns on CLOCK_MONOTONIC is at least 1000 ns of raw time: 49 000, not earlier.
+    EXPECT_EQ(raw.local_of_monotonic(1'000'000 - 1'101, r), 50'000u - 1'000);
+    EXPECT_EQ(raw.local_of_monotonic(1'000'000 - 1'100, r), 50'000u - 999);
+    EXPECT_FALSE(raw.local_of_monotonic(1'000'001, r));
+    EXPECT_FALSE(raw.local_of_monotonic(5, LocalClock::Reading{50'000, 50'000, 0}));  // not read
+
+    raw.sim = SimClock::from_ppm(5'000'000, 0);
+    EXPECT_EQ(raw.local_of_monotonic(1'000'000 - 1'101, r), 5'000'000u + 49'000);
+
+    LocalClock realtime;
+    realtime.system = CLOCK_REALTIME;
+    EXPECT_FALSE(realtime.local_of_monotonic(1'000, LocalClock::Reading{2'000, 2'000, 2'000}));
+}
+
+// read(): CLOCK_MONOTONIC right before the system clock, once when they are the same clock.
+TEST(CsLocalClock, ReadingTakesMonotonicFirst) {
+    LocalClock raw;
+    const LocalClock::Reading without = raw.read(false);
+    EXPECT_EQ(without.monotonic, 0u);
+    EXPECT_EQ(without.local, without.system_ns);
+    const uint64_t before = clock_ns(CLOCK_MONOTONIC);
+    const LocalClock::Reading with = raw.read(true);
+    EXPECT_GE(with.monotonic, before);
+    EXPECT_LE(with.monotonic, clock_ns(CLOCK_MONOTONIC));
+    LocalClock mono;
+    mono.system = CLOCK_MONOTONIC;
+    const LocalClock::Reading m = mono.read(false);
+    EXPECT_EQ(m.monotonic, m.system_ns);
 }
