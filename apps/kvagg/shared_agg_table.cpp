@@ -1,6 +1,7 @@
 #include "kvagg/shared_agg_table.hpp"
 
 #include <cstring>
+#include <thread>
 
 namespace linerate::kvagg {
 
@@ -12,19 +13,59 @@ SharedAggTable::SharedAggTable(std::span<AggSlot> slots, const AggConfig& cfg)
 void SharedAggTable::clear() {
     std::memset(static_cast<void*>(slots_), 0, bytes_for(capacity_));
     size_.store(0);
+    pending_.store(0);
     zero_value_.store(0);
     zero_used_.store(0);
 }
 
+bool SharedAggTable::reserve() {
+    pending_.fetch_add(1);
+    uint64_t n = size_.load();
+    while (n < max_keys_)
+        if (size_.compare_exchange_weak(n, n + 1)) return true;
+    pending_.fetch_sub(1);
+    return false;
+}
+
+// A reservation ends: its place kept (the key went in) or given back (another worker's key took
+// the slot first). The count changes before pending_ does, so a worker that sees no racer left
+// sees the count as it settled.
+void SharedAggTable::settle(bool keep) {
+    if (!keep) size_.fetch_sub(1);
+    pending_.fetch_sub(1);
+}
+
+void SharedAggTable::wait_for_racers() {
+    // Yield, not spin: on a core shared with the racer, the racer needs it to settle.
+    while (pending_.load() != 0) std::this_thread::yield();
+}
+
+uint64_t SharedAggTable::claim(std::atomic_ref<uint64_t> k, uint64_t key) {
+    for (;;) {
+        if (reserve()) {
+            uint64_t cur = 0;
+            const bool won = k.compare_exchange_strong(cur, key, std::memory_order_relaxed);
+            settle(won);
+            return won ? key : cur;
+        }
+        wait_for_racers();
+        // Every racer settled: the slot holds what they put there (their settle() published
+        // it), or it is still empty and the count says whether a place came free.
+        if (const uint64_t cur = k.load(std::memory_order_relaxed); cur != 0) return cur;
+        if (size_.load() >= max_keys_) return 0;
+    }
+}
+
 bool SharedAggTable::add_zero(uint64_t value) {
-    if (zero_used_.load(std::memory_order_relaxed) == 0) {
+    while (zero_used_.load(std::memory_order_relaxed) == 0) {
         if (reserve()) {
             uint8_t expected = 0;
-            if (!zero_used_.compare_exchange_strong(expected, 1, std::memory_order_relaxed))
-                size_.fetch_sub(1, std::memory_order_relaxed);
-        } else if (zero_used_.load(std::memory_order_relaxed) == 0) {
-            return false;
+            settle(zero_used_.compare_exchange_strong(expected, 1, std::memory_order_relaxed));
+            break;
         }
+        wait_for_racers();
+        if (zero_used_.load(std::memory_order_relaxed) == 0 && size_.load() >= max_keys_)
+            return false;
     }
     zero_value_.fetch_add(value, std::memory_order_relaxed);
     return true;

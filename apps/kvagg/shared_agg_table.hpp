@@ -13,7 +13,8 @@
 namespace linerate::kvagg {
 
 // Thread-safe add(): near the key limit, which of two racing new keys gets the last place is up
-// to the race; the conservation invariant holds regardless.
+// to the race; the conservation invariant holds regardless. A key is refused only when the
+// table holds max_keys other keys, never while a racer is putting that same key in.
 class SharedAggTable : public AggTableOps<SharedAggTable> {
   public:
     static_assert(std::atomic_ref<uint64_t>::is_always_lock_free);
@@ -43,13 +44,7 @@ class SharedAggTable : public AggTableOps<SharedAggTable> {
             AggSlot& s = slots_[i];
             std::atomic_ref<uint64_t> k(s.key);
             uint64_t cur = k.load(std::memory_order_relaxed);
-            if (cur == 0) {
-                if (!reserve()) return false;
-                if (k.compare_exchange_strong(cur, key, std::memory_order_relaxed))
-                    cur = key;
-                else
-                    size_.fetch_sub(1, std::memory_order_relaxed);  // someone claimed it first
-            }
+            if (cur == 0 && (cur = claim(k, key)) == 0) return false;  // full
             if (cur == key) {
                 std::atomic_ref<uint64_t>(s.value).fetch_add(value, std::memory_order_relaxed);
                 return true;
@@ -73,16 +68,23 @@ class SharedAggTable : public AggTableOps<SharedAggTable> {
     void clear();
 
   private:
-    // Takes one of the max_keys places; never overshoots, so no spurious refusals.
-    bool reserve() {
-        uint64_t n = size_.load(std::memory_order_relaxed);
-        while (n < max_keys_)
-            if (size_.compare_exchange_weak(n, n + 1, std::memory_order_relaxed)) return true;
-        return false;
-    }
+    // Puts `key` into the empty slot `k`, counted, or finds what another worker put there first:
+    // the key now in the slot, 0 when the table is full. Only new keys come here.
+    uint64_t claim(std::atomic_ref<uint64_t> k, uint64_t key);
+    // Takes one of the max_keys places (counted in pending_ until settle() gives it back or
+    // keeps it); never overshoots.
+    bool reserve();
+    void settle(bool keep);
+    // After reserve() failed: a racer's reservation can hold the last place for a moment, for
+    // the very key this worker is adding. Waits until every racer settled; the caller then
+    // looks again where the key would be.
+    void wait_for_racers();
     bool add_zero(uint64_t value);
 
+    // The key count and the reservations not yet settled change together, in one order that
+    // every worker sees (seq_cst; only on a new key's path, never on an add to a known key).
     alignas(64) std::atomic<uint64_t> size_{0};
+    std::atomic<uint64_t> pending_{0};
     alignas(64) std::atomic<uint64_t> zero_value_{0};
     std::atomic<uint8_t> zero_used_{0};
 };
