@@ -99,8 +99,11 @@ TEST(ClockBound, ReadersNeverTakeATornSegment) {
     const std::string path = scratch("torn");
     ClockBoundWriter w(path, 1'000'000'000, 0);
     w.write({});  // every field from v = 0
-    std::atomic<bool> done{false};
+    std::atomic<bool> done{false}, reading{false};
     std::thread writer([&] {
+        // From the reader's first look on: on a loaded 2-core machine the writer could otherwise
+        // finish its 200 000 writes before the reader thread ran at all.
+        while (!reading) std::this_thread::yield();
         for (int64_t v = 1; v <= 200'000; ++v) {
             ClockErrorBound e;
             e.as_of = {v, v};
@@ -112,7 +115,10 @@ TEST(ClockBound, ReadersNeverTakeATornSegment) {
         done = true;
     });
     uint64_t taken = 0, torn = 0;
-    while (!done) {
+    reading = true;
+    // Until the writer is done, and at least one read taken (the last write, if the reader was
+    // descheduled all along).
+    while (!done || taken == 0) {
         uint64_t words[kClockBoundPayloadWords];
         if (!seqlock_try_load(w.segment()->generation, w.segment()->payload, words,
                               kClockBoundPayloadWords))
