@@ -41,32 +41,25 @@ void SharedAggTable::wait_for_racers() {
 }
 
 uint64_t SharedAggTable::claim(std::atomic_ref<uint64_t> k, uint64_t key) {
-    for (;;) {
-        if (reserve()) {
-            uint64_t cur = 0;
-            const bool won = k.compare_exchange_strong(cur, key, std::memory_order_relaxed);
-            settle(won);
-            return won ? key : cur;
-        }
-        wait_for_racers();
-        // Every racer settled: the slot holds what they put there (their settle() published
-        // it), or it is still empty and the count says whether a place came free.
-        if (const uint64_t cur = k.load(std::memory_order_relaxed); cur != 0) return cur;
-        if (size_.load() >= max_keys_) return 0;
-    }
+    const bool placed = take_place(
+        [&] {
+            uint64_t empty = 0;
+            return k.compare_exchange_strong(empty, key, std::memory_order_relaxed);
+        },
+        [&] { return k.load(std::memory_order_relaxed) != 0; });
+    // Placed: the slot holds this key or the racer's that won it (their settle() published it).
+    return placed ? k.load(std::memory_order_relaxed) : 0;
 }
 
 bool SharedAggTable::add_zero(uint64_t value) {
-    while (zero_used_.load(std::memory_order_relaxed) == 0) {
-        if (reserve()) {
-            uint8_t expected = 0;
-            settle(zero_used_.compare_exchange_strong(expected, 1, std::memory_order_relaxed));
-            break;
-        }
-        wait_for_racers();
-        if (zero_used_.load(std::memory_order_relaxed) == 0 && size_.load() >= max_keys_)
-            return false;
-    }
+    if (zero_used_.load(std::memory_order_relaxed) == 0 &&
+        !take_place(
+            [&] {
+                uint8_t unused = 0;
+                return zero_used_.compare_exchange_strong(unused, 1, std::memory_order_relaxed);
+            },
+            [&] { return zero_used_.load(std::memory_order_relaxed) != 0; }))
+        return false;
     zero_value_.fetch_add(value, std::memory_order_relaxed);
     return true;
 }

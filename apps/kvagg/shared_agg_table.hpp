@@ -71,13 +71,27 @@ class SharedAggTable : public AggTableOps<SharedAggTable> {
     // Puts `key` into the empty slot `k`, counted, or finds what another worker put there first:
     // the key now in the slot, 0 when the table is full. Only new keys come here.
     uint64_t claim(std::atomic_ref<uint64_t> k, uint64_t key);
+    // A new key's place, for a spot (a slot, or key 0's flag) that was empty: put() fills it
+    // under a reserved place (true: this worker's key went in, false: a racer's did), filled()
+    // says whether it is filled now. True once the spot is filled, false when the table is
+    // full. A racer's reservation can hold the last place for a moment, for the very key this
+    // worker is adding: then this waits until every racer settled and looks at the spot again.
+    template <class Put, class Filled>
+    bool take_place(Put put, Filled filled) {
+        for (;;) {
+            if (reserve()) {
+                settle(put());
+                return true;
+            }
+            wait_for_racers();
+            if (filled()) return true;
+            if (size_.load() >= max_keys_) return false;
+        }
+    }
     // Takes one of the max_keys places (counted in pending_ until settle() gives it back or
     // keeps it); never overshoots.
     bool reserve();
     void settle(bool keep);
-    // After reserve() failed: a racer's reservation can hold the last place for a moment, for
-    // the very key this worker is adding. Waits until every racer settled; the caller then
-    // looks again where the key would be.
     void wait_for_racers();
     bool add_zero(uint64_t value);
 

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <map>
@@ -356,46 +357,44 @@ TEST(SharedAggTable, ConcurrentAddsConserveAndRespectTheKeyLimit) {
     }
 }
 
+// Two threads released together, each adding `key_of(i)` (i = 0, 1) once: whether each add
+// landed.
+template <class KeyOf>
+std::array<bool, 2> race_two_adds(SharedAggTable& table, KeyOf key_of) {
+    std::atomic<int> ready{0};
+    std::array<bool, 2> added{false, false};
+    auto add = [&](int i) {
+        ready.fetch_add(1);
+        while (ready.load() < 2) {
+        }
+        added[i] = table.add(key_of(i), 1);
+    };
+    std::thread a(add, 0), b(add, 1);
+    a.join();
+    b.join();
+    return added;
+}
+
 // Two workers adding the same new key for the table's last place (and key 0, which lives
 // apart): both adds land, whichever reserves the place first, as the key is in the table when
 // both are done. Before the fix the second refused it while the first held the place for a
 // moment (kvagg's two-worker shared-table test lost tuples that way under qemu). Two workers
 // adding two different new keys for one place: exactly one is refused.
 TEST(SharedAggTable, RacersForTheLastPlaceWithOneKeyBothAdd) {
+    Owned<SharedAggTable> o(hash_cfg(1), 64);
     for (uint64_t key : {uint64_t(7), uint64_t(0)}) {
-        Owned<SharedAggTable> o(hash_cfg(1), 64);
         for (int round = 0; round < 3000; ++round) {
             o.table.clear();
-            std::atomic<int> ready{0};
-            bool added[2] = {false, false};
-            auto add = [&](int i) {
-                ready.fetch_add(1);
-                while (ready.load() < 2) {
-                }
-                added[i] = o.table.add(key, 1);
-            };
-            std::thread a(add, 0), b(add, 1);
-            a.join();
-            b.join();
+            const std::array<bool, 2> added = race_two_adds(o.table, [&](int) { return key; });
             ASSERT_TRUE(added[0] && added[1]) << "key " << key << ", round " << round;
             ASSERT_EQ(o.table.find(key), 2u);
             ASSERT_EQ(o.table.size(), 1u);
         }
     }
-    Owned<SharedAggTable> o(hash_cfg(1), 64);
     for (int round = 0; round < 3000; ++round) {
         o.table.clear();
-        std::atomic<int> ready{0};
-        bool added[2] = {false, false};
-        auto add = [&](int i) {
-            ready.fetch_add(1);
-            while (ready.load() < 2) {
-            }
-            added[i] = o.table.add(uint64_t(100 + i), 1);
-        };
-        std::thread a(add, 0), b(add, 1);
-        a.join();
-        b.join();
+        const std::array<bool, 2> added =
+            race_two_adds(o.table, [](int i) { return uint64_t(100 + i); });
         ASSERT_NE(added[0], added[1]) << "round " << round;
         ASSERT_EQ(o.table.size(), 1u);
     }
