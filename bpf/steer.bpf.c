@@ -58,13 +58,14 @@ int xsk_def_prog(struct xdp_md* ctx) {
     if (!c || !cfg) return XDP_PASS;
     /* Read before the filter runs, so that its work does not land in the receive time; and
      * only when asked: the clock read costs every other app's frames nothing. */
-    const __u64 rx_ns = (cfg->flags & STEER_FLAG_RX_STAMP) ? bpf_ktime_get_ns() : 0;
+    const int stamp = cfg->flags & STEER_FLAG_RX_STAMP;
+    const __u64 rx_ns = stamp ? bpf_ktime_get_ns() : 0;
 
     if (!lr_steer_matches(cfg, data, data_end)) {
         c->passed++;
         return XDP_PASS;
     }
-    if (cfg->flags & STEER_FLAG_RX_STAMP) put_rx_stamp(ctx, rx_ns);
+    if (stamp) put_rx_stamp(ctx, rx_ns);
     /* XDP_PASS as the fallback action: a queue without a socket hands the frame to the kernel. */
     int action = bpf_redirect_map(&xsks_map, ctx->rx_queue_index, XDP_PASS);
     if (action == XDP_REDIRECT)

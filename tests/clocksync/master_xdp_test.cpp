@@ -6,7 +6,6 @@
 // frame that is no request to the port goes to the kernel (XDP_PASS).
 #include <gtest/gtest.h>
 #include <linux/bpf.h>
-#include <time.h>
 
 #include <memory>
 #include <string>
@@ -17,6 +16,7 @@
 #include "pkt/build.hpp"
 #include "pkt/bytes.hpp"
 #include "support/checksum.hpp"
+#include "support/clock.hpp"
 #include "xdp/datapath.hpp"
 
 using namespace linerate;
@@ -38,12 +38,6 @@ std::unique_ptr<xdp::DatapathProgram> load(uint32_t flags, bool accept_offloaded
         why = e.what();
         return nullptr;
     }
-}
-
-uint64_t monotonic_ns() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
 }
 
 Frame request() {
@@ -94,9 +88,9 @@ struct Answer {
 
 Answer run(xdp::DatapathProgram& prog, const Frame& f) {
     Answer a;
-    a.before = monotonic_ns();
+    a.before = test::monotonic_ns();
     a.run = prog.test_run(f.data(), uint32_t(f.size()), a.out);
-    a.after = monotonic_ns();
+    a.after = test::monotonic_ns();
     return a;
 }
 

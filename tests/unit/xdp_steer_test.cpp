@@ -5,12 +5,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <time.h>
-
 #include <cerrno>
 #include <cstring>
 
 #include "pkt/build.hpp"
+#include "support/clock.hpp"
 #include "xdp/rx_stamp.hpp"
 #include "xdp/steer.hpp"
 
@@ -101,21 +100,8 @@ class SteerProgramTest : public ::testing::Test {
         if (obj_) bpf_object__close(obj_);
     }
 
-    // The XDP action the program returns for `frame`, received on queue 0.
-    int run(std::vector<uint8_t> frame) {
-        std::vector<uint8_t> out(frame.size() + 256);
-        LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(), .data_out = out.data(),
-                    .data_size_in = uint32_t(frame.size()), .data_size_out = uint32_t(out.size()));
-        int err = bpf_prog_test_run_opts(prog_fd_, &opts);
-        EXPECT_EQ(err, 0) << std::strerror(-err);
-        // The program never changes the frame.
-        EXPECT_EQ(opts.data_size_out, frame.size());
-        EXPECT_TRUE(std::equal(frame.begin(), frame.end(), out.begin()));
-        return int(opts.retval);
-    }
-
-    // What the program leaves of `frame` (XDP metadata included: the test run's output starts
-    // at data_meta), and its action.
+    // What the program leaves of `frame`, received on queue 0 (XDP metadata included: the test
+    // run's output starts at data_meta), and its action.
     struct Output {
         std::vector<uint8_t> bytes;
         int action;
@@ -128,6 +114,13 @@ class SteerProgramTest : public ::testing::Test {
         EXPECT_EQ(err, 0) << std::strerror(-err);
         out.resize(opts.data_size_out);
         return {out, int(opts.retval)};
+    }
+
+    // The XDP action the program returns for `frame`; the program never changes the frame.
+    int run(const std::vector<uint8_t>& frame) {
+        const Output o = run_keeping_metadata(frame);
+        EXPECT_EQ(o.bytes, frame);
+        return o.action;
     }
 
     bpf_object* obj_ = nullptr;
@@ -204,12 +197,6 @@ TEST_F(SteerProgramTest, AllModeClaimsEveryFrame) {
     expect_counters(*steer_, 0, 1, 4);
 }
 
-uint64_t monotonic_ns() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
-}
-
 // STEER_FLAG_RX_STAMP: each claimed frame comes out with struct steer_rx_stamp right before it,
 // the kernel's CLOCK_MONOTONIC between the reads around the run; take_rx_stamp reads it once.
 // Frames the program does not claim, and every frame without the flag, come out as they went in.
@@ -218,12 +205,12 @@ TEST_F(SteerProgramTest, RxStampPutsTheReceiveTimeAheadOfEachClaimedFrame) {
     steer_->set_filter(stamping);
     EXPECT_EQ(steer_->filter(), stamping);
     const std::vector<uint8_t> frame = udp_to(kPort);
-    const uint64_t before = monotonic_ns();
+    const uint64_t before = test::monotonic_ns();
     Output o = run_keeping_metadata(frame);
-    const uint64_t after = monotonic_ns();
+    const uint64_t after = test::monotonic_ns();
     EXPECT_EQ(o.action, XDP_PASS);  // claimed, no socket on queue 0
     ASSERT_EQ(o.bytes.size(), sizeof(steer_rx_stamp) + frame.size());
-    EXPECT_TRUE(std::equal(frame.begin(), frame.end(), o.bytes.begin() + 16));
+    EXPECT_TRUE(std::equal(frame.begin(), frame.end(), o.bytes.begin() + sizeof(steer_rx_stamp)));
     uint8_t* at = o.bytes.data() + sizeof(steer_rx_stamp);
     EXPECT_FALSE(xdp::take_rx_stamp(at, sizeof(steer_rx_stamp) - 1));  // no room: not looked at
     const std::optional<uint64_t> stamp = xdp::take_rx_stamp(at, sizeof(steer_rx_stamp));
