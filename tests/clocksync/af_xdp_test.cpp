@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -58,9 +59,9 @@ PairRun run_pair(const std::vector<std::string>& master_args,
         master.insert(master.begin(), master_env.begin(), master_env.end());
         master.insert(master.begin(), "/usr/bin/env");
     }
-    // Longer than the client by its start-up on a loaded machine (requests after the master stops
-    // would go to the kernel, unanswered).
-    master.insert(master.end(), {"--role", "master", "--duration", "12", "--json", master_json});
+    // No fixed run time for the master: it is stopped with SIGINT once the client has ended
+    // (requests after the master stops would go to the kernel, unanswered).
+    master.insert(master.end(), {"--role", "master", "--json", master_json});
     master.insert(master.end(), master_args.begin(), master_args.end());
     std::vector<std::string> client = app(client_lcore, client_prefix, veth.peer_if);
     // A generous probe timeout: a descheduled poller on the shared cores stretches a round trip
@@ -71,15 +72,16 @@ PairRun run_pair(const std::vector<std::string>& master_args,
     client.insert(client.end(), client_args.begin(), client_args.end());
     PairRun r;
     r.master_mac = veth.app_mac;
-    std::thread master_thread(
-        [&] { r.master = run_process(master_ns.wrap(master), {.timeout_s = 40}); });
-    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-    std::thread client_thread(
-        [&] { r.client = run_process(client_ns.wrap(client), {.timeout_s = 40}); });
-    std::this_thread::sleep_for(std::chrono::milliseconds(2000));  // both apps are up
-    r.ping = client_ns.try_run("ping -c 3 -i 0.2 -W 2 10.78.0.1");
-    client_thread.join();
-    master_thread.join();
+    BackgroundProcess master_run(master_ns.wrap(master));
+    if (master_run.wait_for_output(": running", 60)) {
+        std::thread client_thread(
+            [&] { r.client = run_process(client_ns.wrap(client), {.timeout_s = 60}); });
+        std::this_thread::sleep_for(std::chrono::milliseconds(2000));  // the client is up
+        r.ping = client_ns.try_run("ping -c 3 -i 0.2 -W 2 10.78.0.1");
+        client_thread.join();
+    }
+    master_run.signal(SIGINT);
+    r.master = master_run.finish(30);
     r.master_link = master_ns.run("ip link show dev " + veth.app_if);
     r.master_json = read_json(master_json);
     r.client_json = read_json(client_json);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -21,9 +22,9 @@ using namespace linerate::test;
 
 namespace {
 
-// Waits up to 15 s for interface `name` in `ns`.
+// Waits up to 60 s for interface `name` in `ns` (the app creates it during its EAL start-up).
 bool wait_for_interface(NetNs& ns, const std::string& name) {
-    for (int i = 0; i < 300; ++i) {
+    for (int i = 0; i < 1200; ++i) {
         if (ns.try_run("ip link show " + name).status == 0) return true;
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
@@ -45,29 +46,30 @@ TEST(ClocksyncExceptionPath, KernelAnswersPingThroughTheMastersPortWhileTheClien
 
     std::vector<std::string> master =
         eal_command(binary("apps/clocksync/clocksync"), "0", master_prefix);
-    master.insert(master.end(), {"--vdev=net_af_packet0,iface=" + veth.app_if, "--", "--role",
-                                 "master", "--exception-path", "tap:" + tap, "--duration", "10",
-                                 "--stats-period", "0", "--json", master_json});
+    master.insert(master.end(),
+                  {"--vdev=net_af_packet0,iface=" + veth.app_if, "--", "--role", "master",
+                   "--exception-path", "tap:" + tap, "--stats-period", "0", "--json", master_json});
     std::vector<std::string> client =
         eal_command(binary("apps/clocksync/clocksync"), client_lcore, client_prefix);
     client.insert(client.end(),
                   {"--", "--af-xdp", veth.peer_if, "--role", "client", "--master-ip", "10.77.0.1",
                    "--client-ip", "10.77.0.2", "--duration", "5", "--sim-offset-ns", "5000000",
                    "--probe-timeout-ms", "80", "--stats-period", "0", "--json", client_json});
+    // No fixed run time for the master: SIGINT once the client has ended.
     ProcessResult m, c;
-    std::thread master_thread([&] { m = run_process(master_ns.wrap(master), {.timeout_s = 60}); });
+    BackgroundProcess master_run(master_ns.wrap(master));
     const bool tap_up = wait_for_interface(master_ns, tap);
     ShellResult ping{};
-    std::thread client_thread;
     if (tap_up) {
         master_ns.run("ip addr add 10.77.0.1/24 dev " + tap + " && ip link set " + tap + " up");
-        client_thread =
-            std::thread([&] { c = run_process(client_ns.wrap(client), {.timeout_s = 60}); });
+        std::thread client_thread(
+            [&] { c = run_process(client_ns.wrap(client), {.timeout_s = 60}); });
         // No static neighbour: the peer's kernel resolves 10.77.0.1 by ARP through the master.
         ping = client_ns.try_run("ping -c 3 -i 0.2 -W 3 10.77.0.1");
         client_thread.join();
     }
-    master_thread.join();
+    master_run.signal(SIGINT);
+    m = master_run.finish(30);
     std::error_code ec;
     for (const std::string& prefix : {master_prefix, client_prefix})
         std::filesystem::remove_all("/var/run/dpdk/" + prefix, ec);
