@@ -41,7 +41,11 @@ import clocksync_bench as csb  # noqa: E402  (its pollers' wait, JSON reads, med
 # program turns its NAPI on); af_xdp: the C++ master on the same clock. The client takes t4 from
 # the steering program's receive stamp; the *_loop_t4 cases read it in its poll loop instead
 # (--no-rx-stamps), and the *_raw cases run both ends on their default clock,
-# CLOCK_MONOTONIC_RAW, onto which the client converts the hook's CLOCK_MONOTONIC stamp.
+# CLOCK_MONOTONIC_RAW, onto which the client converts the hook's CLOCK_MONOTONIC stamp. The
+# *_xdp_tx cases give the client --xdp-tx: its requests leave from its interface's XDP layer
+# (XDP_TX from a live-frames test run) with t1 the program's stamp, not through its AF_XDP
+# socket; the native XDP master and the C++ master both drain XDP frames on their end (the
+# generic master does not: its end has no NAPI).
 MONO = ["--master-clock", "monotonic"]
 CASES = {
     "xdp": (["--datapath", "xdp"], MONO),
@@ -51,6 +55,8 @@ CASES = {
     "af_xdp_loop_t4": (["--sw-clock", "monotonic"], MONO + ["--no-rx-stamps"]),
     "af_xdp_raw": ([], []),
     "af_xdp_raw_loop_t4": ([], ["--no-rx-stamps"]),
+    "xdp_native_xdp_tx": (["--datapath", "xdp", "--xdp-mode", "native"], MONO + ["--xdp-tx"]),
+    "af_xdp_xdp_tx": (["--sw-clock", "monotonic"], MONO + ["--xdp-tx"]),
 }
 
 
@@ -104,6 +110,7 @@ def one_run(args, net, master_name, flood, tag):
         "violations": cj["violations"], "timeouts": cj["timeouts"],
         "max_abs_error_ns": cj.get("max_abs_error_ns"), "one_way_ns": cj.get("one_way_ns"),
         "rx_stamps": cj.get("rx_stamps"), "rx_stamps_refused": cj.get("rx_stamps_refused"),
+        "xdp_tx_requests": cj.get("xdp_tx_requests"),
         "responses": cj.get("responses"),
         "poller_wait_share": wait_share,
         "contended": max(wait_share.values(), default=0) > args.max_wait_share,
@@ -168,6 +175,16 @@ def measure(args):
             eps["xdp_loop_t4"] / eps["af_xdp_loop_t4"])
         for c in ("xdp", "af_xdp", "af_xdp_raw"):
             ratios[load][f"epsilon_mean_{c}_rx_stamps_over_loop_t4"] = eps[c] / eps[f"{c}_loop_t4"]
+        # Both masters with the client's requests sent by XDP_TX (--xdp-tx), and what that
+        # gives each against the same master with requests through the AF_XDP socket.
+        t = {c: cases[f"{c}_xdp_tx_{load}"]["median"] for c in ("xdp_native", "af_xdp")}
+        ratios[load]["epsilon_mean_xdp_native_over_af_xdp_xdp_tx"] = (
+            t["xdp_native"]["epsilon_mean_ns"] / t["af_xdp"]["epsilon_mean_ns"])
+        ratios[load]["epsilon_p999_xdp_native_over_af_xdp_xdp_tx"] = (
+            t["xdp_native"]["epsilon_p999_ns"] / t["af_xdp"]["epsilon_p999_ns"])
+        for c in ("xdp_native", "af_xdp"):
+            ratios[load][f"epsilon_mean_{c}_xdp_tx_over_socket_tx"] = (
+                eps[f"{c}_xdp_tx"] / eps[c])
     return {
         "headline": {load: {**{f"{m}_eps_mean_ns": cases[f"{m}_{load}"]["median"]["epsilon_mean_ns"]
                                for m in CASES},
@@ -176,6 +193,9 @@ def measure(args):
                             **ratios[load]} for load in loads},
         "goals": {**{f"epsilon_mean_xdp_within_0.6x_af_xdp_{load}":
                      ratios[load]["epsilon_mean_xdp_over_af_xdp"] <= 0.6 for load in loads},
+                  **{f"epsilon_mean_xdp_native_within_0.6x_af_xdp_client_xdp_tx_{load}":
+                     ratios[load]["epsilon_mean_xdp_native_over_af_xdp_xdp_tx"] <= 0.6
+                     for load in loads},
                   "violations_total": sum(c["median"]["violations_total"]
                                           for c in cases.values())},
         "loadavg_1_5_15_at_start": loadavg, "loadavg_1_5_15_at_end": list(os.getloadavg()),

@@ -2,6 +2,7 @@
 // Wiring only: the wire format and session are cs_wire/client_session, the loops worker_loops,
 // the options options, the reports report.
 #include <fmt/core.h>
+#include <net/if.h>
 #include <rte_ethdev.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "runtime/runtime.hpp"
 #include "runtime/xdp_datapath.hpp"
 #include "stats/telemetry.hpp"
+#include "xdp/xdp_tx.hpp"
 
 using namespace linerate;
 using namespace linerate::clocksync;
@@ -121,6 +123,29 @@ ClientIo client_io(const Runtime& runtime, const Options& cs) {
     return io;
 }
 
+// --xdp-tx: the sender on port 0's interface (a net_af_xdp port's; null without --xdp-tx).
+std::unique_ptr<xdp::XdpTransmitter> open_xdp_tx(const Runtime& runtime, const Options& cs) {
+    if (!cs.xdp_tx) return nullptr;
+    const auto& port = *runtime.ports()[0];
+    if (port.driver() != "net_af_xdp")
+        cli::usage_error(kApp, fmt::format("--xdp-tx sends from an interface's XDP layer: port {} "
+                                           "is {}, not an --af-xdp port",
+                                           port.id(), port.driver()));
+    rte_eth_dev_info info{};
+    char ifname[IF_NAMESIZE] = "";
+    if (rte_eth_dev_info_get(port.id(), &info) != 0 || !if_indextoname(info.if_index, ifname))
+        cli::usage_error(kApp, fmt::format("--xdp-tx: port {} names no interface", port.id()));
+    try {
+        auto sender = std::make_unique<xdp::XdpTransmitter>(info.if_index);
+        fmt::print("{}: requests leave by XDP_TX on {} (t1 stamped in {})\n", kApp, ifname,
+                   xdp::kXdpTxObjectName);
+        return sender;
+    } catch (const std::runtime_error& e) {
+        cli::usage_error(kApp, std::string("--xdp-tx: ") + e.what());
+    }
+    return nullptr;
+}
+
 // The client's clock for other programs: --export's page, --chrony-shm's segment,
 // --clockbound's segment (opened before the EAL: a bad path is a usage error).
 struct ClientSinks {
@@ -194,6 +219,8 @@ void report_client(Runtime& runtime, const Options& cs, const ClientSession& ses
 int run_client(Runtime& runtime, const Options& cs, ClientSession& session, LocalClock local,
                std::unique_ptr<ClockBoundWriter> clockbound) {
     ClientIo io = client_io(runtime, cs);
+    const std::unique_ptr<xdp::XdpTransmitter> xdp_tx = open_xdp_tx(runtime, cs);
+    io.xdp_tx = xdp_tx.get();
     SyncedClock synced(local);
     ClientSinks sinks;
     try {

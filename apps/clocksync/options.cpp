@@ -21,12 +21,15 @@ constexpr const char* kClockKeys[] = {"raw", "realtime", "monotonic"};
 constexpr int64_t kMaxSimOffsetNs = int64_t(1) << 62;
 
 constexpr const char* kClientOnly[] = {
-    "--master-mac",        "--master-ip",        "--client-ip",       "--client-id",
-    "--sync-period-ms",    "--probes",           "--probe-gap-us",    "--probe-timeout-ms",
-    "--drift-bound-ppm",   "--sample-period-us", "--sim-offset-ns",   "--sim-drift-ppm",
-    "--pipeline",          "--background-pps",   "--background-size", "--export",
-    "--export-max-age-ms", "--chrony-shm",       "--clockbound",      "--master-clock",
-    "--keep-sync-rounds",  "--warmup-us",        "--no-warmup-echo",  "--no-rx-stamps",
+    "--master-mac",       "--master-ip",         "--client-ip",
+    "--client-id",        "--sync-period-ms",    "--probes",
+    "--probe-gap-us",     "--probe-timeout-ms",  "--drift-bound-ppm",
+    "--sample-period-us", "--sim-offset-ns",     "--sim-drift-ppm",
+    "--pipeline",         "--background-pps",    "--background-size",
+    "--export",           "--export-max-age-ms", "--chrony-shm",
+    "--clockbound",       "--master-clock",      "--keep-sync-rounds",
+    "--warmup-us",        "--no-warmup-echo",    "--no-rx-stamps",
+    "--xdp-tx",
 };
 constexpr const char* kMasterOnly[] = {"--timestamps", "--sw-clock", "--datapath", "--xdp-mode"};
 
@@ -133,6 +136,13 @@ void add_probe_options(CLI::App& app, Options& o) {
         "--no-rx-stamps", [&o] { o.rx_stamps = false; },
         "Client behind --af-xdp: t4 read in the poll loop, not the steering program's receive "
         "stamp");
+    app.add_flag("--xdp-tx", o.xdp_tx,
+                 "Client behind --af-xdp: requests leave from the interface's XDP layer "
+                 "(bpf/xdp_tx.bpf.c by a live-frames test run, XDP_TX) with t1 the program's "
+                 "stamp, not through the AF_XDP socket; needs --master-clock monotonic, and a "
+                 "receiver that takes XDP frames (a veth's peer needs an XDP program in native "
+                 "mode); without an answer to the first requests the client goes back to the "
+                 "socket");
     app.add_option("--background-pps", o.background_pps,
                    "Client, benchmark aid: also send this many plain UDP frames/s (not clocksync) "
                    "on the probe port, background traffic for the master's port (0 = none)")
@@ -263,6 +273,12 @@ void check_role(const CLI::App& app, const Options& o) {
     for (const char* name : kMasterOnly)
         if (client) reject(name, "master");
     check_master_datapath(app, o);
+    // The program's stamp is CLOCK_MONOTONIC; converting it to the raw clock would cost the
+    // bound up to 10 % of the run's length (the kernel may slew CLOCK_MONOTONIC that much).
+    if (o.xdp_tx && o.client_clock() != SystemClock::monotonic)
+        throw std::invalid_argument(
+            "--xdp-tx stamps t1 with CLOCK_MONOTONIC (bpf_ktime_get_ns): it needs --master-clock "
+            "monotonic");
 }
 
 namespace {
@@ -335,6 +351,7 @@ nlohmann::json config_json(const Options& o) {
     j["keep_sync_rounds"] = o.keep_sync_rounds;
     j["warmup_us"] = o.warmup_us_in_use();
     j["warmup_echo"] = o.warmup_echo;
+    j["xdp_tx"] = o.xdp_tx;
     j["background_pps"] = o.background_pps;
     if (o.background_pps > 0) j["background_size"] = o.background_size;
     j["probe_timeout_ms"] = o.probe_timeout_ms;

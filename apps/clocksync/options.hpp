@@ -48,6 +48,7 @@ struct Options {
     std::optional<double> warmup_us;
     bool warmup_echo = true;  // ... asking the master for its echo (--no-warmup-echo: not)
     bool rx_stamps = true;    // t4 from the steering program's receive stamp (--no-rx-stamps)
+    bool xdp_tx = false;      // requests sent by XDP_TX, t1 the program's stamp (--xdp-tx)
     double probe_timeout_ms = 10;
     double drift_bound_ppm = kDefaultDriftBoundPpm;
     double sample_period_us = 1000;

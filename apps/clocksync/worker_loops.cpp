@@ -4,6 +4,10 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
+#include <fmt/core.h>
+
+#include <array>
+#include <cstdio>
 #include <cstring>
 
 #include "clocksync/master.hpp"
@@ -19,6 +23,9 @@ namespace linerate::clocksync {
 namespace {
 
 constexpr unsigned kAwaitSpins = 64;  // RX polls, ~2 µs, between ticks while an answer is due
+// --xdp-tx: requests sent by XDP_TX with none ever answered before the client takes the port
+// again (a veth peer without NAPI drops them unseen, and nothing else says so).
+constexpr unsigned kXdpTxUnansweredLimit = 8;
 
 // make_response swapped the MACs; a request sent to broadcast (a client that has not learned
 // the master's MAC yet) would get a broadcast source back, so the port's own MAC goes there.
@@ -208,6 +215,7 @@ void ClientWorker::receive(WorkerContext& ctx, RxStep& rx_step) {
         }
         rte_pktmbuf_free_bulk(got, b.kept);
         ctx.counters.app_counter(ClientCounter::responses).add(accepted);
+        if (accepted > 0) xdp_tx_answered_ = true;
         return bytes;
     });
 }
@@ -240,6 +248,7 @@ void ClientWorker::send_probes(WorkerContext& ctx) {
             send_warmup(ctx, *probe);
             continue;
         }
+        if (io_.xdp_tx && send_by_xdp_tx(ctx, *probe)) continue;
         rte_mbuf* m = spare_ ? spare_ : rte_pktmbuf_alloc(io_.pool);
         spare_ = nullptr;
         if (!m) {
@@ -267,9 +276,47 @@ void ClientWorker::send_probes(WorkerContext& ctx) {
     }
 }
 
+// --xdp-tx: the request (or warm-up) leaves by XDP_TX, built on the stack; a request's t1 is the
+// program's stamp (CLOCK_MONOTONIC, the client's clock with --xdp-tx), the one in the frame only
+// echoed. False when the kernel refused the run: --xdp-tx is off, the caller sends it by port.
+bool ClientWorker::send_by_xdp_tx(WorkerContext& ctx, const ProbeToSend& probe) {
+    std::array<uint8_t, kCsFrameLen> frame;
+    if (probe.warmup)
+        build_warmup(frame.data(), kCsFrameLen, io_.spec, probe.client_id, probe.echo);
+    else {
+        io_.spec.ip_id = uint16_t(probe.seq);
+        build_request(frame.data(), kCsFrameLen, io_.spec, probe.client_id, probe.seq,
+                      synced_.local().now());
+    }
+    const std::optional<uint64_t> stamp = io_.xdp_tx->send(frame.data(), kCsFrameLen);
+    if (!stamp) {
+        stop_xdp_tx(fmt::format("the kernel refused the test run ({})",
+                                std::strerror(io_.xdp_tx->last_error())));
+        return false;
+    }
+    ctx.counters.tx_packets.add(1);
+    ctx.counters.tx_bytes.add(kCsFrameLen);
+    if (probe.warmup) return true;
+    session_.sent(synced_.local().local_of(*stamp));
+    ctx.counters.app_counter(ClientCounter::xdp_tx_requests).add(1);
+    if (!xdp_tx_answered_ && ++xdp_tx_unanswered_ >= kXdpTxUnansweredLimit)
+        stop_xdp_tx(
+            fmt::format("no answer to the first {} requests (a veth peer without an XDP "
+                        "program in native mode drops XDP frames)",
+                        kXdpTxUnansweredLimit));
+    return true;
+}
+
+void ClientWorker::stop_xdp_tx(const std::string& why) {
+    fmt::print("clocksync: --xdp-tx: {}; requests go through the port from now on\n", why);
+    std::fflush(stdout);
+    io_.xdp_tx = nullptr;
+}
+
 // A warm-up frame ahead of a round (ClientConfig::warmup_ns), from a pool mbuf (the spare stays
 // for the probe). One the pool or the TX ring refuses is counted (warmups_refused), not retried.
 void ClientWorker::send_warmup(WorkerContext& ctx, const ProbeToSend& warmup) {
+    if (io_.xdp_tx && send_by_xdp_tx(ctx, warmup)) return;
     const worker::QueueRef out = ctx.slot.queues.front();
     stats::WorkerCounters& c = ctx.counters;
     rte_mbuf* m = rte_pktmbuf_alloc(io_.pool);

@@ -23,6 +23,7 @@
 #include "runtime/mbuf_frame.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/rx_step.hpp"
+#include "xdp/xdp_tx.hpp"
 
 namespace linerate::clocksync {
 
@@ -37,7 +38,8 @@ namespace linerate::clocksync {
     X(udp_checksum_offloaded, "udp checksum offloaded") /* accepted, left to TX offload */      \
     X(warmups_refused, "warmups refused") /* --warmup-us frames the pool or TX ring refused */  \
     X(rx_stamps, "rx stamps")             /* answers whose t4 is the XDP hook's receive time */ \
-    X(rx_stamps_refused, "rx stamps refused") /* stamps outside their probe's [t1, t4] */
+    X(rx_stamps_refused, "rx stamps refused") /* stamps outside their probe's [t1, t4] */       \
+    X(xdp_tx_requests, "xdp tx requests")     /* --xdp-tx: sent by XDP_TX, t1 the program's */
 LINERATE_COUNTERS(ClientCounter, kClientCounters, LINERATE_CS_CLIENT_COUNTERS);
 
 // The master's app counters (also top-level JSON keys).
@@ -64,6 +66,8 @@ struct ClientIo {
     BackgroundLoad background;  // off unless --background-pps
     // The steering program stamps each answer on receive (SteerFilter::rx_stamp): t4 from there.
     bool rx_stamps = false;
+    // --xdp-tx: requests and warm-ups leave by the XDP layer's XDP_TX (null: through the port).
+    xdp::XdpTransmitter* xdp_tx = nullptr;
 };
 
 // Where worker 0 also publishes each sync besides the in-process SyncedClock (none by default).
@@ -90,6 +94,8 @@ class ClientWorker {
     std::optional<uint64_t> hook_arrival(rte_mbuf* m, const LocalClock::Reading& at) const;
     void send_probes(WorkerContext& ctx);
     void send_warmup(WorkerContext& ctx, const ProbeToSend& warmup);
+    bool send_by_xdp_tx(WorkerContext& ctx, const ProbeToSend& probe);
+    void stop_xdp_tx(const std::string& why);
     void report(stats::WorkerCounters& c);
     void publish_to_sinks();
 
@@ -105,6 +111,10 @@ class ClientWorker {
     uint64_t published_violations_ = 0;
     uint64_t reported_timeouts_ = 0, reported_offloaded_ = 0;
     uint64_t reported_rx_stamps_ = 0, reported_rx_stamps_refused_ = 0;
+    // --xdp-tx: requests sent by XDP_TX before any answer came, and whether one has come (none to
+    // the first kXdpTxUnansweredLimit: the receiver drops XDP frames; back to the port).
+    unsigned xdp_tx_unanswered_ = 0;
+    bool xdp_tx_answered_ = false;
 };
 
 }  // namespace linerate::clocksync

@@ -31,6 +31,7 @@ struct PairRun {
     nlohmann::json master_json, client_json;
     ShellResult ping;
     std::string master_mac;   // the veth end the master runs on
+    std::string client_if;    // the veth end the client runs on
     std::string master_link;  // `ip link show` of it once the master exited
 };
 
@@ -72,6 +73,7 @@ PairRun run_pair(const std::vector<std::string>& master_args,
     client.insert(client.end(), client_args.begin(), client_args.end());
     PairRun r;
     r.master_mac = veth.app_mac;
+    r.client_if = veth.peer_if;
     BackgroundProcess master_run(master_ns.wrap(master));
     if (master_run.wait_for_output(": running", 60)) {
         std::thread client_thread(
@@ -223,4 +225,46 @@ TEST(ClocksyncAfXdp, XdpMastersSlowPathAnswersToo) {
     EXPECT_EQ(mj["rx_packets"], requests);
     EXPECT_EQ(mj["tx_packets"], requests);
     expect_warmups_echoed(cj, r.client.out);
+}
+
+// --xdp-tx: the client's requests and warm-ups leave from its interface's XDP layer
+// (bpf/xdp_tx.bpf.c, XDP_TX from a live-frames test run), each request's t1 the program's stamp.
+// The native XDP master's end has NAPI, so every one arrives: the master's counters are the
+// client's frames exactly, ε is never violated, and the client never went back to its socket.
+TEST(ClocksyncAfXdp, XdpTxRequestsReachTheNativeXdpMaster) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    const PairRun r = run_pair({"--datapath", "xdp", "--xdp-mode", "native"},
+                               {"--master-clock", "monotonic", "--warmup-us", "50", "--xdp-tx"});
+    expect_synced(r, "xdp native master, client --xdp-tx");
+    const nlohmann::json &mj = r.master_json, &cj = r.client_json;
+    EXPECT_NE(r.client.out.find("requests leave by XDP_TX on " + r.client_if), std::string::npos)
+        << r.client.out;
+    EXPECT_EQ(r.client.out.find("--xdp-tx:"), std::string::npos) << r.client.out;
+    EXPECT_EQ(cj["clocksync"]["xdp_tx"], true);
+    EXPECT_EQ(cj["xdp_tx_requests"], cj["probes_sent"]) << r.client.out;
+    const uint64_t frames = cj["tx_packets"];
+    EXPECT_EQ(frames, cj["probes_sent"].get<uint64_t>() + cj["warmups_sent"].get<uint64_t>());
+    EXPECT_EQ(mj["xdp"]["interfaces"].begin().value()["mode"], "native") << r.master.out;
+    EXPECT_EQ(mj["rx_packets"], frames) << r.master.out;
+    EXPECT_EQ(mj["xdp"]["program"]["tx"], frames);
+    expect_warmups_echoed(cj, r.client.out);
+    expect_t4_from_the_hook(r);
+}
+
+// The generic XDP master's veth end has no NAPI: the kernel drops what the client's XDP_TX puts
+// on its ring, unseen. The client sees its first requests go unanswered, says so in one line and
+// sends through its AF_XDP socket from then on: it syncs, with no violation.
+TEST(ClocksyncAfXdp, XdpTxGoesBackToTheSocketWhenNothingAnswers) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    // No warm-ups: the frames lost are exactly the requests.
+    const PairRun r = run_pair({"--datapath", "xdp"},
+                               {"--master-clock", "monotonic", "--warmup-us", "0", "--xdp-tx"});
+    expect_synced(r, "xdp generic master, client --xdp-tx");
+    const nlohmann::json& cj = r.client_json;
+    EXPECT_NE(r.client.out.find("--xdp-tx: no answer to the first 8 requests"), std::string::npos)
+        << r.client.out;
+    EXPECT_EQ(cj["xdp_tx_requests"], 8) << r.client.out;
+    EXPECT_GE(cj["timeouts"].get<uint64_t>(), 8u);
+    EXPECT_EQ(r.master_json["rx_packets"].get<uint64_t>() + 8, cj["tx_packets"].get<uint64_t>())
+        << r.master.out;
 }

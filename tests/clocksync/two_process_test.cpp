@@ -619,3 +619,23 @@ TEST(ClocksyncCli, BadOptionsExit2AndHelpExits0) {
         EXPECT_NE(r.out.find("see --help"), std::string::npos) << line << "\n" << r.out;
     }
 }
+
+// --xdp-tx: the program stamps CLOCK_MONOTONIC, so the client's clock must be it; and it sends
+// from an interface's XDP layer, so port 0 must be an --af-xdp port (told after the EAL: exit 2).
+TEST(ClocksyncXdpTx, NeedsClockMonotonicAndAnAfXdpPortExit2) {
+    expect_usage_error(kApp, {"--role", "client", "--xdp-tx"},
+                       "--xdp-tx stamps t1 with CLOCK_MONOTONIC (bpf_ktime_get_ns): it needs "
+                       "--master-clock monotonic");
+    expect_usage_error(kApp, {"--role", "master", "--xdp-tx"},
+                       "--xdp-tx applies to --role client only");
+    std::vector<std::string> argv = {kApp};
+    for (const std::string& a : no_huge_eal()) argv.push_back(a);
+    argv.insert(argv.end(), {"--vdev=net_null0", "--", "--role", "client", "--master-clock",
+                             "monotonic", "--xdp-tx", "--duration", "1"});
+    const ProcessResult r = run_process(argv);
+    EXPECT_EQ(r.exit_status, 2) << r.out;
+    EXPECT_NE(r.out.find("--xdp-tx sends from an interface's XDP layer: port 0 is net_null, not "
+                         "an --af-xdp port"),
+              std::string::npos)
+        << r.out;
+}
