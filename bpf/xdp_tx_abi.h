@@ -12,7 +12,7 @@
 /* The one slot of xdp_tx_stamp. One sender (the client's worker) runs the program at a time. */
 struct xdp_tx_stamp {
     __u64 sent_ns; /* bpf_ktime_get_ns() of the last frame, right before XDP_TX */
-    __u64 frames;  /* frames the program has sent */
+    __u64 frames;  /* frames the program has sent (for bpftool map dump) */
 };
 
 #endif

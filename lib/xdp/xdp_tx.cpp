@@ -56,10 +56,4 @@ std::optional<uint64_t> XdpTransmitter::send(const uint8_t* frame, uint32_t len)
     return stamp.sent_ns;
 }
 
-uint64_t XdpTransmitter::frames() const {
-    const uint32_t key = 0;
-    xdp_tx_stamp stamp{};
-    return bpf_map_lookup_elem(stamp_fd_, &key, &stamp) == 0 ? stamp.frames : 0;
-}
-
 }  // namespace linerate::xdp

@@ -34,8 +34,6 @@ class XdpTransmitter {
     std::optional<uint64_t> send(const uint8_t* frame, uint32_t len);
     int last_error() const { return last_error_; }
     uint32_t ifindex() const { return ifindex_; }
-    // Frames the program has sent (its own count).
-    uint64_t frames() const;
 
   private:
     bpf_object* object_ = nullptr;
