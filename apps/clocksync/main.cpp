@@ -2,7 +2,6 @@
 // Wiring only: the wire format and session are cs_wire/client_session, the loops worker_loops,
 // the options options, the reports report.
 #include <fmt/core.h>
-#include <net/if.h>
 #include <rte_ethdev.h>
 
 #include <algorithm>
@@ -18,6 +17,7 @@
 #include "runtime/runtime.hpp"
 #include "runtime/xdp_datapath.hpp"
 #include "stats/telemetry.hpp"
+#include "xdp/steering.hpp"
 #include "xdp/xdp_tx.hpp"
 
 using namespace linerate;
@@ -127,23 +127,19 @@ ClientIo client_io(const Runtime& runtime, const Options& cs) {
 std::unique_ptr<xdp::XdpTransmitter> open_xdp_tx(const Runtime& runtime, const Options& cs) {
     if (!cs.xdp_tx) return nullptr;
     const auto& port = *runtime.ports()[0];
-    if (port.driver() != "net_af_xdp")
+    const std::string ifname = xdp::af_xdp_interface(port.id());
+    if (ifname.empty())
         cli::usage_error(kApp, fmt::format("--xdp-tx sends from an interface's XDP layer: port {} "
                                            "is {}, not an --af-xdp port",
                                            port.id(), port.driver()));
-    rte_eth_dev_info info{};
-    char ifname[IF_NAMESIZE] = "";
-    if (rte_eth_dev_info_get(port.id(), &info) != 0 || !if_indextoname(info.if_index, ifname))
-        cli::usage_error(kApp, fmt::format("--xdp-tx: port {} names no interface", port.id()));
     try {
-        auto sender = std::make_unique<xdp::XdpTransmitter>(info.if_index);
+        auto sender = std::make_unique<xdp::XdpTransmitter>(ifname);
         fmt::print("{}: requests leave by XDP_TX on {} (t1 stamped in {})\n", kApp, ifname,
                    xdp::kXdpTxObjectName);
         return sender;
     } catch (const std::runtime_error& e) {
         cli::usage_error(kApp, std::string("--xdp-tx: ") + e.what());
     }
-    return nullptr;
 }
 
 // The client's clock for other programs: --export's page, --chrony-shm's segment,

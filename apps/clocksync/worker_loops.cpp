@@ -262,8 +262,7 @@ void ClientWorker::send_probes(WorkerContext& ctx) {
             c.app_counter(ClientCounter::probe_alloc_failed).add(1);
             continue;
         }
-        io_.spec.ip_id = uint16_t(probe->seq);
-        build_request(frame, kCsFrameLen, io_.spec, probe->client_id, probe->seq, 0);
+        build_frame(frame, *probe);
         // t1 once the frame is built: building it is no part of the round trip.
         const uint64_t t1 = synced_.local().now();
         set_request_t1(frame, t1);
@@ -276,18 +275,24 @@ void ClientWorker::send_probes(WorkerContext& ctx) {
     }
 }
 
+// The frame of `probe` (kCsFrameLen bytes): a warm-up, or a request whose t1 is written once
+// the frame is built (set_request_t1), right before it leaves.
+void ClientWorker::build_frame(uint8_t* frame, const ProbeToSend& probe) {
+    if (probe.warmup) {
+        build_warmup(frame, kCsFrameLen, io_.spec, probe.client_id, probe.echo);
+        return;
+    }
+    io_.spec.ip_id = uint16_t(probe.seq);
+    build_request(frame, kCsFrameLen, io_.spec, probe.client_id, probe.seq, 0);
+}
+
 // --xdp-tx: the request (or warm-up) leaves by XDP_TX, built on the stack; a request's t1 is the
 // program's stamp (CLOCK_MONOTONIC, the client's clock with --xdp-tx), the one in the frame only
 // echoed. False when the kernel refused the run: --xdp-tx is off, the caller sends it by port.
 bool ClientWorker::send_by_xdp_tx(WorkerContext& ctx, const ProbeToSend& probe) {
     std::array<uint8_t, kCsFrameLen> frame;
-    if (probe.warmup)
-        build_warmup(frame.data(), kCsFrameLen, io_.spec, probe.client_id, probe.echo);
-    else {
-        io_.spec.ip_id = uint16_t(probe.seq);
-        build_request(frame.data(), kCsFrameLen, io_.spec, probe.client_id, probe.seq,
-                      synced_.local().now());
-    }
+    build_frame(frame.data(), probe);
+    if (!probe.warmup) set_request_t1(frame.data(), synced_.local().now());
     const std::optional<uint64_t> stamp = io_.xdp_tx->send(frame.data(), kCsFrameLen);
     if (!stamp) {
         stop_xdp_tx(fmt::format("the kernel refused the test run ({})",
@@ -327,7 +332,7 @@ void ClientWorker::send_warmup(WorkerContext& ctx, const ProbeToSend& warmup) {
         c.app_counter(ClientCounter::warmups_refused).add(1);
         return;
     }
-    build_warmup(frame, kCsFrameLen, io_.spec, warmup.client_id, warmup.echo);
+    build_frame(frame, warmup);
     const TxResult tx = tx_burst_all(out.port, out.queue, &m, 1, 0);
     if (tx.dropped) c.app_counter(ClientCounter::warmups_refused).add(tx.dropped);
     c.tx_packets.add(tx.sent);

@@ -94,6 +94,7 @@ class ClientWorker {
     std::optional<uint64_t> hook_arrival(rte_mbuf* m, const LocalClock::Reading& at) const;
     void send_probes(WorkerContext& ctx);
     void send_warmup(WorkerContext& ctx, const ProbeToSend& warmup);
+    void build_frame(uint8_t* frame, const ProbeToSend& probe);
     bool send_by_xdp_tx(WorkerContext& ctx, const ProbeToSend& probe);
     void stop_xdp_tx(const std::string& why);
     void report(stats::WorkerCounters& c);

@@ -115,9 +115,10 @@ class DatapathProgram {
     void detach();
     // The program's kernel id.
     uint32_t prog_id() const;
+    // The fd of the object's map `name`. Throws naming it when the object has none.
+    int map_fd(const char* name) const;
 
   private:
-    int map_fd(const char* name) const;
     void add_addresses(const char* map, const std::vector<uint32_t>& addresses);
     void set_source_filter(const std::vector<uint32_t>& bad_sources, bool good_destinations);
     // dp_config[0] := config_ (set_config and set_source_filter each change a part of it).

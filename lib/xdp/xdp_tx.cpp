@@ -2,38 +2,33 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <fmt/core.h>
 #include <linux/bpf.h>
+#include <net/if.h>
 
-#include <cerrno>
-#include <cstring>
 #include <stdexcept>
 
-#include "xdp/steer.hpp"
+#include "xdp/datapath.hpp"
 #include "xdp_tx_abi.h"
 
 namespace linerate::xdp {
 
-XdpTransmitter::XdpTransmitter(uint32_t ifindex) : ifindex_(ifindex) {
-    const std::string path = find_bpf_object(kXdpTxObjectName);
-    if (path.empty())
-        throw std::runtime_error(std::string("no ") + kXdpTxObjectName +
-                                 " (build target linerate_bpf)");
-    libbpf_set_print(nullptr);
-    object_ = bpf_object__open_file(path.c_str(), nullptr);
-    if (!object_) throw std::runtime_error(path + ": " + std::strerror(errno));
-    if (int err = bpf_object__load(object_)) {
-        bpf_object__close(object_);
-        throw std::runtime_error(fmt::format("cannot load {}: {}{}", path, std::strerror(-err),
-                                             err == -EPERM ? " (needs root or CAP_BPF)" : ""));
-    }
-    prog_fd_ = bpf_program__fd(bpf_object__find_program_by_name(object_, "xdp_tx"));
-    stamp_fd_ = bpf_object__find_map_fd_by_name(object_, XDP_TX_STAMP_MAP);
+namespace {
+
+uint32_t ifindex_of(const std::string& ifname) {
+    const uint32_t ifindex = if_nametoindex(ifname.c_str());
+    if (ifindex == 0) throw std::runtime_error("no interface " + ifname);
+    return ifindex;
 }
 
-XdpTransmitter::~XdpTransmitter() {
-    bpf_object__close(object_);
-}
+}  // namespace
+
+XdpTransmitter::XdpTransmitter(const std::string& ifname)
+    : program_(std::make_unique<DatapathProgram>(kXdpTxObjectName, "xdp_tx",
+                                                 /*multi_buffer=*/false)),
+      stamp_fd_(program_->map_fd(XDP_TX_STAMP_MAP)),
+      ifindex_(ifindex_of(ifname)) {}
+
+XdpTransmitter::~XdpTransmitter() = default;
 
 std::optional<uint64_t> XdpTransmitter::send(const uint8_t* frame, uint32_t len) {
     // The run's context: the frame "arrived" on the interface (queue 0, which every interface
@@ -43,7 +38,7 @@ std::optional<uint64_t> XdpTransmitter::send(const uint8_t* frame, uint32_t len)
     ctx.ingress_ifindex = ifindex_;
     LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = len, .ctx_in = &ctx,
                 .ctx_size_in = sizeof(ctx), .repeat = 1, .flags = BPF_F_TEST_XDP_LIVE_FRAMES);
-    if (int err = bpf_prog_test_run_opts(prog_fd_, &opts)) {
+    if (int err = bpf_prog_test_run_opts(program_->program_fd(), &opts)) {
         last_error_ = -err;
         return std::nullopt;
     }

@@ -10,21 +10,22 @@
 // needs NAPI (an XDP program in native mode, or GRO), or the kernel drops the frame unseen.
 // Plain libbpf, no EAL; one sender at a time (the program keeps one stamp).
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
-struct bpf_object;
-
 namespace linerate::xdp {
+
+class DatapathProgram;
 
 inline constexpr const char* kXdpTxObjectName = "xdp_tx.bpf.o";
 
 class XdpTransmitter {
   public:
-    // Loads xdp_tx.bpf.o (find_bpf_object) to send out of interface `ifindex`. Throws
-    // std::runtime_error saying why it cannot (no object, not root). A kernel without
-    // live-frames test runs (before 5.18) refuses the first send (EINVAL).
-    explicit XdpTransmitter(uint32_t ifindex);
+    // Loads xdp_tx.bpf.o (find_bpf_object) to send out of interface `ifname`. Throws
+    // std::runtime_error saying why it cannot (no such interface, no object, not root). A
+    // kernel without live-frames test runs (before 5.18) refuses the first send (EINVAL).
+    explicit XdpTransmitter(const std::string& ifname);
     ~XdpTransmitter();
     XdpTransmitter(const XdpTransmitter&) = delete;
     XdpTransmitter& operator=(const XdpTransmitter&) = delete;
@@ -33,11 +34,9 @@ class XdpTransmitter {
     // CLOCK_MONOTONIC in ns, or nullopt when the kernel refused the run (last_error() says why).
     std::optional<uint64_t> send(const uint8_t* frame, uint32_t len);
     int last_error() const { return last_error_; }
-    uint32_t ifindex() const { return ifindex_; }
 
   private:
-    bpf_object* object_ = nullptr;
-    int prog_fd_ = -1;
+    std::unique_ptr<DatapathProgram> program_;
     int stamp_fd_ = -1;
     uint32_t ifindex_;
     int last_error_ = 0;
