@@ -16,8 +16,9 @@ in the same run, and the Net-X x Agg-Y region matrix of the full app.
    worker, --duration S, Mtuples/s from its --json; NetBuf (--netbuf) x AggBuf (--aggbuf) over
    the same four regions. The replay repeats sequence numbers, so --dup-window 0 there.
 
-Goals (issue 5): ours/plain >= 0.8 and ours/unordered_map >= 3; (issue 27) ours/plain >= 0.5 at 1
-tuple per packet and 1 Mi keys. Writes bench/results/kvagg.json
+Goals (issue 5): ours/plain >= 0.8 and ours/unordered_map >= 3. Issue 27's ours/plain >= 0.5 at 1
+tuple per packet and 1 Mi keys is a reference figure now, not a goal (issue 38: the plain loop
+reads no packets; kvagg at 1 tuple is measured against l2reflect by bench/run scaling). Writes bench/results/kvagg.json
 (commands, machine, date, every figure, ratios, best/worst of the matrix) and
 bench/results/kvagg_sweep.png, kvagg_matrix.png (gnuplot).
 
@@ -46,7 +47,11 @@ RESULTS = os.path.join(ROOT, "bench", "results")
 REGIONS = ["socket:0", "pages:4k", "pages:thp", "file:/dev/shm/kvagg_bench.{}"]
 GOAL_PLAIN = 0.8
 GOAL_UMAP = 3.0
-GOAL_ONE_TUPLE = 0.5  # ours/plain at 1 tuple per packet, 1 Mi keys (issue 27)
+# ours/plain at 1 tuple per packet, 1 Mi keys: issue 27's goal, retired by issue 38 (the plain
+# loop reads no packets, so it bounds the table, not the app: docs/perf-notes/kvagg.md). Kept
+# as a reference figure; the app's goal at 1 tuple is against l2reflect on the same trace and
+# port (bench/run scaling).
+REFERENCE_ONE_TUPLE = 0.5
 
 
 def machine():
@@ -309,11 +314,12 @@ def headline(result):
                                                              "lines/unordered_map")}
     one = [r for r in ratios if r["tuples_per_packet"] == 1 and r["keys"] == 1 << 20]
     if one:
-        # Issue 27: BenchBF3's 1 tuple per packet, goal >= 0.5x the plain loop, with the
-        # checksums in software (ours) and with the port's verdict (ours_rx_csum).
+        # BenchBF3's 1 tuple per packet against the plain loop, with the checksums in software
+        # (ours) and with the port's verdict (ours_rx_csum): a reference, not a goal.
         h["at_1_tuple_1Mi_keys"] = {k: one[0].get(k) for k in ("ours_mtuples_per_s", "ours/plain",
                                                                 "ours_rx_csum/plain")}
-        h["goal_1_tuple_plain_0.5_met"] = one[0].get("ours/plain", 0) >= GOAL_ONE_TUPLE
+        h["reference_1_tuple_plain_0.5_reached"] = (one[0].get("ours/plain", 0) >=
+                                                    REFERENCE_ONE_TUPLE)
     for key in ("ours/plain", "ours/unordered_map", "ours/tbb_chm", "ours/lines",
                 "lines/unordered_map"):
         vals = [r[key] for r in ratios if key in r]
@@ -340,8 +346,8 @@ def scenario(args):
     with tempfile.TemporaryDirectory(prefix="kvagg_bench_") as tmp:
         result = {"loadavg_1_5_15_at_start": list(os.getloadavg()),
                   "description": __doc__.split("\n\n")[0],
-                  "goals": {"ours/plain": GOAL_PLAIN, "ours/unordered_map": GOAL_UMAP,
-                            "ours/plain at 1 tuple, 1 Mi keys": GOAL_ONE_TUPLE},
+                  "goals": {"ours/plain": GOAL_PLAIN, "ours/unordered_map": GOAL_UMAP},
+                  "references": {"ours/plain at 1 tuple, 1 Mi keys": REFERENCE_ONE_TUPLE},
                   "repeats": args.repeats}
         result["kernel"] = kernel_sweeps(args, tmp)
         result["kernel_ratios"] = kernel_ratios(result["kernel"])
