@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kvagg_driver.hpp"
 #include "support/netns.hpp"
 #include "support/process.hpp"
 
@@ -29,25 +30,8 @@ void run_chaos(unsigned workers, bool refusals = false) {
     cl.run("ip addr add 10.213.0.2/24 dev " + veth.peer_if);
     kv.run("ip addr add 10.213.1.1/24 dev " + veth2.app_if);
     cl.run("ip addr add 10.213.1.2/24 dev " + veth2.peer_if);
-    std::vector<std::string> argv = {
-        "/usr/bin/env",
-        "python3",
-        std::string(LINERATE_SOURCE_DIR) + "/tests/kvagg/state_chaos_test.py",
-        "run",
-        "--kvagg",
-        binary("apps/kvagg/kvagg"),
-        "--load",
-        binary("examples/kvagg_load"),
-        "--kv-ns",
-        kv.name(),
-        "--cl-ns",
-        cl.name(),
-        "--kv-if",
-        veth.app_if,
-        "--kv-if2",
-        veth2.app_if,
-        "--workers",
-        std::to_string(workers)};
+    std::vector<std::string> argv = kvagg_driver_argv("state_chaos_test.py", kv, cl, veth.app_if);
+    argv.insert(argv.end(), {"--kv-if2", veth2.app_if, "--workers", std::to_string(workers)});
     if (refusals) {
         // Every datagram to the closed port refused, not one a second per client address.
         kv.run("sysctl -qw net.ipv4.icmp_ratelimit=0");
