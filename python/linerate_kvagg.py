@@ -202,6 +202,8 @@ class Client:
             except OSError as e:
                 self._no_answer_or_raise(e, "recv")
                 continue
+            finally:
+                self.sock.settimeout(self.timeout)  # what a send waits for room, at most
             if len(r) < HEADER.size:
                 continue
             magic, ver, rop, n, _, rseq, idx = HEADER.unpack_from(r)
