@@ -3,10 +3,11 @@
 // once; it must run, and do its work. On veth pairs in namespaces the test creates (root; skips
 // otherwise):
 //   - nfv and l2reflect on --af-xdp, on the DPDK and the XDP datapath: the XDP program goes with
-//     the killed process (a BPF link), and the --metrics port, scraped before the kill, binds
-//     again;
+//     the killed process (a BPF link), and the --metrics port binds again while a scrape's
+//     connection, open at the kill, lingers on it;
 //   - kvagg with --exception-path: the killed run's TAP goes with it, the new run's carries the
 //     kernel's ARP and ping again;
+//   - kvagg --af-xdp refusing a bad --state file (exit 2): the interface is free again;
 //   - a net_memif server with socket-abstract=no: its socket file, left by the kill, is replaced
 //     (and one a running server listens on is not).
 // The EAL runtime directory of each --file-prefix is left by every kill and taken again.
@@ -18,6 +19,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -72,19 +74,25 @@ TEST_P(AfXdpRestart, SameCommandLineRunsRightAfterAKill) {
     argv.insert(argv.end(), {"--", "--af-xdp", veth.app_if, "--datapath", c.datapath,
                              "--stats-period", "0", "--metrics", metrics});
     const std::string scrape = "curl -sf http://" + metrics + "/metrics";
+    // A scrape's connection open at the kill (answered, kept alive): the killed server's end of
+    // it lingers on the port (FIN_WAIT2, or TIME_WAIT had the server closed it first), which a
+    // bind without SO_REUSEADDR would fail on.
+    const std::vector<std::string> scraper_argv = {
+        "python3", "-c",
+        "import socket, time; s = socket.create_connection(('127.0.0.1', 9111)); "
+        "s.sendall(b'GET /metrics HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n'); s.recv(1); "
+        "print('answered', flush=True); time.sleep(60)"};
     {
         BackgroundProcess first(app.wrap(argv));
         ASSERT_TRUE(first.wait_for_output(c.app + ": running", 30)) << first.output();
-        // A connection to the port before the kill, whose socket lingers after it.
-        ASSERT_EQ(app.try_run(scrape).status, 0);
         ASSERT_NE(xdp_on(app, veth.app_if), "");
+        BackgroundProcess held(app.wrap(scraper_argv));
+        ASSERT_TRUE(held.wait_for_output("answered", 10)) << held.output();
         first.signal(SIGKILL);
         ASSERT_EQ(first.finish(10).exit_status, 128 + SIGKILL);
+        EXPECT_NE(app.run("ss -Htan '( sport = :9111 )'"), "") << "nothing lingers on the port";
     }
     EXPECT_EQ(xdp_on(app, veth.app_if), "") << "the killed app's XDP program stayed";
-    // The server closed the scrape's connection first: its end waits in TIME_WAIT, which a bind
-    // without SO_REUSEADDR would fail on.
-    EXPECT_NE(app.run("ss -Htan state time-wait '( sport = :9111 )'"), "");
     EXPECT_TRUE(std::filesystem::exists("/var/run/dpdk/" + prefix + "/config"))
         << "the EAL's runtime files, left by the kill, are what the next start meets";
 
@@ -162,4 +170,25 @@ TEST(Restart, MemifServerReplacesTheSocketFileAKilledServerLeft) {
     std::error_code ec;
     for (const std::string& p : {prefix, prefix + "b"})
         std::filesystem::remove_all("/var/run/dpdk/" + p, ec);
+}
+
+// kvagg --af-xdp --state FILE refusing a bad state file (exit 2) leaves the interface free: the
+// steering program, attached by then, goes with the process, and the next start takes it.
+TEST(Restart, KvaggRefusingABadStateFileLeavesTheInterfaceFree) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    NetNs app("rsb"), peer("rsbp");
+    VethPair veth(app, peer);
+    const std::string state = scratch("bad.state");
+    std::ofstream(state) << "not a state file\n";
+    const std::vector<std::string> argv = {
+        binary("apps/kvagg/kvagg"), "--af-xdp", veth.app_if, "--state", state,
+        "--stats-period",           "0"};
+    const ProcessResult refused = run_process(app.wrap(argv), {.timeout_s = 30});
+    EXPECT_EQ(refused.exit_status, 2) << refused.out;
+    EXPECT_NE(refused.out.find("not a kvagg state file"), std::string::npos) << refused.out;
+    EXPECT_EQ(xdp_on(app, veth.app_if), "") << "the refused run's XDP program stayed";
+    std::filesystem::remove(state);  // the operator's fix: start empty
+    BackgroundProcess again(app.wrap(argv));
+    ASSERT_TRUE(again.wait_for_output("kvagg: running", 30)) << again.output();
+    expect_clean_end(again);
 }
