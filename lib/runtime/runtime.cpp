@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
@@ -19,6 +20,7 @@
 #include "runtime/exception_feature.hpp"
 #include "runtime/metrics.hpp"
 #include "runtime/pcap_mode.hpp"
+#include "runtime/service_notify.hpp"
 #include "runtime/xdp_datapath.hpp"
 #include "stats/board_metrics.hpp"
 #include "stats/port_drops.hpp"
@@ -45,6 +47,11 @@ namespace {
 // Stop signals are honoured from before main: one during EAL init, port setup or the link wait
 // makes the app end as soon as start-up is over (or fails), with its summary and JSON.
 [[maybe_unused]] const bool kSignalsFromTheStart = (worker::install_signal_handlers(), true);
+
+// Each line reaches a pipe or the journal as it is printed (one line per event), not when a block
+// fills: a service's lines between two stats lines (none with --stats-period 0) would otherwise
+// wait for the next one, or for the exit. From before main, as setvbuf must precede any output.
+[[maybe_unused]] const bool kLineBuffered = std::setvbuf(stdout, nullptr, _IOLBF, 0) == 0;
 
 double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
@@ -356,7 +363,9 @@ void Runtime::report_link_changes() {
         }
 }
 
-void Runtime::monitor() {
+// The main lcore while the workers run: features' ticks, --duration, link changes, the stats
+// line, and the service manager's watchdog; it tells the manager when a stop begins.
+void Runtime::monitor(ServiceNotify& service) {
     const double start = now_s();
     double last_print = start, last_link_check = start;
     stats::Totals last = stats_->totals();
@@ -367,6 +376,7 @@ void Runtime::monitor() {
         const double now = now_s();
         const stats::Totals t = stats_->totals();
         for (auto& f : plan_.features) f->tick({now, t.rx_packets});
+        service.tick(now);
         if (options_.duration_s > 0 && now - start >= options_.duration_s) worker::request_stop();
         if (!pcap_mode() && now - last_link_check >= 1.0) {
             report_link_changes();
@@ -378,6 +388,7 @@ void Runtime::monitor() {
             last_print = now;
         }
     }
+    service.stopping();
 }
 
 // The periodic stats line: the board's rates, what features add, the ports' own drops.
@@ -456,16 +467,19 @@ int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
     worker::install_signal_handlers();
     start_s_ = now_s();
     register_telemetry();
-    // Start-up is over: what arrives now is polled (tests and scripts wait for this line).
+    // Start-up is over: what arrives now is polled (tests and scripts wait for this line, a
+    // service manager for READY=1, sent once the line is out).
+    ServiceNotify service(info_.name);
     fmt::print("{}: running\n", info_.name);
     std::fflush(stdout);
+    service.ready(now_s());
     worker::run_workers(
         *workers_,
         [&](const worker::WorkerSlot& slot) {
             WorkerContext ctx = worker_context(slot);
             if (!slot.queues.empty()) worker(ctx);
         },
-        [this] { monitor(); });
+        [&] { monitor(service); });
     elapsed_s_ = now_s() - start_s_;
     for (auto& f : plan_.features) f->workers_stopped();
     for (auto& f : stopped_hooks_) f();

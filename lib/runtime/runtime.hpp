@@ -32,6 +32,7 @@ namespace mem {
 class PacketPool;
 }
 class ExceptionPath;
+class ServiceNotify;
 struct XdpDatapathSpec;
 class XdpDatapath;
 
@@ -169,7 +170,7 @@ class Runtime {
 
     // The run and what follows it.
     WorkerContext worker_context(const worker::WorkerSlot& slot);
-    void monitor();
+    void monitor(ServiceNotify& service);
     void print_interval(const stats::Totals& now, const stats::Totals& last, double seconds);
     void register_telemetry();
     // Everything the --metrics endpoint serves, now (its thread, each scrape).

@@ -55,16 +55,25 @@ void say(const char* text) {
 }
 }  // namespace
 
-void wait_for_pollers() {
+uint64_t start_poll_round() {
     rte_rcu_qsbr* const v = detail::g_pollers;
+    return v == nullptr ? 0 : rte_rcu_qsbr_start(v);
+}
+
+bool poll_round_done(uint64_t round) {
+    rte_rcu_qsbr* const v = detail::g_pollers;
+    return v == nullptr || rte_rcu_qsbr_check(v, round, false) == 1;
+}
+
+void wait_for_pollers() {
     // A polling thread would wait for its own report.
-    if (v == nullptr || detail::t_poller != kNotAPoller) return;
-    const uint64_t token = rte_rcu_qsbr_start(v);
+    if (detail::g_pollers == nullptr || detail::t_poller != kNotAPoller) return;
+    const uint64_t round = start_poll_round();
     const auto start = std::chrono::steady_clock::now();
     bool told = false;
     // Pollers report every loop round (microseconds); one that is descheduled takes longer, and
     // the wait must not take its core.
-    while (rte_rcu_qsbr_check(v, token, false) == 0) {
+    while (!poll_round_done(round)) {
         sched_yield();
         if (!told && std::chrono::steady_clock::now() - start > std::chrono::seconds(1)) {
             say("linerate: an unmap has waited 1 s for a polling thread's quiescent report\n");

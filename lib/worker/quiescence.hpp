@@ -39,7 +39,7 @@ inline void report_quiescent() {
 // The condition of a polling loop: reports a quiescent state, then says whether to go on.
 inline bool keep_polling() {
     report_quiescent();
-    return !stop_requested();
+    return polling_goes_on();
 }
 
 // While it lives, the calling thread polls ports: an unmap on the EAL interrupt thread waits for
@@ -55,6 +55,12 @@ class PollingThread {
   private:
     unsigned id_;  // kNotAPoller when nested
 };
+
+// A round of reports: once poll_round_done(start_poll_round()) is true, every polling thread has
+// reported a quiescent state since the start, or is gone. Non-blocking, from any thread: the
+// systemd watchdog's liveness check (runtime/service_notify.hpp) is one round per ping.
+uint64_t start_poll_round();
+bool poll_round_done(uint64_t round);
 
 // Returns once every polling thread has reported a quiescent state since the call, or is gone.
 void wait_for_pollers();

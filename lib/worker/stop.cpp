@@ -1,7 +1,11 @@
 #include "worker/stop.hpp"
 
+#include <rte_pause.h>
 #include <unistd.h>
+
 #include <csignal>
+#include <cstdlib>
+#include <cstring>
 
 namespace linerate::worker {
 
@@ -28,9 +32,30 @@ void on_signal(int sig) {
     g_signal = sig;
     request_stop();
 }
+
+// Test only (LINERATE_TEST_STALL=1): the watchdog test needs a worker that is alive but no
+// longer polls, as a worker stuck in a kernel or a PMD would be.
+void on_stall_signal(int) {
+    RunState expected = RunState::running;
+    if (g_run_state.compare_exchange_strong(expected, RunState::stall_asked,
+                                            std::memory_order_relaxed))
+        say("test: a worker stops polling until a stop (LINERATE_TEST_STALL)\n");
+}
 }  // namespace
 
-static_assert(std::atomic<bool>::is_always_lock_free, "stop flag must be signal-safe");
+static_assert(std::atomic<RunState>::is_always_lock_free, "run state must be signal-safe");
+
+bool polling_goes_on_after(RunState state) {
+    if (state == RunState::stopping) return false;
+    RunState asked = RunState::stall_asked;
+    // The first worker to see the request takes it; the others poll on.
+    if (state == RunState::stall_asked &&
+        g_run_state.compare_exchange_strong(asked, RunState::stalled, std::memory_order_relaxed)) {
+        while (!stop_requested()) rte_pause();
+        return false;
+    }
+    return true;
+}
 
 void install_signal_handlers() {
     struct sigaction sa {};
@@ -41,6 +66,11 @@ void install_signal_handlers() {
     // A peer that went away (vhost-user socket, a pipe) is a link down for the port, not a
     // reason to die: writes fail with EPIPE instead.
     signal(SIGPIPE, SIG_IGN);
+    const char* stall = std::getenv("LINERATE_TEST_STALL");
+    if (stall != nullptr && std::strcmp(stall, "1") == 0) {
+        sa.sa_handler = on_stall_signal;
+        sigaction(SIGUSR2, &sa, nullptr);
+    }
 }
 
 int stop_signal() {
