@@ -8,6 +8,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "runtime/tx.hpp"
+
 namespace linerate::clocksync {
 
 namespace {
@@ -53,15 +55,11 @@ void BackgroundLoad::poll(uint16_t port, uint16_t queue, uint64_t now, stats::Wo
     const uint16_t len = uint16_t(frame_.size());
     for (unsigned i = 0; i < n; ++i)
         std::memcpy(rte_pktmbuf_append(pkts[i], len), frame_.data(), len);
-    const uint16_t sent = rte_eth_tx_burst(port, queue, pkts, uint16_t(n));
-    if (sent < n) {
-        rte_pktmbuf_free_bulk(pkts + sent, n - sent);
-        c.app[refused_counter].add(n - sent);
-    }
+    // No retry: background frames the ring refuses are counted, not waited for.
+    const TxResult tx = TxStep(c, 0).send({port, queue}, pkts, uint16_t(n), uint64_t(n) * len,
+                                          c.app[refused_counter]);
     pacer_.spend(n);
-    c.app[sent_counter].add(sent);
-    c.tx_packets.add(sent);
-    c.tx_bytes.add(uint64_t(sent) * len);
+    c.app[sent_counter].add(tx.sent);
 }
 
 }  // namespace linerate::clocksync

@@ -56,6 +56,7 @@ class MasterLoop {
                const std::vector<pkt::MacAddr>& port_macs, pkt::ChecksumCheck checksums)
         : ctx_(ctx),
           c_(ctx.counters),
+          tx_step_(ctx.counters, ctx.tx_retries),
           clock_(clock),
           udp_port_(udp_port),
           port_macs_(port_macs),
@@ -114,14 +115,12 @@ class MasterLoop {
         for (uint16_t i = 0; i < n; ++i)
             if (answers_[i].type == CsType::response)  // a warm-up's echo is not stamped
                 set_t3(rte_pktmbuf_mtod(pkts[i], uint8_t*), answers_[i], t3);
-        const TxResult tx = tx_burst_all(q.port, q.queue, pkts, n, ctx_.tx_retries);
-        if (tx.dropped) c_.tx_full().add(tx.dropped);
-        c_.tx_packets.add(tx.sent);
-        c_.tx_bytes.add(tx.sent_bytes);
+        tx_step_.send(q, pkts, n);
     }
 
     WorkerContext& ctx_;
     stats::WorkerCounters& c_;
+    TxStep tx_step_;
     const MasterClock& clock_;
     const uint16_t udp_port_;
     const std::vector<pkt::MacAddr>& port_macs_;
@@ -266,11 +265,8 @@ void ClientWorker::send_probes(WorkerContext& ctx) {
         // t1 once the frame is built: building it is no part of the round trip.
         const uint64_t t1 = synced_.local().now();
         set_request_t1(frame, t1);
-        TxResult tx = tx_burst_all(out.port, out.queue, &m, 1, ctx.tx_retries);
+        TxStep(c, ctx.tx_retries).send(out, &m, 1);
         session_.sent(t1);
-        if (tx.dropped) c.tx_full().add(tx.dropped);
-        c.tx_packets.add(tx.sent);
-        c.tx_bytes.add(tx.sent_bytes);
         spare_ = rte_pktmbuf_alloc(io_.pool);
     }
 }
@@ -333,29 +329,21 @@ void ClientWorker::send_warmup(WorkerContext& ctx, const ProbeToSend& warmup) {
         return;
     }
     build_frame(frame, warmup);
-    const TxResult tx = tx_burst_all(out.port, out.queue, &m, 1, 0);
-    if (tx.dropped) c.app_counter(ClientCounter::warmups_refused).add(tx.dropped);
-    c.tx_packets.add(tx.sent);
-    c.tx_bytes.add(tx.sent_bytes);
+    TxStep(c, 0).send(out, &m, 1, rte_pktmbuf_pkt_len(m),
+                      c.app_counter(ClientCounter::warmups_refused));
 }
 
-// Adds to `counter` what a running count `now` gained since `reported`, and remembers it.
-void add_new(stats::Counter& counter, uint64_t now, uint64_t& reported) {
-    if (now != reported) counter.add(now - reported);
-    reported = now;
-}
-
-// Moves what the session counted since the last call onto the board, and publishes a new sync
-// (or violation count) for readers of the synchronized clock.
+// Carries what the session counted onto the board, and publishes a new sync (or violation count)
+// for readers of the synchronized clock.
 void ClientWorker::report(stats::WorkerCounters& c) {
     const DropCounters& d = session_.drops();
-    for (size_t i = 0; i < kDropCount; ++i) add_new(c.drops[i], d.count[i], reported_[i]);
-    add_new(c.app_counter(ClientCounter::timeouts), session_.timeouts(), reported_timeouts_);
-    add_new(c.app_counter(ClientCounter::udp_checksum_offloaded), session_.udp_checksum_offloaded(),
-            reported_offloaded_);
-    add_new(c.app_counter(ClientCounter::rx_stamps), session_.rx_stamps(), reported_rx_stamps_);
-    add_new(c.app_counter(ClientCounter::rx_stamps_refused), session_.rx_stamps_refused(),
-            reported_rx_stamps_refused_);
+    for (size_t i = 0; i < kDropCount; ++i) carried_.drops[i].carry(d.count[i], c.drops[i]);
+    carried_.timeouts.carry(session_.timeouts(), c.app_counter(ClientCounter::timeouts));
+    carried_.offloaded.carry(session_.udp_checksum_offloaded(),
+                             c.app_counter(ClientCounter::udp_checksum_offloaded));
+    carried_.rx_stamps.carry(session_.rx_stamps(), c.app_counter(ClientCounter::rx_stamps));
+    carried_.rx_stamps_refused.carry(session_.rx_stamps_refused(),
+                                     c.app_counter(ClientCounter::rx_stamps_refused));
     if (session_.syncs() != published_syncs_ || session_.violations() != published_violations_) {
         const bool new_sync = session_.syncs() != published_syncs_;
         published_syncs_ = session_.syncs();

@@ -107,11 +107,14 @@ class ClientWorker {
     TimeSinks sinks_;
     bool mac_known_;
     rte_mbuf* spare_ = nullptr;  // allocated ahead so no alloc sits between t1 and TX
-    std::array<uint64_t, kDropCount> reported_{};
+    // The session's counters (it is a kernel, with counters of its own), as far as the board
+    // has them.
+    struct {
+        std::array<stats::CarriedTotal, kDropCount> drops;
+        stats::CarriedTotal timeouts, offloaded, rx_stamps, rx_stamps_refused;
+    } carried_;
     uint64_t published_syncs_ = 0;
     uint64_t published_violations_ = 0;
-    uint64_t reported_timeouts_ = 0, reported_offloaded_ = 0;
-    uint64_t reported_rx_stamps_ = 0, reported_rx_stamps_refused_ = 0;
     // --xdp-tx: requests sent by XDP_TX before any answer came, and whether one has come (none to
     // the first kXdpTxUnansweredLimit: the receiver drops XDP frames; back to the port).
     unsigned xdp_tx_unanswered_ = 0;

@@ -1,7 +1,7 @@
 #pragma once
 // kvagg's worker loop: a sink. RX a burst on each of the worker's queues, aggregate it with the
-// kernel's burst path, free it in bulk, transmit nothing. Counters go to the stats board once
-// per burst, as differences of the kernel's own plain counters.
+// kernel's burst path, free it in bulk, transmit nothing. The loop counts onto the stats board;
+// the kernel's own plain counters are carried onto it once per burst (stats::CarriedTotal).
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
@@ -51,7 +51,7 @@ class SinkLoop {
             const uint64_t bytes = aggregate(got, b.kept);
             // Requests are rare: one compare per burst on the tuple path.
             if (kernel_.counters()[KvVerdict::request] != handed_) [[unlikely]]
-                hand_over(ctx.slot.index, got, b.kept);
+                hand_over(ctx, got, b.kept);
             rte_pktmbuf_free_bulk(got, b.kept);
             publish(ctx.counters);
             return bytes;
@@ -68,17 +68,17 @@ class SinkLoop {
 
   private:
     // The burst's requests, copied to the control inbox (or refused as control_busy).
-    void hand_over(unsigned worker, rte_mbuf* const* pkts, uint16_t n) {
+    void hand_over(WorkerContext& ctx, rte_mbuf* const* pkts, uint16_t n) {
         for (uint16_t i = 0; i < n; ++i) {
             const rte_mbuf* m = pkts[i];
             const LinearFrame::Bytes b = linear_.of(m);
             if (b.data == nullptr ||
                 parse_kv_request(b.data, b.len, udp_port_).verdict != KvVerdict::request)
                 continue;
-            if (control_.submit(worker, m->port, b.data, b.len))
-                ++requests_;
+            if (control_.submit(ctx.slot.index, m->port, b.data, b.len))
+                ctx.counters.app_counter(AppCounter::requests).add(1);
             else
-                ++busy_;
+                ctx.counters.drop(Drop::control_busy).add(1);
         }
         handed_ = kernel_.counters()[KvVerdict::request];
     }
@@ -97,6 +97,7 @@ class SinkLoop {
             link_.outbox_size.store(uint32_t(link_.outbox.size()), std::memory_order_relaxed);
         }
         stats::WorkerCounters& c = ctx.counters;
+        TxStep tx(c, ctx.tx_retries);
         const uint16_t room = uint16_t(rte_pktmbuf_data_room_size(pool_) - RTE_PKTMBUF_HEADROOM);
         for (const OutgoingFrame& f : frames) {
             const worker::QueueRef* q = nullptr;
@@ -109,11 +110,9 @@ class SinkLoop {
             }
             std::memcpy(rte_pktmbuf_append(m, uint16_t(f.frame.size())), f.frame.data(),
                         f.frame.size());
-            const TxResult t = tx_burst_all(q->port, q->queue, &m, 1, ctx.tx_retries);
-            c.tx_packets.add(t.sent);
-            c.tx_bytes.add(t.sent_bytes);
+            const TxResult t = tx.send(*q, &m, 1, rte_pktmbuf_pkt_len(m),
+                                       c.app_counter(AppCounter::responses_dropped));
             c.app_counter(AppCounter::responses).add(t.sent);
-            if (t.dropped) c.app_counter(AppCounter::responses_dropped).add(t.dropped);
         }
     }
 
@@ -143,32 +142,25 @@ class SinkLoop {
         return bytes;
     }
 
-    // Adds what the kernel counted since the last burst to the board.
+    // Carries what the kernel counted onto the board, and its sums onto the link.
     void publish(stats::WorkerCounters& c) {
         const KvCounters& now = kernel_.counters();
         for (size_t v = size_t(KvVerdict::not_kvagg); v < size_t(KvVerdict::table_full); ++v)
-            if (uint64_t d = now.by_verdict[v] - seen_.by_verdict[v])
-                c.drop(kv_drop(KvVerdict(v))).add(d);
-        if (requests_ != requests_seen_ || busy_ != busy_seen_) [[unlikely]] {
-            c.app_counter(AppCounter::requests).add(requests_ - requests_seen_);
-            c.drop(Drop::control_busy).add(busy_ - busy_seen_);
-            requests_seen_ = requests_;
-            busy_seen_ = busy_;
-        }
-        const uint64_t overflow = now.tuples_overflowed() - seen_.tuples_overflowed();
-        const uint64_t stored = now.tuples_aggregated - seen_.tuples_aggregated;
-        c.app_counter(AppCounter::tuples).add(stored + overflow);
-        c.app_counter(AppCounter::aggregated_packets).add(now.packets_ok() - seen_.packets_ok());
-        if (overflow) c.app_counter(AppCounter::overflow_tuples).add(overflow);
-        if (const uint64_t o = now.udp_checksum_offloaded - seen_.udp_checksum_offloaded)
-            c.app_counter(AppCounter::udp_checksum_offloaded).add(o);
+            carried_.drops[v].carry(now.by_verdict[v], c.drop(kv_drop(KvVerdict(v))));
+        carried_.tuples.carry(now.tuples_aggregated + now.tuples_overflowed(),
+                              c.app_counter(AppCounter::tuples));
+        carried_.aggregated_packets.carry(now.packets_ok(),
+                                          c.app_counter(AppCounter::aggregated_packets));
+        carried_.overflow_tuples.carry(now.tuples_overflowed(),
+                                       c.app_counter(AppCounter::overflow_tuples));
+        carried_.udp_checksum_offloaded.carry(now.udp_checksum_offloaded,
+                                              c.app_counter(AppCounter::udp_checksum_offloaded));
         link_.keys.store(kernel_.table().size(), std::memory_order_relaxed);
         link_.value_sum.store(now.value_sum, std::memory_order_relaxed);
         link_.overflow_sum.store(now.overflow_sum, std::memory_order_relaxed);
         const SeqGaps& gaps = kernel_.dup_filter().gaps();
         link_.gaps_opened.store(gaps.opened, std::memory_order_relaxed);
         link_.gaps_filled.store(gaps.filled, std::memory_order_relaxed);
-        seen_ = now;
     }
 
     KvKernel<Table>& kernel_;
@@ -176,9 +168,12 @@ class SinkLoop {
     KvControl<Table>& control_;
     rte_mempool* pool_;
     uint16_t udp_port_;
-    KvCounters seen_{};    // what the board already has
+    // The kernel's counters, as far as the board has them.
+    struct {
+        std::array<stats::CarriedTotal, kKvVerdictCount> drops;  // by verdict
+        stats::CarriedTotal tuples, aggregated_packets, overflow_tuples, udp_checksum_offloaded;
+    } carried_;
     uint64_t handed_ = 0;  // request verdicts already handed over
-    uint64_t requests_ = 0, busy_ = 0, requests_seen_ = 0, busy_seen_ = 0;
     LinearFrame linear_;
     // A burst's frame references. A member: as a local, the array (whose elements initialise
     // their port verdicts) was cleared for all kMaxBurst frames at every burst, 36 instructions

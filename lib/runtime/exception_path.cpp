@@ -39,9 +39,9 @@ void ExceptionPath::transmit_from_kernel(stats::WorkerCounters& c, unsigned retr
     rte_mbuf* pkts[kServiceBurst];
     const unsigned n = from_kernel_.dequeue_burst(pkts);
     if (n == 0) return;
-    TxResult tx = tx_burst_all(out_port_, 0, pkts, uint16_t(n), retries);
-    c.app_counter(stats::RuntimeCounter::exception_from_kernel).add(tx.sent);
-    if (tx.dropped) out_tx_full_.add(tx.dropped);
+    TxStep(c, retries)
+        .send_aside({out_port_, 0}, pkts, uint16_t(n),
+                    c.app_counter(stats::RuntimeCounter::exception_from_kernel), out_tx_full_);
 }
 
 void ExceptionPath::service() {

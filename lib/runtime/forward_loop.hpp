@@ -62,6 +62,7 @@ class ForwardLoop {
     ForwardLoop(WorkerContext& ctx, Kernel& kernel, const ForwardOptions& options)
         : ctx_(ctx),
           rx_step_(ctx),
+          tx_step_(ctx.counters, ctx.tx_retries),
           kernel_(kernel),
           c_(ctx.counters),
           rx_(ctx.slot.queues),
@@ -96,11 +97,7 @@ class ForwardLoop {
         // one length per frame.
         uint64_t keep_bytes = s.rx_bytes - s.drop_bytes;
         if constexpr (TrimmingKernel<Kernel>) keep_bytes -= kernel_.take_trimmed_bytes();
-        const TxResult tx =
-            tx_burst_all(out.port, out.queue, pkts_, uint16_t(s.keep), ctx_.tx_retries, keep_bytes);
-        if (tx.dropped) c_.tx_full().add(tx.dropped);
-        c_.tx_packets.add(tx.sent);
-        c_.tx_bytes.add(tx.sent_bytes);
+        tx_step_.send(out, pkts_, uint16_t(s.keep), keep_bytes);
         if (s.dropped) dispose(s.dropped);
         if (s.handed) rx_step_.to_kernel(to_kernel_, s.handed);
         rx_step_.count(b, s.rx_bytes);
@@ -145,14 +142,13 @@ class ForwardLoop {
             rte_pktmbuf_free_bulk(drop_, dropped);
             return;
         }
-        const TxResult d =
-            tx_burst_all(divert_->port, divert_->queue, drop_, uint16_t(dropped), ctx_.tx_retries);
-        c_.app[divert_->sent_counter].add(d.sent);
-        if (d.dropped) c_.app[divert_->full_counter].add(d.dropped);
+        tx_step_.send_aside({divert_->port, divert_->queue}, drop_, uint16_t(dropped),
+                            c_.app[divert_->sent_counter], c_.app[divert_->full_counter]);
     }
 
     WorkerContext& ctx_;
     RxStep rx_step_;
+    TxStep tx_step_;
     Kernel& kernel_;
     stats::WorkerCounters& c_;
     const std::vector<worker::QueueRef>& rx_;

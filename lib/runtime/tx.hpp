@@ -1,10 +1,15 @@
 #pragma once
-// Transmit a burst completely or account for what could not go: leftovers are retried a bounded
-// number of times, then freed and reported, so nothing is lost silently and no mbuf leaks.
+// The transmit step of every worker loop, beside the RX step (rx_step.hpp): a burst goes out
+// completely or what could not go is accounted for. Leftovers are retried a bounded number of
+// times, then freed and counted on the worker's board, so nothing is lost silently, no mbuf leaks
+// and every loop counts a send the same way.
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
 #include <cstdint>
+
+#include "stats/counters.hpp"
+#include "worker/worker_map.hpp"
 
 namespace linerate {
 
@@ -31,11 +36,52 @@ inline TxResult tx_burst_all(uint16_t port, uint16_t queue, rte_mbuf** pkts, uin
     return r;
 }
 
-inline TxResult tx_burst_all(uint16_t port, uint16_t queue, rte_mbuf** pkts, uint16_t n,
-                             unsigned retries) {
+inline uint64_t burst_bytes(rte_mbuf* const* pkts, uint16_t n) {
     uint64_t bytes = 0;
     for (uint16_t i = 0; i < n; ++i) bytes += rte_pktmbuf_pkt_len(pkts[i]);
-    return tx_burst_all(port, queue, pkts, n, retries, bytes);
+    return bytes;
 }
+
+// A worker's transmits, counted on its board slots: what went as tx packets and bytes, what the
+// queue did not take after the retries (freed) under tx_full or the caller's drop counter. Plain
+// adds to the worker's own slots (one writer), no allocation, no virtual call.
+class TxStep {
+  public:
+    TxStep(stats::WorkerCounters& counters, unsigned retries) : c_(counters), retries_(retries) {}
+
+    // The worker's traffic: counted as its TX; what did not go as tx_full.
+    TxResult send(worker::QueueRef q, rte_mbuf** pkts, uint16_t n, uint64_t bytes) {
+        return send(q, pkts, n, bytes, c_.tx_full());
+    }
+    TxResult send(worker::QueueRef q, rte_mbuf** pkts, uint16_t n) {
+        return send(q, pkts, n, burst_bytes(pkts, n));
+    }
+
+    // The same, with what did not go counted on `refused` (an app's own reason, e.g. kvagg's
+    // responses_dropped) instead of tx_full.
+    TxResult send(worker::QueueRef q, rte_mbuf** pkts, uint16_t n, uint64_t bytes,
+                  stats::Counter& refused) {
+        const TxResult tx = tx_burst_all(q.port, q.queue, pkts, n, retries_, bytes);
+        if (tx.dropped) refused.add(tx.dropped);
+        c_.tx_packets.add(tx.sent);
+        c_.tx_bytes.add(tx.sent_bytes);
+        return tx;
+    }
+
+    // Frames that are not the worker's forwarded traffic (rejected frames diverted to another
+    // port, the host kernel's frames on the exception path): counted on `sent` and `refused`
+    // only, so rx == tx + drops still holds for the worker's own frames.
+    TxResult send_aside(worker::QueueRef q, rte_mbuf** pkts, uint16_t n, stats::Counter& sent,
+                        stats::Counter& refused) {
+        const TxResult tx = tx_burst_all(q.port, q.queue, pkts, n, retries_, burst_bytes(pkts, n));
+        sent.add(tx.sent);
+        if (tx.dropped) refused.add(tx.dropped);
+        return tx;
+    }
+
+  private:
+    stats::WorkerCounters& c_;
+    const unsigned retries_;
+};
 
 }  // namespace linerate

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <rte_ethdev.h>
 
+#include <array>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -159,22 +160,25 @@ void XdpDatapath::start(const StartedRun& run) {
 
 void XdpDatapath::publish() {
     if (!on_interface() || !board_) return;
+    // The program's totals by board slot, then carried over.
     const xdp::SlotTotals now = totals();
-    const auto dp = [&](unsigned s) { return now.packets[s] - published_.packets[s]; };
-    const auto db = [&](unsigned s) { return now.bytes[s] - published_.bytes[s]; };
-    stats::WorkerCounters& c = board_->kernel_tier();
-    uint64_t rx = dp(DP_TX) + dp(DP_PASSED), rx_bytes = db(DP_TX) + db(DP_PASSED) + db(DP_TRIMMED);
-    if (spec_.slots.passed != kTransmit) c.drops[spec_.slots.passed].add(dp(DP_PASSED));
+    const auto& p = now.packets;
+    const auto& b = now.bytes;
+    uint64_t rx = p[DP_TX] + p[DP_PASSED], rx_bytes = b[DP_TX] + b[DP_PASSED] + b[DP_TRIMMED];
+    std::array<uint64_t, stats::kMaxDropReasons> drops{};
+    if (spec_.slots.passed != kTransmit) drops[spec_.slots.passed] += p[DP_PASSED];
     for (unsigned r = 0; r < spec_.slots.drops.size(); ++r) {
-        rx += dp(DP_DROP_FIRST + r);
-        rx_bytes += db(DP_DROP_FIRST + r);
-        c.drops[spec_.slots.drops[r]].add(dp(DP_DROP_FIRST + r));
+        rx += p[DP_DROP_FIRST + r];
+        rx_bytes += b[DP_DROP_FIRST + r];
+        drops[spec_.slots.drops[r]] += p[DP_DROP_FIRST + r];
     }
-    c.rx_packets.add(rx);
-    c.rx_bytes.add(rx_bytes);
-    c.tx_packets.add(dp(DP_TX));
-    c.tx_bytes.add(db(DP_TX));
-    published_ = now;
+    stats::WorkerCounters& c = board_->kernel_tier();
+    for (size_t slot = 0; slot < drops.size(); ++slot)
+        carried_.drops[slot].carry(drops[slot], c.drops[slot]);
+    carried_.rx_packets.carry(rx, c.rx_packets);
+    carried_.rx_bytes.carry(rx_bytes, c.rx_bytes);
+    carried_.tx_packets.carry(p[DP_TX], c.tx_packets);
+    carried_.tx_bytes.carry(b[DP_TX], c.tx_bytes);
 }
 
 void XdpDatapath::tick(const MonitorTick& /*tick*/) {

@@ -19,6 +19,7 @@
 //   leaves to the slow path goes to the app's C++ kernel.
 #include <rte_mbuf.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -102,7 +103,8 @@ class XdpDatapath final : public Feature {
     xdp::SlotCounts counts() const { return totals().packets; }
     // The attach mode of every interface if they agree, else "mixed".
     std::string mode_name() const;
-    // The program's counters since the last call onto the board's kernel tier.
+    // Carries the program's counters onto the board's kernel tier (a BPF map cannot be a board
+    // slot).
     void publish();
 
     std::string app_;
@@ -114,7 +116,10 @@ class XdpDatapath final : public Feature {
     std::vector<std::unique_ptr<xdp::DatapathProgram>> programs_;
     XdpTiers tiers_;
     stats::StatsBoard* board_ = nullptr;
-    xdp::SlotTotals published_;
+    struct {
+        stats::CarriedTotal rx_packets, rx_bytes, tx_packets, tx_bytes;
+        std::array<stats::CarriedTotal, stats::kMaxDropReasons> drops;
+    } carried_;
     xdp::SlotCounts interval_last_{};
 };
 

@@ -28,6 +28,22 @@ class Counter {
     std::atomic<uint64_t> v_{0};
 };
 
+// The one way a count kept outside the board reaches it: a kernel's own plain counters (a
+// kernel is a plain function, run and tested without a runtime: kvagg's KvKernel, clocksync's
+// ClientSession) or a BPF program's map. The slot's writer carries the running total over, and
+// the slot gains what the total gained since the last carry; everything else counts onto its
+// slot directly.
+class CarriedTotal {
+  public:
+    void carry(uint64_t total, Counter& slot) {
+        if (total != carried_) slot.add(total - carried_);
+        carried_ = total;
+    }
+
+  private:
+    uint64_t carried_ = 0;  // what the slot already has of the total
+};
+
 struct alignas(RTE_CACHE_LINE_SIZE) WorkerCounters {
     Counter rx_packets, rx_bytes, tx_packets, tx_bytes;
     // TSC cycles from the start of each poll that returned packets to the start of the next
