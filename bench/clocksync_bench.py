@@ -184,8 +184,7 @@ def one_run(args, probes, flood, tag, client_extra=(), reader=None):
 
     try:
         m = start(master, logs[0])
-        wait_for(logs[0], "netbuf", m)  # printed right before the port starts
-        time.sleep(0.3)
+        wait_for(logs[0], "port 0 started", m)  # the memif server's port: its client may connect
         c = start(client, logs[1])
         r = subprocess.Popen(reader, stdout=subprocess.PIPE, text=True) if reader else None
         wait_share = watch_pollers({"master": m, "client": c}, c)
