@@ -7,7 +7,6 @@
 #include <rte_ethdev.h>
 
 #include "eal/eal.hpp"
-#include "xdp/steer.hpp"
 
 #include <dirent.h>
 #include <linux/if_xdp.h>
@@ -44,26 +43,9 @@ AfXdpSpec parse_af_xdp_spec(const std::string& spec) {
 
 std::string af_xdp_devargs(const AfXdpSpec& spec, unsigned queue) {
     std::string args = fmt::format("iface={},start_queue={},queue_count=1", spec.iface, queue);
-    if (queue == 0 && !spec.xdp_prog.empty()) args += ",xdp_prog=" + spec.xdp_prog;
     for (const auto& extra : spec.devargs) args += "," + extra;
     return args;
 }
-
-namespace {
-
-// The PMD attaches xdp_prog= only where no XDP program is: say which one is in the way before
-// any vdev is made (a missing interface is left to the vdev's own error).
-void check_no_xdp_program(const AfXdpSpec& spec) {
-    if (spec.xdp_prog.empty() || if_nametoindex(spec.iface.c_str()) == 0) return;
-    if (uint32_t id = xdp::xdp_program_id(spec.iface))
-        throw std::runtime_error(fmt::format(
-            "--af-xdp {0}: the interface has an XDP program already (id {1}) and linerate "
-            "attaches its steering program only where none is (another app on {0}? one a "
-            "killed process left goes with `ip link set dev {0} xdp off`)",
-            spec.iface, id));
-}
-
-}  // namespace
 
 std::vector<std::string> af_xdp_mode_eal_args(const std::vector<AfXdpSpec>& specs) {
     unsigned queues = 1;
@@ -86,7 +68,6 @@ std::vector<std::string> af_xdp_mode_eal_args(const std::vector<AfXdpSpec>& spec
 std::vector<AfXdpPort> create_af_xdp_ports(const std::vector<AfXdpSpec>& specs, unsigned workers) {
     std::vector<AfXdpPort> ports;
     for (const AfXdpSpec& spec : specs) {
-        check_no_xdp_program(spec);
         unsigned queues = spec.queues ? spec.queues : workers;
         for (unsigned q = 0; q < queues; ++q) {
             // vdev names must start with the driver's name; the rest only has to be unique.

@@ -12,11 +12,10 @@ namespace linerate::eal {
 struct AfXdpSpec {
     std::string iface;
     unsigned queues = 0;  // 0: one per worker
-    // Extra `key=value` devargs appended to every vdev of the interface (e.g. an XDP program).
+    // Extra `key=value` devargs appended to every vdev of the interface. No xdp_prog=: the PMD
+    // would attach that program through netlink, where it outlives a killed process; the vdevs
+    // adopt the program the app attached beforehand with a BPF link (AfXdpSteering, XdpDatapath).
     std::vector<std::string> devargs;
-    // linerate's XDP steering program (always, with --af-xdp): the vdev of queue 0 attaches it
-    // (xdp_prog=), the other queues' vdevs find it on the interface and add their sockets.
-    std::string xdp_prog;
 };
 
 // "IFACE[,queues=N]". Throws std::invalid_argument.
@@ -38,8 +37,7 @@ struct AfXdpPort {
 };
 
 // Creates the vdevs of every spec (rte_vdev_init), `workers` queues each unless the spec says how
-// many. Throws std::runtime_error naming the interface and queue that failed, or the XDP program
-// already on an interface that is to get spec.xdp_prog.
+// many. Throws std::runtime_error naming the interface and queue that failed.
 std::vector<AfXdpPort> create_af_xdp_ports(const std::vector<AfXdpSpec>& specs, unsigned workers);
 
 // The AF_XDP sockets this process has open (fds), to tell which ones a queue setup created.

@@ -2,11 +2,21 @@
 
 #include <fmt/core.h>
 
+#include <net/if.h>
+
 #include <stdexcept>
 
 #include "stats/telemetry.hpp"
+#include "xdp/datapath.hpp"
 
 namespace linerate {
+
+namespace {
+
+// The program of bpf/steer.bpf.c (the name libxdp recognises, see there).
+constexpr const char* kSteerProgramName = "xsk_def_prog";
+
+}  // namespace
 
 AfXdpSteering::AfXdpSteering(std::string app, const std::vector<std::string>& af_xdp_specs,
                              xdp::SteerFilter filter, bool steer_asked, bool app_program)
@@ -24,8 +34,9 @@ AfXdpSteering::AfXdpSteering(std::string app, const std::vector<std::string>& af
                                  xdp::kSteerObjectName +
                                  ") is neither next to the app, in its install tree nor in the "
                                  "build tree: not taking the interface without it");
-    for (auto& spec : specs_) spec.xdp_prog = steer_object_;
 }
+
+AfXdpSteering::~AfXdpSteering() = default;
 
 std::string AfXdpSteering::steer_object_named() const {
     return steer_object_.empty() ? std::string("PATH/") + xdp::kSteerObjectName : steer_object_;
@@ -39,10 +50,39 @@ void AfXdpSteering::add_eal_args(std::vector<std::string>& args, bool user_gave_
 
 std::optional<std::vector<uint16_t>> AfXdpSteering::make_ports(unsigned workers) {
     if (specs_.empty()) return std::nullopt;
+    if (!app_program_) attach_steering_programs();
     ports_ = eal::create_af_xdp_ports(specs_, workers);
     std::vector<uint16_t> ids;
     for (const auto& p : ports_) ids.push_back(p.port);
     return ids;
+}
+
+// Before the vdevs are made, each interface gets linerate's steering program held by this
+// process through a BPF link: the kernel detaches it when the process ends, a SIGKILL included,
+// so the same command line starts again at once (the PMD's xdp_prog= attached it through netlink,
+// where it outlived the process). The vdevs, given no xdp_prog=, adopt it (it is named
+// xsk_def_prog with libxdp's version tag) and put their sockets into its xsks_map. Single-buffer
+// and in the mode the kernel picks for a program that does not transmit (native where the driver
+// has XDP, veth included), as the PMD loaded and attached it.
+void AfXdpSteering::attach_steering_programs() {
+    for (const eal::AfXdpSpec& spec : specs_) {
+        // A missing interface is left to the vdev's own error, which names the queue.
+        if (if_nametoindex(spec.iface.c_str()) == 0) continue;
+        try {
+            auto program = std::make_unique<xdp::DatapathProgram>(
+                xdp::kSteerObjectName, kSteerProgramName, /*multi_buffer=*/false);
+            program->attach(spec.iface, xdp::XdpMode::automatic, /*transmits=*/false);
+            programs_.push_back(std::move(program));
+        } catch (const std::exception& e) {
+            throw std::runtime_error(std::string("--af-xdp: ") + e.what());  // names the interface
+        }
+    }
+}
+
+// After the workers, before the ports close: the interface's frames go back to the kernel (the
+// counters stay readable: Steering holds the maps).
+void AfXdpSteering::workers_stopped() {
+    for (auto& p : programs_) p->detach();
 }
 
 std::optional<unsigned> AfXdpSteering::first_worker(uint16_t port) const {

@@ -277,24 +277,21 @@ std::string driver_of(const std::string& ifname) {
 
 // The mode auto chooses: veth's native XDP_TX hands the frame to the peer's NAPI, which a veth
 // as `ip link add` makes it does not run (no GRO, no XDP program on the peer): the frame would
-// be dropped. Generic XDP transmits through the stack, to any peer.
-XdpMode automatic_mode(const std::string& ifname) {
-    return driver_of(ifname) == "veth" ? XdpMode::generic : XdpMode::native;
+// be dropped. Generic XDP transmits through the stack, to any peer. A program that does not
+// transmit is native (attach falls back to generic where the driver has no XDP).
+XdpMode automatic_mode(const std::string& ifname, bool transmits) {
+    return transmits && driver_of(ifname) == "veth" ? XdpMode::generic : XdpMode::native;
 }
 
 }  // namespace
 
-XdpMode DatapathProgram::attach(const std::string& ifname, XdpMode mode) {
+XdpMode DatapathProgram::attach(const std::string& ifname, XdpMode mode, bool transmits) {
     const unsigned ifindex = if_nametoindex(ifname.c_str());
     if (ifindex == 0) throw std::runtime_error("no interface " + ifname);
-    if (uint32_t id = xdp_program_id(ifname))
-        throw std::runtime_error(fmt::format(
-            "{0} has an XDP program already (id {1}) and the app attaches its own only where none "
-            "is (another app on {0}? one a killed process left goes with `ip link set dev {0} "
-            "xdp off`)",
-            ifname, id));
+    if (std::string why = xdp_program_in_the_way(ifname); !why.empty())
+        throw std::runtime_error(why);
     const bool automatic = mode == XdpMode::automatic;
-    if (automatic) mode = automatic_mode(ifname);
+    if (automatic) mode = automatic_mode(ifname, transmits);
     for (;;) {
         LIBBPF_OPTS(bpf_link_create_opts, opts,
                     .flags = mode == XdpMode::native ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE);

@@ -107,10 +107,12 @@ class DatapathProgram {
     SlotTotals totals() const;
 
     // Attaches the program to interface `ifname` with a BPF link (so the kernel detaches it when
-    // the process ends, however it ends) and returns the mode it runs in. Throws
-    // std::runtime_error naming the interface when it cannot (no such interface, a program there
-    // already, the mode refused).
-    XdpMode attach(const std::string& ifname, XdpMode mode);
+    // the process ends, however it ends) and returns the mode it runs in. `transmits`: the
+    // program returns XDP_TX, which automatic keeps off veth's native mode (automatic_mode); one
+    // that only passes frames and redirects them to AF_XDP sockets runs native wherever the
+    // driver has XDP, as the kernel's own choice would. Throws std::runtime_error naming the
+    // interface when it cannot (no such interface, a program there already, the mode refused).
+    XdpMode attach(const std::string& ifname, XdpMode mode, bool transmits = true);
     // Detaches it (closes the link); nothing when not attached.
     void detach();
     // The program's kernel id.

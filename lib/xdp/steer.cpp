@@ -96,6 +96,48 @@ uint32_t xdp_program_id(const std::string& ifname) {
     return prog_id;
 }
 
+namespace {
+
+// Whether a BPF link attaches program `prog_id` to the XDP hook of interface `ifindex`: the
+// link belongs to a process and goes with it; a netlink attachment outlives its process.
+bool held_by_link(unsigned ifindex, uint32_t prog_id) {
+    uint32_t id = 0;
+    while (bpf_link_get_next_id(id, &id) == 0) {
+        Fd link(bpf_link_get_fd_by_id(id));
+        if (link.fd < 0) continue;  // gone meanwhile
+        bpf_link_info info{};
+        uint32_t len = sizeof info;
+        if (bpf_obj_get_info_by_fd(link.fd, &info, &len) == 0 && info.type == BPF_LINK_TYPE_XDP &&
+            info.prog_id == prog_id && info.xdp.ifindex == ifindex)
+            return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+std::string xdp_program_in_the_way(const std::string& ifname) {
+    const uint32_t id = xdp_program_id(ifname);
+    if (id == 0) return {};
+    const std::string there = fmt::format("{} has an XDP program already (id {})", ifname, id);
+    if (held_by_link(if_nametoindex(ifname.c_str()), id))
+        return there + fmt::format(
+                           ", held by a running process through a BPF link (another app on {}? "
+                           "it goes when that process ends)",
+                           ifname);
+    const std::string off = fmt::format("`ip link set dev {} xdp off` removes it", ifname);
+    if (SteerProgram::from_id(id))
+        return there +
+               ": linerate's steering program attached without a BPF link, which "
+               "outlives its process (left by a linerate older than this one or by a "
+               "vdev's xdp_prog=): " +
+               off;
+    return there +
+           ", attached without a BPF link (another tool's, which stays after its "
+           "process ends): " +
+           off;
+}
+
 std::unique_ptr<SteerProgram> SteerProgram::attached_to(const std::string& ifname) {
     uint32_t prog_id = xdp_program_id(ifname);
     if (prog_id == 0) return nullptr;

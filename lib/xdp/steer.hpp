@@ -22,6 +22,14 @@ std::string find_bpf_object(const std::string& name);
 // std::runtime_error when the interface does not exist or libbpf fails.
 uint32_t xdp_program_id(const std::string& ifname);
 
+// Why interface `ifname` cannot take an app's XDP program, "" when it has none: "IFACE has an
+// XDP program already (id N)" and whose it is as far as the kernel tells: held by a running
+// process through a BPF link (it goes when that process ends), or attached without a link
+// (netlink: it stays after its process ended; linerate's steering program so attached is what a
+// linerate before its BPF links, or a vdev's xdp_prog=, left), with the command that removes it.
+// Throws as xdp_program_id.
+std::string xdp_program_in_the_way(const std::string& ifname);
+
 // Values of bpf/steer_abi.h's enum steer_mode.
 enum class SteerMode : uint32_t { none = 0, all = 1, ipv4 = 2, udp_port = 3 };
 

@@ -276,8 +276,15 @@ TEST(AfXdpOption, InterfaceWithAnotherXdpProgramIsRefusedInOneLine) {
     ProcessResult second =
         run_process(app.wrap({kApp, "--af-xdp", veth.app_if, "--json", json}), {.timeout_s = 30});
     EXPECT_EQ(second.exit_status, 1) << second.out;
+    // The first holds its program through a BPF link: the line says so, and offers no `xdp off`
+    // (which cannot detach a link's program).
     const std::string line =
-        "l2reflect: --af-xdp " + veth.app_if + ": the interface has an XDP program already (id ";
+        "l2reflect: --af-xdp: " + veth.app_if + " has an XDP program already (id ";
+    EXPECT_NE(second.out.find("), held by a running process through a BPF link (another app on " +
+                              veth.app_if + "? it goes when that process ends)"),
+              std::string::npos)
+        << second.out;
+    EXPECT_EQ(second.out.find("xdp off"), std::string::npos) << second.out;
     EXPECT_NE(second.out.find(line), std::string::npos) << second.out;
     EXPECT_NE(read_json(json)["error"].get<std::string>().find("has an XDP program already"),
               std::string::npos);

@@ -381,3 +381,33 @@ TEST(XdpDatapathOption, InterfaceWithAnXdpProgramIsRefusedNamingIt) {
         << r.out;
     EXPECT_NE(xdp_on(app, veth.app_if), "") << "the other program stays";
 }
+
+// What a linerate before BPF links left after a SIGKILL: its steering program attached through
+// netlink (the PMD's xdp_prog=), which outlived the process. Both paths refuse the interface in
+// one line that says so and how to remove it; once removed, the same command line runs.
+TEST(XdpDatapathOption, SteeringProgramLeftWithoutALinkIsNamedWithItsRemedy) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    NetNs app("xdpleft"), peer("peer");
+    VethPair veth(app, peer);
+    const std::string obj = std::string(LINERATE_BIN_DIR) + "/bpf/steer.bpf.o";
+    app.run("ip link set dev " + veth.app_if + " xdp obj " + obj + " sec xdp");
+    const std::string remedy =
+        ": linerate's steering program attached without a BPF link, which "
+        "outlives its process (left by a linerate older than this one or "
+        "by a vdev's xdp_prog=): `ip link set dev " +
+        veth.app_if + " xdp off` removes it";
+    const std::string nfv = binary("apps/nfv/nfv");
+    for (const char* datapath : {"dpdk", "xdp"}) {
+        ProcessResult r = run_process(
+            app.wrap({nfv, "--af-xdp", veth.app_if, "--datapath", datapath, "--duration", "0.2"}));
+        EXPECT_EQ(r.exit_status, 1) << r.out;
+        EXPECT_NE(r.out.find(veth.app_if + " has an XDP program already (id "), std::string::npos)
+            << r.out;
+        EXPECT_NE(r.out.find(remedy), std::string::npos) << r.out;
+    }
+    app.run("ip link set dev " + veth.app_if + " xdp off");
+    ProcessResult r = run_process(
+        app.wrap({nfv, "--af-xdp", veth.app_if, "--duration", "0.2", "--stats-period", "0"}));
+    EXPECT_EQ(r.exit_status, 0) << r.out;
+    EXPECT_EQ(xdp_on(app, veth.app_if), "") << "the app's program goes with it";
+}

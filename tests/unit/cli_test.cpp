@@ -122,13 +122,12 @@ TEST(AfXdpMode, SpecAndOneVdevPerQueue) {
         EXPECT_THROW(eal::parse_af_xdp_spec(bad), std::invalid_argument) << bad;
 }
 
-// Queue 0's vdev attaches the steering program; the others must not name it (the PMD would try
-// to attach a second program and fail): they adopt the one on the interface.
-TEST(AfXdpMode, SteeringProgramOnQueueZeroOnly) {
+// No vdev names the steering program (xdp_prog=: the PMD would attach it through netlink, where
+// it outlives a killed app): the app attaches it with a BPF link first, and every queue's vdev
+// adopts it.
+TEST(AfXdpMode, NoVdevNamesAnXdpProgram) {
     auto s = eal::parse_af_xdp_spec("eth1,queues=2");
-    s.xdp_prog = "/opt/lr/steer.bpf.o";
-    EXPECT_EQ(eal::af_xdp_devargs(s, 0),
-              "iface=eth1,start_queue=0,queue_count=1,xdp_prog=/opt/lr/steer.bpf.o");
+    EXPECT_EQ(eal::af_xdp_devargs(s, 0), "iface=eth1,start_queue=0,queue_count=1");
     EXPECT_EQ(eal::af_xdp_devargs(s, 1), "iface=eth1,start_queue=1,queue_count=1");
 }
 
