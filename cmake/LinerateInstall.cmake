@@ -72,6 +72,14 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/CHANGES.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
+# systemd units and their commented example configurations (dist/, docs/operations.md): made
+# at install time, when the prefix the units name is known (`--prefix`, CPack's /usr).
+install(CODE "set(LINERATE_SOURCE_DIR \"${PROJECT_SOURCE_DIR}\")
+set(LINERATE_STAGE_DIR \"${PROJECT_BINARY_DIR}/systemd-units\")
+set(LINERATE_BINDIR \"${CMAKE_INSTALL_BINDIR}\")
+set(LINERATE_DOCDIR \"${CMAKE_INSTALL_DOCDIR}\")")
+install(SCRIPT ${PROJECT_SOURCE_DIR}/cmake/LinerateSystemdUnits.cmake)
+
 # Debian package: the libraries the programs link come from dpkg-shlibdeps; the PMDs are plugins
 # DPDK loads at run time, so the ones the apps are used with are listed by hand, with the mempool
 # driver every packet pool needs (librte-mempool-ring23: without it, on a system without the
@@ -88,4 +96,9 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
     "librte-mempool-ring23, librte-net-af-xdp23, librte-net-af-packet23, librte-net-pcap23, librte-net-ring23, librte-net-null23, librte-net-memif23, librte-net-tap23, librte-net-virtio23, librte-net-vhost23")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dpdk")
+# The example configurations under /etc are conffiles (an edited one survives an upgrade); the
+# maintainer scripts tell systemd about the units (none is enabled or started).
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
+    "${PROJECT_SOURCE_DIR}/dist/deb/conffiles;${PROJECT_SOURCE_DIR}/dist/deb/postinst;${PROJECT_SOURCE_DIR}/dist/deb/prerm;${PROJECT_SOURCE_DIR}/dist/deb/postrm")
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 include(CPack)

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
@@ -46,6 +47,11 @@ namespace {
 // Stop signals are honoured from before main: one during EAL init, port setup or the link wait
 // makes the app end as soon as start-up is over (or fails), with its summary and JSON.
 [[maybe_unused]] const bool kSignalsFromTheStart = (worker::install_signal_handlers(), true);
+
+// Each line reaches a pipe or the journal as it is printed (one line per event), not when a block
+// fills: a service's lines between two stats lines (none with --stats-period 0) would otherwise
+// wait for the next one, or for the exit. From before main, as setvbuf must precede any output.
+[[maybe_unused]] const bool kLineBuffered = std::setvbuf(stdout, nullptr, _IOLBF, 0) == 0;
 
 double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())

@@ -30,7 +30,6 @@ void ServiceNotify::ready(double now_s) {
     round_ = worker::start_poll_round();
     fmt::print("{}: systemd watchdog: pinged every {:.3g} s while every worker polls\n", app_,
                ping_every_s_);
-    std::fflush(stdout);
 }
 
 // A round of quiescent reports per interval: the ping says every worker polled since the last

@@ -86,18 +86,39 @@ check_tree() {
   echo "ok: $root"
 }
 
+# The systemd units and example configurations (docs/operations.md): each unit runs the prefix's
+# program with the arguments of its file under SYSCONFDIR/linerate.
+#   check_units UNIT_DIR SYSCONFDIR BINDIR (the last two as the units name them)
+check_units() {
+  local units=$1 etc=$2 bin=$3 root=${4:-}
+  for pair in kvagg:kvagg nfv:nfv clocksync-master:clocksync clocksync-client:clocksync; do
+    local name=${pair%%:*} app=${pair#*:} unit=$units/linerate-${pair%%:*}@.service
+    [[ -f $unit ]] || fail "no $unit"
+    grep -qxF "ExecStart=$bin/$app \$ARGS" "$unit" || fail "$unit does not run $bin/$app"
+    grep -qxF "EnvironmentFile=$etc/linerate/$name-%i.conf" "$unit" ||
+      fail "$unit does not read $etc/linerate/$name-%i.conf"
+    [[ -f $root$etc/linerate/$name-example.conf ]] || fail "no $root$etc/linerate/$name-example.conf"
+  done
+  echo "ok: units in $units"
+}
+
 cmake --install "$BUILD" --prefix "$T/prefix" >/dev/null
 check_tree "$T/prefix"
+check_units "$T/prefix/lib/systemd/system" "$T/prefix/etc" "$T/prefix/bin"
 check_headers_alone "$T/prefix"
 
 (cd "$BUILD" && cpack -G DEB -B "$T/deb" >/dev/null)
 DEB=$(ls "$T"/deb/linerate_*.deb)
 DEPENDS=$(dpkg-deb -f "$DEB" Depends)
-for dep in librte-eal23 librte-ethdev23 librte-net-af-xdp23 libpcap0.8 libbpf1 libtbb12; do
+for dep in librte-eal23 librte-ethdev23 librte-net-af-xdp23 libpcap0.8 libbpf1 libtbb12 libsystemd0; do
   [[ $DEPENDS == *"$dep"* ]] || fail "$DEB does not depend on $dep: $DEPENDS"
 done
 dpkg -x "$DEB" "$T/root"
 check_tree "$T/root/usr"
+check_units "$T/root/usr/lib/systemd/system" /etc /usr/bin "$T/root"
+# The examples are conffiles (an edited one survives an upgrade).
+diff <(dpkg-deb -I "$DEB" conffiles) <(cd "$T/root" && find etc/linerate -type f | sed 's|^|/|' | sort) ||
+  fail "$DEB: conffiles differ from the files under /etc"
 echo "ok: $(basename "$DEB") $(du -k "$DEB" | cut -f1) KiB"
 
 LAUNCHER=()
