@@ -3,10 +3,14 @@
 #include <fcntl.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <map>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string_view>
 
@@ -55,6 +59,68 @@ void check_file_prefix_free(const std::vector<std::string>& eal_args) {
         throw std::invalid_argument("another DPDK process (pid " + std::to_string(lock.l_pid) +
                                     ") runs with --file-prefix " + prefix +
                                     ": give this one its own --file-prefix NAME (before `--`)");
+}
+
+namespace {
+
+// The devargs of each --vdev of `eal_args` ("--vdev=NAME,ARGS" or "--vdev" "NAME,ARGS") whose
+// name starts with `driver`, as key -> value.
+std::vector<std::map<std::string, std::string>> vdev_args(const std::vector<std::string>& eal_args,
+                                                          std::string_view driver) {
+    std::vector<std::map<std::string, std::string>> found;
+    for (size_t i = 0; i < eal_args.size(); ++i) {
+        std::string spec;
+        if (eal_args[i].rfind("--vdev=", 0) == 0)
+            spec = eal_args[i].substr(7);
+        else if (eal_args[i] == "--vdev" && i + 1 < eal_args.size())
+            spec = eal_args[i + 1];
+        if (spec.rfind(driver, 0) != 0) continue;
+        std::map<std::string, std::string> kv;
+        std::stringstream items(spec);
+        std::string item;
+        std::getline(items, item, ',');  // the vdev's name
+        while (std::getline(items, item, ',')) {
+            const size_t eq = item.find('=');
+            if (eq != std::string::npos) kv[item.substr(0, eq)] = item.substr(eq + 1);
+        }
+        found.push_back(kv);
+    }
+    return found;
+}
+
+// Whether `path` is a socket file no socket of this network namespace listens on: its server
+// ended without removing it. Read from /proc/net/unix (flag __SO_ACCEPTCON: listening), not by
+// connecting: a memif server that sees a client come and go at once can panic (DPDK 22.11).
+bool stale_socket(const std::string& path) {
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return false;
+    std::ifstream sockets("/proc/net/unix");
+    if (!sockets) return false;  // cannot tell: leave it
+    std::string line;
+    std::getline(sockets, line);  // the header
+    while (std::getline(sockets, line)) {
+        std::istringstream fields(line);
+        std::string num, refs, protocol, flags, type, state, inode, bound;
+        fields >> num >> refs >> protocol >> flags >> type >> state >> inode >> bound;
+        constexpr unsigned long kAcceptCon = 0x10000;
+        if (bound == path && (std::strtoul(flags.c_str(), nullptr, 16) & kAcceptCon)) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+void remove_stale_memif_sockets(const std::vector<std::string>& eal_args) {
+    for (const auto& kv : vdev_args(eal_args, "net_memif")) {
+        const auto get = [&](const char* key, const char* otherwise) {
+            const auto it = kv.find(key);
+            return it == kv.end() ? std::string(otherwise) : it->second;
+        };
+        // DPDK 22.11's defaults: a server, on /run/memif.sock, abstract.
+        if (get("role", "server") != "server" || get("socket-abstract", "yes") != "no") continue;
+        const std::string path = get("socket", "/run/memif.sock");
+        if (stale_socket(path)) unlink(path.c_str());
+    }
 }
 
 Eal::~Eal() {

@@ -19,6 +19,12 @@ class Eal {
 // the prefix and the pid holding it. Nothing to check without shared config (--no-shconf,
 // --in-memory) or for a secondary process.
 void check_file_prefix_free(const std::vector<std::string>& eal_args);
+// A net_memif server vdev with socket-abstract=no binds a socket file (socket=, default
+// /run/memif.sock) that a killed server leaves behind, and binding it again fails ("Address
+// already in use"): removes each such file that nobody listens on any more (connect refused), so
+// the same command line starts again. A file a running server listens on is left to the PMD's
+// error. Abstract sockets (DPDK's default) leave nothing. Call before the EAL makes the vdevs.
+void remove_stale_memif_sockets(const std::vector<std::string>& eal_args);
 // The EAL args a shortcut (--pcap, --af-xdp) uses when the user gave none: these lcores, no
 // hugepages (memory_mb of ordinary memory), no PCI, no shared config, no telemetry.
 std::vector<std::string> default_eal_args(const std::string& lcores, unsigned memory_mb);

@@ -138,6 +138,7 @@ std::vector<std::string> Runtime::eal_arguments(const cli::SplitArgs& args) {
     for (auto& f : plan_.features) f->add_eal_args(eal_args, args.had_separator);
     try {
         eal::check_file_prefix_free(eal_args);
+        eal::remove_stale_memif_sockets(eal_args);  // what a killed server left
     } catch (const std::invalid_argument& e) {
         cli::usage_error(info_.name, e.what());
     }

@@ -298,8 +298,11 @@ XdpMode DatapathProgram::attach(const std::string& ifname, XdpMode mode, bool tr
         link_fd_ = bpf_link_create(prog_fd_, int(ifindex), BPF_XDP, &opts);
         if (link_fd_ >= 0) return mode;
         const int err = -errno;
-        // A driver without native XDP: generic, when the user left the choice to the app.
-        if (automatic && mode == XdpMode::native && (err == -EOPNOTSUPP || err == -EINVAL)) {
+        // A driver without native XDP, or one whose MTU is too large for a single-buffer program
+        // in native mode (veth: "Peer MTU is too large to set XDP"): generic, when the user left
+        // the choice to the app.
+        if (automatic && mode == XdpMode::native &&
+            (err == -EOPNOTSUPP || err == -EINVAL || err == -ERANGE)) {
             mode = XdpMode::generic;
             continue;
         }

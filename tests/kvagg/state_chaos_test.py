@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """kvagg --state under SIGKILL, on the veth pair(s) of kvagg_state_chaos_test.cpp (namespaces
-it creates and passes in, as service_test.py's): kvagg (net_af_packet) in one namespace, three
+it creates and passes in, as service_test.py's): kvagg (net_af_packet, or --af-xdp with --af-xdp) in one namespace, three
 clients in the other. With --workers 2 kvagg has two ports, one veth pair each (--kv-if2, the
 second pair's address 10.213.1.1), and a worker per port: a stream stays on its worker across
 restarts (af_packet's fanout over the queues of one port may move a flow to another socket when
@@ -13,7 +13,7 @@ does a flush(reset). Each client then ends with wait_durable(). Then: what was f
 everything sent, key by key, exactly; and kvagg's JSON (after SIGINT) agrees: aggregated_sum +
 flushed_sum (over every run on the file) is the sum of everything sent.
 
-    state_chaos_test.py run --kvagg K --load L --kv-ns A --cl-ns B --kv-if I [--workers 2]
+    state_chaos_test.py run --kvagg K --load L --kv-ns A --cl-ns B --kv-if I [--workers 2 | --af-xdp]
 """
 import argparse
 import collections
@@ -103,6 +103,11 @@ class Kvagg:
 
     def start(self):
         vdevs = [f"--vdev=net_af_packet0,iface={self.ns.kv_if}"]
+        port = []
+        if self.a.af_xdp:
+            # --af-xdp: the steering program is attached with a BPF link, so a SIGKILL leaves
+            # nothing on the interface and the same command line starts again at once.
+            vdevs, port = [], ["--af-xdp", self.ns.kv_if]
         # Two workers on a 2-CPU machine: the main lcore and the first worker share CPU 0.
         lcores = "0"
         if self.a.workers == 2:
@@ -111,7 +116,7 @@ class Kvagg:
         env = dict(os.environ, LINERATE_TEST_CHECKPOINT_PAUSE_MS="20")
         self.proc = self.ns.run(
             self.ns.kv, self.a.kvagg, "--lcores", lcores, "--no-huge", "-m", "512", "--no-pci",
-            f"--file-prefix={self.ns.kv}", *vdevs, "--", "--keys", "64K", "--stats-period", "0", "--state", self.state,
+            f"--file-prefix={self.ns.kv}", *vdevs, "--", *port, "--keys", "64K", "--stats-period", "0", "--state", self.state,
             "--checkpoint-ms", "100", "--json", self.json, env=env,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.procs.append(self.proc)
@@ -144,6 +149,8 @@ def main():
         d.add_argument(opt, required=True)
     d.add_argument("--workers", type=int, default=1, choices=(1, 2))
     d.add_argument("--kv-if2", help="with --workers 2: kvagg's second interface (10.213.1.1)")
+    d.add_argument("--af-xdp", action="store_true",
+                   help="kvagg on --af-xdp KV_IF (its steering program) instead of net_af_packet")
     d.add_argument("--seed", type=int, default=1)
     s = sub.add_parser("send")
     s.add_argument("--seed", type=int, required=True)
@@ -161,6 +168,8 @@ def main():
         return cmd_send(a)
     if a.cmd == "check":
         return cmd_check(a)
+    if a.af_xdp and a.workers != 1:
+        ap.error("--af-xdp runs one worker")
     return st.in_namespaces(a, "kvchaos", lambda ns, tmp, procs: drive(a, ns, tmp, procs))
 
 
@@ -227,6 +236,13 @@ def drive(a, ns, tmp, procs):
     out = kv.proc.communicate(timeout=60)[0]
     if kv.proc.returncode != 0:
         raise SystemExit(f"kvagg exit {kv.proc.returncode}:\n{out[-3000:]}")
+    if a.af_xdp:
+        runs = kv.outputs + [out]
+        steered = sum(f"xdp steering on {ns.kv_if}" in o for o in runs)
+        if steered != kv.starts:
+            raise SystemExit(f"{steered} of {kv.starts} starts on AF_XDP with the steering "
+                             f"program:\n{runs[-1][-3000:]}")
+        print(f"af_xdp: all {kv.starts} starts steered (the same command line after each kill)")
     j = json.load(open(kv.json))
     j["kvagg_workers_wanted"] = a.workers
     return check_json(j, st.read_sums(sums))
