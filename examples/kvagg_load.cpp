@@ -194,6 +194,7 @@ int main(int argc, char** argv) {
                             {"status_rounds", st.rounds},
                             {"duplicates_seen_by_kvagg", st.duplicates},
                             {"restarts_seen", c.restarts_seen()},
+                            {"refused", c.refused()},
                             {"send_s", send_s},
                             {"confirm_s", std::chrono::duration<double>(t2 - t1).count()},
                             {"tuples_per_s", send_s > 0 ? double(l.tuples) / send_s : 0},

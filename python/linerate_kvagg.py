@@ -12,9 +12,15 @@ Every datagram of one client carries its stream id and the next sequence number 
 refuses duplicates inside its window, so retransmitting is always safe. A kvagg with --state says
 in each status answer through which sequence number the stream is in its state file: the client
 keeps every datagram above it and sends again what a restarted kvagg (a new instance id) lacks.
-Timeouts and errors raise KvaggError / KvaggTimeout, never pass silently.
+Errors raise KvaggError, never pass silently; no answer in time raises KvaggTimeout (a
+KvaggError). "No answer" is one thing whatever its form: silence, an ICMP refusal the kernel
+reports as ECONNREFUSED (kvagg down or restarting: nothing listens on its port), a host or
+network unreachable; each request attempt waits its whole timeout for an answer through them. A
+data datagram whose send is refused stays held and goes again with the next status(). No other
+exception type leaves the client (docs/kvagg.md "Errors and restarts").
 """
 
+import errno
 import random
 import socket
 import struct
@@ -37,6 +43,10 @@ STATUS_BODY_LEN = 48  # the six u64 fields of a status response before the missi
 STATUS_TAIL_LEN = 16  # durable_through, instance: after the missing numbers
 IP_UDP = 28
 IP_MTU = 14  # Linux getsockopt: the path MTU of a connected socket
+# What a connected UDP socket reports from an ICMP error about an earlier datagram: no kvagg
+# listening (port unreachable), or no route/host for now. Each means no answer, nothing else.
+NO_ANSWER_ERRNOS = frozenset((errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH,
+                              errno.EHOSTDOWN, errno.ENETDOWN))
 
 
 class KvaggError(Exception):
@@ -54,7 +64,11 @@ class Client:
                  drop_share=0.0, seed=None, status_every=8192):
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
-        self.sock.connect((host, port))
+        try:
+            self.sock.connect((host, port))
+        except OSError as e:  # an unknown name, no route: the address is wrong, not kvagg
+            self.sock.close()
+            raise KvaggError(f"{host}:{port}: {e}") from e
         self.sock.settimeout(timeout)
         self.timeout, self.retries = timeout, retries
         if mtu is None:
@@ -79,6 +93,8 @@ class Client:
         self.request_id = 0
         self._batch = []
         self.sent_datagrams = self.dropped_datagrams = self.retransmitted = 0
+        self.refused = 0        # sends and receives that reported an ICMP error (NO_ANSWER_ERRNOS)
+        self._deadline = None   # wait_durable: no request attempt waits beyond it
 
     def __enter__(self):
         return self
@@ -91,6 +107,10 @@ class Client:
 
     # ---- adding ----
     def add(self, key, value):
+        """Adds a tuple to the datagram being filled; a full one is sent and held until kvagg
+        confirms it. Every `status_every` unconfirmed datagrams add() runs status() itself, so
+        it may raise what status() raises (KvaggTimeout while kvagg is down): the tuple is held
+        all the same and goes with a later status()."""
         self._batch.append((key & 0xFFFFFFFFFFFFFFFF, value & 0xFFFFFFFFFFFFFFFF))
         if len(self._batch) == self.max_tuples:
             self._send_batch()
@@ -114,39 +134,85 @@ class Client:
         if self.drop_share and self._rng.random() < self.drop_share:
             self.dropped_datagrams += 1  # simulated loss: never reaches the wire
             return
-        self.sock.send(d)
-        self.sent_datagrams += 1
+        if self._send(d):
+            self.sent_datagrams += 1
+
+    def _send(self, d):
+        """Sends one datagram; False when it did not leave (a refusal twice over). A send that
+        fails with an ICMP error reports an earlier datagram's and consumes it: this one did not
+        go, so it is tried once more. One that does not go is no answer to its caller (a data
+        datagram stays held for status())."""
+        for _ in range(2):
+            try:
+                self.sock.send(d)
+                return True
+            except socket.timeout:
+                return False  # the local send queue stayed full: not sent
+            except OSError as e:
+                self._no_answer_or_raise(e, "send")
+        return False
+
+    def _no_answer_or_raise(self, e, what):
+        """Counts an ICMP error reported by the socket as no answer; any other OSError is a
+        KvaggError."""
+        if e.errno not in NO_ANSWER_ERRNOS:
+            raise KvaggError(f"{what}: {e}") from e
+        self.refused += 1
 
     # ---- requests ----
     def _request(self, op, count, body=b"", flags=0, stream=None, same_id=False):
         """Sends a request and collects its response frames (index 0 .. the one marked last);
-        resends it on timeout, under a new request id unless same_id (a reset flush, which
-        kvagg answers at most once per id)."""
+        resends it when an attempt's timeout passes without a complete answer (silence or ICMP
+        refusals alike), under a new request id unless same_id (a reset flush, which kvagg
+        answers at most once per id). Within wait_durable no attempt outlasts its patience."""
         self.request_id += 1
+        attempts = 0
         for attempt in range(self.retries):
             if attempt and not same_id:
                 self.request_id += 1
+            if self._deadline is not None and time.monotonic() >= self._deadline:
+                break
+            attempts += 1
             rid = self.request_id
             hdr = HEADER.pack(MAGIC, VERSION, op, count,
                               self.stream if stream is None else stream, rid, flags)
-            self.sock.send(hdr + body)
-            frames, last = {}, None
-            try:
-                while last is None or len(frames) < last + 1:
-                    r = self.sock.recv(65536)
-                    if len(r) < HEADER.size:
-                        continue
-                    magic, ver, rop, n, _, rseq, idx = HEADER.unpack_from(r)
-                    if magic != MAGIC or rop != (op | OP_RESPONSE) or rseq != rid:
-                        continue  # a late answer to an earlier attempt
-                    frames[idx & ~LAST_FRAME] = (n, r[HEADER.size:])
-                    if idx & LAST_FRAME:
-                        last = idx & ~LAST_FRAME
-            except socket.timeout:
-                continue
-            return [frames[i] for i in range(last + 1)]
-        raise KvaggTimeout(f"op {op}: no complete response after {self.retries} attempts "
+            self._send(hdr + body)
+            frames = self._collect(op, rid)
+            if frames is not None:
+                return frames
+        raise KvaggTimeout(f"op {op}: no complete response after {attempts} attempts "
                            f"of {self.timeout} s")
+
+    def _collect(self, op, rid):
+        """The response frames to request `rid`, or None when the attempt's timeout passes
+        first. An ICMP error meanwhile is no answer yet: the attempt goes on waiting."""
+        end = time.monotonic() + self.timeout
+        if self._deadline is not None:
+            end = min(end, self._deadline)
+        frames, last = {}, None
+        while last is None or len(frames) < last + 1:
+            left = end - time.monotonic()
+            if left <= 0:
+                return None
+            self.sock.settimeout(left)
+            try:
+                r = self.sock.recv(65536)
+            except socket.timeout:
+                return None
+            except OSError as e:
+                self._no_answer_or_raise(e, "recv")
+                continue
+            finally:
+                self.sock.settimeout(self.timeout)  # what a send waits for room, at most
+            if len(r) < HEADER.size:
+                continue
+            magic, ver, rop, n, _, rseq, idx = HEADER.unpack_from(r)
+            if magic != MAGIC or rop != (op | OP_RESPONSE) or rseq != rid:
+                continue  # a late answer to an earlier attempt
+            frames[idx & ~LAST_FRAME] = (n, r[HEADER.size:])
+            if idx & LAST_FRAME:
+                last = idx & ~LAST_FRAME
+        return [frames[i] for i in range(last + 1)]
 
     @staticmethod
     def _tuples(frames):
@@ -226,22 +292,26 @@ class Client:
 
     def wait_durable(self, patience=60.0):
         """Returns once everything sent so far (the partial datagram too) is in kvagg's --state
-        file, riding out restarts: a status that times out is asked again until `patience`
-        seconds have passed (then KvaggTimeout). KvaggError when kvagg keeps no state."""
-        end = time.monotonic() + patience
-        while True:
-            try:
-                st = self.status()
-                if not st["flags"] & STATUS_DURABLE:
-                    raise KvaggError("kvagg runs without --state: nothing is durable")
-                if not self.unacked and not self.undurable:
-                    return st
-            except KvaggTimeout:
-                if time.monotonic() > end:
-                    raise
-            if time.monotonic() > end:
-                raise KvaggTimeout("not durable after the patience given")
-            time.sleep(0.01)
+        file, riding out restarts: while kvagg does not answer (down, restarting: silence or
+        refusals) status is asked again until `patience` seconds have passed, then
+        KvaggTimeout. KvaggError when kvagg keeps no state."""
+        self._deadline = time.monotonic() + patience
+        try:
+            while True:
+                try:
+                    st = self.status()
+                    if not st["flags"] & STATUS_DURABLE:
+                        raise KvaggError("kvagg runs without --state: nothing is durable")
+                    if not self.unacked and not self.undurable:
+                        return st
+                except KvaggTimeout:
+                    pass
+                if time.monotonic() >= self._deadline:
+                    raise KvaggTimeout(f"not durable after the patience given ({patience} s): "
+                                       f"{self.held()} datagrams held")
+                time.sleep(0.01)
+        finally:
+            self._deadline = None
 
     def stream_status(self, stream=None):
         """One status request: kvagg's view of a stream (default: ours), no retransmission."""

@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
         "kvagg: receive key-value packets (16-byte tuples behind a 64-byte header, "
         "docs/wire-formats.md), "
         "sum every tuple's value into its key in an aggregation table placed in a chosen "
-        "memory region; a sink: transmits nothing",
+        "memory region; a sink for data datagrams that answers service requests (read, "
+        "status, flush: docs/kvagg.md)",
         kApp);
     cli::CommonOptions common;
     cli::add_common_options(cli, common);

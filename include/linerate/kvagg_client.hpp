@@ -1,8 +1,10 @@
 #pragma once
-// Client for kvagg's service ops (docs/kvagg.md "Service ops"), header-only, plain POSIX UDP
-// sockets (no DPDK). The same operations as python/linerate_kvagg.py:
+// Client for kvagg's service ops (docs/kvagg.md "Service ops"), header-only, C++17 or later,
+// plain POSIX UDP sockets (no DPDK). The same operations as python/linerate_kvagg.py:
 //
-//   linerate::kvclient::Client c({.host = "10.0.0.1"});
+//   linerate::kvclient::Options o;
+//   o.host = "10.0.0.1";
+//   linerate::kvclient::Client c(o);
 //   c.add(key, value);          // batched into full datagrams (path MTU)
 //   c.status();                 // retransmits what kvagg lacks until it has every datagram
 //   auto sums = c.read(keys);   // key -> current sum
@@ -12,8 +14,12 @@
 // One stream id per client, sequence numbers from 1; kvagg refuses duplicates inside its window,
 // so retransmitting is always safe. A kvagg with --state says in each status answer through which
 // sequence number the stream is in its state file: the client keeps every datagram above it and
-// sends again what a restarted kvagg (a new instance id) lacks. Timeouts and errors throw
-// (kvclient::Error, Timeout).
+// sends again what a restarted kvagg (a new instance id) lacks. Errors throw kvclient::Error; no
+// answer in time throws kvclient::Timeout (an Error). "No answer" is one thing whatever its form:
+// silence, an ICMP refusal the kernel reports as ECONNREFUSED (kvagg down or restarting), a host
+// or network unreachable; each request attempt waits its whole timeout through them. A data
+// datagram whose send is refused stays held and goes again with the next status(). Nothing else
+// is thrown but std::bad_alloc (docs/kvagg.md "Errors and restarts").
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -26,15 +32,19 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <random>
-#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
+#if __cplusplus >= 202002L
+#include <span>  // read() took a std::span before C++17 was supported: code may rely on it
+#endif
 
 #include "kvagg_wire.h"  // beside this header, whatever the include path
 
@@ -101,6 +111,12 @@ inline void put32(uint8_t* p, uint32_t v) {
 inline void put64(uint8_t* p, uint64_t v) {
     put32(p, uint32_t(v >> 32));
     put32(p + 4, uint32_t(v));
+}
+// What a connected UDP socket reports from an ICMP error about an earlier datagram: no kvagg
+// listening (port unreachable), or no route or host for now. Each means no answer, nothing else.
+inline bool no_answer_errno(int e) {
+    return e == ECONNREFUSED || e == EHOSTUNREACH || e == ENETUNREACH || e == EHOSTDOWN ||
+           e == ENETDOWN;
 }
 inline uint16_t get16(const uint8_t* p) {
     return uint16_t(p[0] << 8 | p[1]);
@@ -174,7 +190,13 @@ class Client {
     // Datagrams kept for a resend: unconfirmed, or received but not yet durable.
     uint64_t held() const { return unacked_.size() + undurable_.size(); }
     uint64_t restarts_seen() const { return restarts_; }
+    // Sends and receives that reported an ICMP error (kvagg down: no answer).
+    uint64_t refused() const { return refused_; }
 
+    // Adds a tuple to the datagram being filled; a full one is sent and held until kvagg confirms
+    // it. Every status_every unconfirmed datagrams add() runs status() itself, so it may throw
+    // what status() throws (Timeout while kvagg is down): the tuple is held all the same and
+    // goes with a later status().
     void add(uint64_t key, uint64_t value) {
         const size_t at = batch_.size();
         batch_.resize(at + kTupleLen);
@@ -240,10 +262,16 @@ class Client {
     }
 
     // Returns once everything sent so far (the partial datagram included) is in kvagg's --state
-    // file, riding out restarts: a status that times out is asked again until `patience` has
-    // passed (then Timeout). Error when kvagg keeps no state.
+    // file, riding out restarts: while kvagg does not answer (down, restarting: silence or
+    // refusals) status is asked again until `patience` has passed, then Timeout. Error when
+    // kvagg keeps no state.
     StreamStatus wait_durable(std::chrono::milliseconds patience = std::chrono::seconds(60)) {
         const auto end = std::chrono::steady_clock::now() + patience;
+        deadline_ = end;
+        struct Clear {
+            std::optional<std::chrono::steady_clock::time_point>& d;
+            ~Clear() { d.reset(); }
+        } clear{deadline_};
         for (;;) {
             try {
                 StreamStatus st = status();
@@ -251,10 +279,12 @@ class Client {
                     throw Error("kvagg runs without --state: nothing is durable");
                 if (undurable_.empty() && unacked_.empty()) return st;
             } catch (const Timeout&) {
-                if (std::chrono::steady_clock::now() > end) throw;
+                // No answer within the attempts: asked again while the patience lasts.
             }
-            if (std::chrono::steady_clock::now() > end)
-                throw Timeout("kvagg client: not durable after the patience given");
+            if (std::chrono::steady_clock::now() >= end)
+                throw Timeout("kvagg client: not durable after the patience given (" +
+                              std::to_string(patience.count()) + " ms): " + std::to_string(held()) +
+                              " datagrams held");
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
     }
@@ -279,16 +309,22 @@ class Client {
     }
 
     // key -> current sum for every key asked (0 for a key kvagg never received).
-    Sums read(std::span<const uint64_t> keys) {
+    Sums read(const uint64_t* keys, size_t count) {
         Sums out;
-        for (size_t i = 0; i < keys.size(); i += max_keys_) {
-            const size_t n = std::min(max_keys_, keys.size() - i);
+        for (size_t i = 0; i < count; i += max_keys_) {
+            const size_t n = std::min(max_keys_, count - i);
             std::vector<uint8_t> body(8 * n);
             for (size_t k = 0; k < n; ++k) detail::put64(&body[8 * k], keys[i + k]);
             tuples(request(kOpRead, uint16_t(n), body, 0, stream_, false), out);
         }
         return out;
     }
+    // Any contiguous range of uint64_t: std::vector, std::array, a C array, std::span (C++20).
+    template <class Keys>
+    Sums read(const Keys& keys) {
+        return read(std::data(keys), std::size(keys));
+    }
+    Sums read(std::initializer_list<uint64_t> keys) { return read(keys.begin(), keys.size()); }
 
     // key -> sum of every key with a non-zero sum (or keys lo..hi). With reset the amounts are
     // taken out of kvagg atomically per key; a lost answer is asked again under the same
@@ -350,65 +386,83 @@ class Client {
             ++dropped_;
             return;
         }
-        send_raw(d);
-        ++sent_;
+        if (send_one(d)) ++sent_;
     }
 
-    void send_raw(const std::vector<uint8_t>& d) {
-        for (;;) {
-            if (::send(fd_, d.data(), d.size(), 0) == ssize_t(d.size())) return;
-            if (errno == ENOBUFS || errno == EAGAIN) continue;  // a full local queue: try again
-            throw Error(std::string("kvagg client: send: ") + std::strerror(errno));
+    // Sends one datagram; false when it did not leave (refused twice over). A send that fails
+    // with an ICMP error reports an earlier datagram's and consumes it: this one did not go, so
+    // it is tried once more. One that does not go is no answer to its caller (a data datagram
+    // stays held for status()).
+    bool send_one(const std::vector<uint8_t>& d) {
+        for (int tries = 0; tries < 2;) {
+            if (::send(fd_, d.data(), d.size(), 0) == ssize_t(d.size())) return true;
+            if (errno == ENOBUFS || errno == EAGAIN || errno == EINTR) continue;  // local: again
+            no_answer_or_throw(errno, "send");
+            ++tries;
         }
+        return false;
+    }
+
+    // Counts an ICMP error reported by the socket as no answer; any other errno is an Error.
+    void no_answer_or_throw(int e, const char* what) {
+        if (!detail::no_answer_errno(e))
+            throw Error(std::string("kvagg client: ") + what + ": " + std::strerror(e));
+        ++refused_;
     }
 
     // Sends a request and collects its response frames (index 0 .. the one marked last).
-    // Resent on timeout under a new request id, unless same_id (a reset flush, which kvagg
-    // answers at most once per id).
+    // Resent when an attempt's timeout passes without a complete answer (silence or ICMP
+    // refusals alike), under a new request id unless same_id (a reset flush, which kvagg
+    // answers at most once per id). Within wait_durable no attempt outlasts its patience.
     Frames request(uint8_t op, uint16_t count, const std::vector<uint8_t>& body, uint32_t flags,
                    uint32_t stream, bool same_id) {
-        const unsigned attempts = o_.retries;
         ++request_id_;
-        for (unsigned a = 0; a < attempts; ++a) {
+        unsigned attempts = 0;
+        for (unsigned a = 0; a < o_.retries; ++a) {
             if (a && !same_id) ++request_id_;
-            const uint64_t rid = request_id_;
+            if (deadline_ && std::chrono::steady_clock::now() >= *deadline_) break;
+            ++attempts;
             std::vector<uint8_t> d(kHeaderLen + body.size());
-            detail::header(d.data(), op, count, stream, rid, flags);
+            detail::header(d.data(), op, count, stream, request_id_, flags);
             std::copy(body.begin(), body.end(), d.begin() + kHeaderLen);
-            send_raw(d);
-            std::map<uint32_t, std::pair<uint16_t, std::vector<uint8_t>>> frames;
-            std::optional<uint32_t> last;
-            const auto deadline = std::chrono::steady_clock::now() + o_.timeout;
-            std::vector<uint8_t> buf(65536);
-            while (!last || frames.size() < *last + 1) {
-                const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    deadline - std::chrono::steady_clock::now());
-                pollfd p{fd_, POLLIN, 0};
-                if (left.count() <= 0 || ::poll(&p, 1, int(left.count())) == 0) break;
-                const ssize_t n = ::recv(fd_, buf.data(), buf.size(), 0);
-                if (n < 0) {
-                    if (errno == EINTR) continue;
-                    throw Error(std::string("kvagg client: recv: ") + std::strerror(errno));
-                }
-                if (size_t(n) < kHeaderLen ||
-                    detail::get16(&buf[LINERATE_KV_MAGIC_OFF]) != kMagic ||
-                    buf[LINERATE_KV_OP_OFF] != (op | kOpResponse) ||
-                    detail::get64(&buf[LINERATE_KV_SEQ_OFF]) != rid)
-                    continue;  // a late answer to an earlier attempt
-                const uint32_t idx = detail::get32(&buf[LINERATE_KV_RESERVED_OFF]);
-                frames[idx & ~kLastFrame] = {detail::get16(&buf[LINERATE_KV_COUNT_OFF]),
-                                             {buf.begin() + kHeaderLen, buf.begin() + n}};
-                if (idx & kLastFrame) last = idx & ~kLastFrame;
-            }
-            if (last && frames.size() == *last + 1) {
-                Frames out;
-                for (auto& [i, f] : frames) out.push_back(std::move(f));
-                return out;
-            }
+            send_one(d);
+            if (std::optional<Frames> out = collect(op, request_id_)) return std::move(*out);
         }
         throw Timeout("kvagg client: op " + std::to_string(op) + ": no complete response after " +
                       std::to_string(attempts) + " attempts of " +
                       std::to_string(o_.timeout.count()) + " ms");
+    }
+
+    // The response frames to request `rid`, or none when the attempt's timeout passes first. An
+    // ICMP error meanwhile is no answer yet: the attempt goes on waiting.
+    std::optional<Frames> collect(uint8_t op, uint64_t rid) {
+        auto end = std::chrono::steady_clock::now() + o_.timeout;
+        if (deadline_) end = std::min(end, *deadline_);
+        std::map<uint32_t, std::pair<uint16_t, std::vector<uint8_t>>> frames;
+        std::optional<uint32_t> last;
+        std::vector<uint8_t> buf(65536);
+        while (!last || frames.size() < *last + 1) {
+            const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+                end - std::chrono::steady_clock::now());
+            pollfd p{fd_, POLLIN, 0};
+            if (left.count() <= 0 || ::poll(&p, 1, int(left.count())) == 0) return std::nullopt;
+            const ssize_t n = ::recv(fd_, buf.data(), buf.size(), MSG_DONTWAIT);
+            if (n < 0) {
+                if (errno != EINTR && errno != EAGAIN) no_answer_or_throw(errno, "recv");
+                continue;
+            }
+            if (size_t(n) < kHeaderLen || detail::get16(&buf[LINERATE_KV_MAGIC_OFF]) != kMagic ||
+                buf[LINERATE_KV_OP_OFF] != (op | kOpResponse) ||
+                detail::get64(&buf[LINERATE_KV_SEQ_OFF]) != rid)
+                continue;  // a late answer to an earlier attempt
+            const uint32_t idx = detail::get32(&buf[LINERATE_KV_RESERVED_OFF]);
+            frames[idx & ~kLastFrame] = {detail::get16(&buf[LINERATE_KV_COUNT_OFF]),
+                                         {buf.begin() + kHeaderLen, buf.begin() + n}};
+            if (idx & kLastFrame) last = idx & ~kLastFrame;
+        }
+        Frames out;
+        for (auto& [i, f] : frames) out.push_back(std::move(f));
+        return out;
     }
 
     static void tuples(const Frames& frames, Sums& out) {
@@ -430,7 +484,9 @@ class Client {
     uint64_t sent_ = 0, dropped_ = 0, retransmitted_ = 0;
     std::map<uint64_t, std::vector<uint8_t>> unacked_;
     std::map<uint64_t, std::vector<uint8_t>> undurable_;  // received, not yet in kvagg's state
-    uint64_t instance_ = 0, restarts_ = 0;
+    uint64_t instance_ = 0, restarts_ = 0, refused_ = 0;
+    // Set by wait_durable: no request attempt waits beyond it.
+    std::optional<std::chrono::steady_clock::time_point> deadline_;
 };
 
 }  // namespace linerate::kvclient

@@ -42,9 +42,12 @@ check_kvagg_headers() {
   cc -std=c11 -Wall -Wextra -Werror -pedantic -I"$inc" "$T/kv_wire.c" -o "$T/kv_wire" ||
     fail "$inc/linerate/kvagg_wire.h does not compile as C11"
   "$T/kv_wire" || fail "$inc/linerate/kvagg_wire.h: wrong numbers"
-  echo '#include <linerate/kvagg_client.hpp>' |
-    c++ -std=c++20 -Wall -Werror -fsyntax-only -I"$inc" -x c++ - ||
-    fail "$inc/linerate/kvagg_client.hpp does not compile"
+  local std
+  for std in c++17 c++20; do  # the C++ client is C++17 or later
+    echo '#include <linerate/kvagg_client.hpp>' |
+      c++ -std=$std -Wall -Wextra -Werror -fsyntax-only -I"$inc" -x c++ - ||
+      fail "$inc/linerate/kvagg_client.hpp does not compile as $std"
+  done
 }
 
 # Every public header compiles on its own against an installed tree and DPDK (once: the

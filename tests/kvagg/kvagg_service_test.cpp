@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kvagg_driver.hpp"
 #include "support/netns.hpp"
 #include "support/process.hpp"
 
@@ -25,21 +26,7 @@ void run_scenarios(const std::vector<std::string>& extra) {
     // The addresses service_test.py uses (KV_IP, CLIENT_IP), inside the two namespaces only.
     kv.run("ip addr add 10.213.0.1/24 dev " + veth.app_if);
     cl.run("ip addr add 10.213.0.2/24 dev " + veth.peer_if);
-    std::vector<std::string> argv = {
-        "/usr/bin/env",
-        "python3",
-        std::string(LINERATE_SOURCE_DIR) + "/tests/kvagg/service_test.py",
-        "run",
-        "--kvagg",
-        binary("apps/kvagg/kvagg"),
-        "--load",
-        binary("examples/kvagg_load"),
-        "--kv-ns",
-        kv.name(),
-        "--cl-ns",
-        cl.name(),
-        "--kv-if",
-        veth.app_if};
+    std::vector<std::string> argv = kvagg_driver_argv("service_test.py", kv, cl, veth.app_if);
     argv.insert(argv.end(), extra.begin(), extra.end());
     const ProcessResult r = run_process(argv, {.timeout_s = 240});
     if (r.exit_status == 77) {

@@ -2,7 +2,9 @@
 // (tests/support/netns.hpp): 3 clients (2 Python, 1 C++) send while kvagg is killed 5 times
 // (once in mid-checkpoint) and restarted with the same --state; one client flushes with reset
 // half-way. Flushed + read equals everything sent, key by key; the JSON agrees. The scenario and
-// its checks are state_chaos_test.py; here the namespaces and the two worker counts.
+// its checks are state_chaos_test.py; here the namespaces, the two worker counts, and a run where
+// the kernel beside kvagg refuses every datagram to its port (ICMP port unreachable, as for a
+// kvagg that is down), which the clients must ride through.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -10,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kvagg_driver.hpp"
 #include "support/netns.hpp"
 #include "support/process.hpp"
 
@@ -17,7 +20,9 @@ using namespace linerate::test;
 
 namespace {
 
-void run_chaos(unsigned workers, bool af_xdp = false) {
+// af_xdp: kvagg on --af-xdp (its steering program) instead of net_af_packet. refusals: no socket
+// holds kvagg's port and ICMP is not rate limited in kvagg's namespace.
+void run_chaos(unsigned workers, bool af_xdp = false, bool refusals = false) {
     if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
     NetNs kv("kv"), cl("cl");
     // Two workers: a port each, so a stream stays on its worker (state_chaos_test.py says why).
@@ -27,26 +32,14 @@ void run_chaos(unsigned workers, bool af_xdp = false) {
     cl.run("ip addr add 10.213.0.2/24 dev " + veth.peer_if);
     kv.run("ip addr add 10.213.1.1/24 dev " + veth2.app_if);
     cl.run("ip addr add 10.213.1.2/24 dev " + veth2.peer_if);
-    std::vector<std::string> argv = {
-        "/usr/bin/env",
-        "python3",
-        std::string(LINERATE_SOURCE_DIR) + "/tests/kvagg/state_chaos_test.py",
-        "run",
-        "--kvagg",
-        binary("apps/kvagg/kvagg"),
-        "--load",
-        binary("examples/kvagg_load"),
-        "--kv-ns",
-        kv.name(),
-        "--cl-ns",
-        cl.name(),
-        "--kv-if",
-        veth.app_if,
-        "--kv-if2",
-        veth2.app_if,
-        "--workers",
-        std::to_string(workers)};
+    std::vector<std::string> argv = kvagg_driver_argv("state_chaos_test.py", kv, cl, veth.app_if);
+    argv.insert(argv.end(), {"--kv-if2", veth2.app_if, "--workers", std::to_string(workers)});
     if (af_xdp) argv.push_back("--af-xdp");
+    if (refusals) {
+        // Every datagram to the closed port refused, not one a second per client address.
+        kv.run("sysctl -qw net.ipv4.icmp_ratelimit=0");
+        argv.push_back("--refusals");
+    }
     const ProcessResult r = run_process(argv, {.timeout_s = 170});
     std::printf("%s", r.out.c_str());  // the clients' and kills' figures, for the log
     EXPECT_EQ(r.exit_status, 0);
@@ -57,6 +50,11 @@ void run_chaos(unsigned workers, bool af_xdp = false) {
     if (af_xdp) {
         // 6 starts, more when a kill meant for mid-checkpoint came after the rename.
         EXPECT_TRUE(std::regex_search(r.out, std::regex("af_xdp: all [0-9]+ starts steered")))
+            << r.out;
+    }
+    if (refusals) {
+        EXPECT_NE(r.out.find("refusals: every client rode through ICMP refusals"),
+                  std::string::npos)
             << r.out;
     }
 }
@@ -76,4 +74,10 @@ TEST(KvaggStateChaos, TwoWorkers) {
 // interface), and the sums are exact.
 TEST(KvaggStateChaos, AfXdpStartsAgainAtOnceAfterEachKill) {
     run_chaos(1, true);
+}
+
+// net_af_packet (kvagg restarts after kill -9 on it today), the port not held: the clients get
+// ECONNREFUSED while kvagg is down (and now and then while it runs).
+TEST(KvaggStateChaos, ClientsRideThroughIcmpRefusals) {
+    run_chaos(1, false, true);
 }

@@ -13,8 +13,17 @@ does a flush(reset). Each client then ends with wait_durable(). Then: what was f
 everything sent, key by key, exactly; and kvagg's JSON (after SIGINT) agrees: aggregated_sum +
 flushed_sum (over every run on the file) is the sum of everything sent.
 
+With --refusals no socket holds kvagg's port in its namespace: the kernel there answers every
+datagram to it with ICMP port unreachable (the caller turns its rate limit off), while kvagg is
+down as while it runs (net_af_packet: the kernel sees the frames too), and the clients get
+ECONNREFUSED on their sends and receives. They must ride through as through silence: no
+exception but the documented ones (a client that raises anything else exits non-zero), sums
+exact; each reports how many refusals it saw, and every one must have seen some.
+
     state_chaos_test.py run --kvagg K --load L --kv-ns A --cl-ns B --kv-if I [--workers 2 | --af-xdp]
+                            [--refusals]
 """
+import re
 import argparse
 import collections
 import json
@@ -67,7 +76,8 @@ def cmd_send(a):
             raise SystemExit("stopped before the flush was asked for")
         done = c.wait_durable(patience=60)
         print(f"python client {c.stream:#x}: {c.sent_datagrams} sent, {c.retransmitted} resent, "
-              f"{c.restarts_seen} restarts seen, durable through {done['durable_through']}")
+              f"{c.restarts_seen} restarts seen, {c.refused} refused, "
+              f"durable through {done['durable_through']}")
     with open(a.sums_out, "w") as f:
         for k, v in sorted(sent.items()):
             f.write(f"{k},{v & MASK}\n")
@@ -152,6 +162,8 @@ def main():
     d.add_argument("--af-xdp", action="store_true",
                    help="kvagg on --af-xdp KV_IF (its steering program) instead of net_af_packet")
     d.add_argument("--seed", type=int, default=1)
+    d.add_argument("--refusals", action="store_true",
+                   help="no socket on kvagg's port: the kernel refuses its datagrams")
     s = sub.add_parser("send")
     s.add_argument("--seed", type=int, required=True)
     s.add_argument("--tuples", type=int, default=10**7)  # at most
@@ -201,7 +213,8 @@ def chaos(kv, clients, rng, flush_now):
 
 def drive(a, ns, tmp, procs):
     me = [sys.executable, os.path.abspath(__file__)]
-    procs.append(st.hold_port(ns))  # also while kvagg is down
+    if not a.refusals:
+        procs.append(st.hold_port(ns))  # also while kvagg is down
     kv = Kvagg(a, ns, tmp, procs)
     kv.start()
     sums = [os.path.join(tmp, f"sent{i}.csv") for i in range(3)]
@@ -223,11 +236,14 @@ def drive(a, ns, tmp, procs):
     chaos(kv, clients, random.Random(a.seed), flush_now)
     time.sleep(0.5)  # the clients see the last restart while sending
     open(stop, "w").close()
+    outs = []
     for p in clients:
-        out = p.communicate(timeout=120)[0]
-        print(out, end="")
+        outs.append(p.communicate(timeout=120)[0])
+        print(outs[-1], end="")
         if p.returncode != 0:
             raise SystemExit(f"client {p.args[3:]} failed with {p.returncode}")
+    if a.refusals:
+        check_refused(outs)
     check = client("check", "--flushed", flushed, *sums)
     print(check.communicate(timeout=60)[0], end="")
     if check.returncode != 0:
@@ -246,6 +262,21 @@ def drive(a, ns, tmp, procs):
     j = json.load(open(kv.json))
     j["kvagg_workers_wanted"] = a.workers
     return check_json(j, st.read_sums(sums))
+
+
+def check_refused(outs):
+    """Every client saw ICMP refusals (the Python clients print "N refused", kvagg_load's JSON
+    has "refused") and came through them."""
+    counts = []
+    for out in outs:
+        m = re.search(r"(\d+) refused,", out) or re.search(r'"refused":(\d+)', out)
+        if not m:
+            raise SystemExit(f"a client did not report its refusals:\n{out}")
+        counts.append(int(m.group(1)))
+    if not all(counts):
+        raise SystemExit(f"refusals per client {counts}: the refusal path was not exercised")
+    print(f"refusals: every client rode through ICMP refusals ({', '.join(map(str, counts))}), "
+          f"no undocumented exception")
 
 
 def check_json(j, sent):
