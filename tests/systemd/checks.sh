@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The checks of tests/systemd/run, one line each (pass/FAIL), against the booted container of
 # container.sh. Sourced; uses SRC, W and container.sh's names.
 
@@ -14,6 +15,13 @@ pass() {
 fail() {
   echo "FAIL: $*"
   FAILED=$((FAILED + 1))
+}
+
+# `kill -s SIGNAL` of a unit's main PID, from inside the container (dash's kill: procps is not
+# in a minbase root).
+kill_main() {
+  # shellcheck disable=SC2016 # expanded by that sh
+  in_ct sh -c 'kill -s "$1" "$2"' - "$1" "$(prop "$2" MainPID)"
 }
 
 # A property of a unit, as systemctl shows it.
@@ -53,13 +61,17 @@ journal() {
   in_ct journalctl --no-pager -q -o cat -u "$1" ${2:+"_PID=$2"}
 }
 
-# A unit's journal: the entries journald stamped (its monotonic clock, us), one per line.
-journal_stamped() {
+# When journald read the line MESSAGE of a unit's process (its monotonic clock, us), if it has:
+# `read_at UNIT PID MESSAGE`.
+read_at() {
   in_ct journalctl --no-pager -q -o json -u "$1" _PID="$2" |
     python3 -c 'import json, sys
 for line in sys.stdin:
     e = json.loads(line)
-    print(e["__MONOTONIC_TIMESTAMP"], e.get("MESSAGE"))'
+    if e.get("MESSAGE") == sys.argv[1]:
+        print(e["__MONOTONIC_TIMESTAMP"])
+        sys.exit(0)
+sys.exit(1)' "$3"
 }
 
 check_units_verify() {
@@ -100,12 +112,11 @@ check_kvagg_ready_after_running() {
   pid=$(prop "$KV" MainPID)
   start_us=$(prop "$KV" ExecMainStartTimestampMonotonic)
   active_us=$(prop "$KV" ActiveEnterTimestampMonotonic)
-  running_line() { journal_stamped "$KV" "$pid" | grep -m1 ' kvagg: running$'; }
-  if ! wait_until 10 running_line >/dev/null; then
+  if ! wait_until 10 read_at "$KV" "$pid" "kvagg: running" >/dev/null; then
     fail "ready: $KV active, but no 'kvagg: running' from PID $pid in the journal"
     return
   fi
-  running_us=$(running_line | cut -d' ' -f1)
+  running_us=$(read_at "$KV" "$pid" "kvagg: running")
   local said="active $(((active_us - start_us) / 1000)) ms after its start, its 'kvagg: running'"
   said+=" read by journald at $(((running_us - start_us) / 1000)) ms"
   if ((running_us <= active_us + READ_LAG_US)); then
@@ -147,7 +158,7 @@ check_kvagg_restart_after_sigkill() {
   pid=$(prop "$KV" MainPID)
   start_kvagg_clients
   sleep 1 # traffic in flight when the kill comes
-  in_ct sh -c 'kill -s KILL "$1"' - "$pid" # dash: procps is not in a minbase root
+  kill_main KILL "$KV"
   if wait_until 30 unit_is "$KV" active NRestarts 1 && [[ $(prop "$KV" MainPID) != "$pid" ]]; then
     pass "sigkill: $KV restarted by systemd (NRestarts 1, PID $pid -> $(prop "$KV" MainPID))"
   else
@@ -193,19 +204,24 @@ PY
   fi
 }
 
+# systemd started kvagg again after its watchdog fired (NRestarts the count given), and journald
+# has read systemd's line on why.
+watchdog_restarted() {
+  unit_is "$KV" active NRestarts "$1" &&
+    journal "$KV" | grep -q "^$KV: Failed with result 'watchdog'\.$"
+}
+
 # A stalled worker (test-only: LINERATE_TEST_STALL=1 and SIGUSR2) with WatchdogSec=2s: the
 # pings stop, systemd's watchdog kills the service and starts it again.
 check_kvagg_watchdog() {
-  local dropin=$W/root/etc/systemd/system/$KV.d pid restarts
+  local dropin=$W/root/etc/systemd/system/$KV.d restarts
   mkdir -p "$dropin"
   printf '[Service]\nEnvironment=LINERATE_TEST_STALL=1\nWatchdogSec=2s\n' >"$dropin/stall.conf"
   in_ct systemctl daemon-reload
   in_ct timeout 60 systemctl start "$KV"
-  pid=$(prop "$KV" MainPID)
   restarts=$(prop "$KV" NRestarts)
-  in_ct sh -c 'kill -s USR2 "$1"' - "$pid"
-  if wait_until 30 unit_is "$KV" active NRestarts $((restarts + 1)) &&
-    journal "$KV" "" | grep -q "^$KV: Failed with result 'watchdog'\.$"; then
+  kill_main USR2 "$KV"
+  if wait_until 30 watchdog_restarted $((restarts + 1)); then
     pass "watchdog: stalled worker -> $KV failed with result 'watchdog', restarted" \
       "(NRestarts $restarts -> $(prop "$KV" NRestarts))"
   else

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The system container of tests/systemd/run: its cached Debian root, its boot, commands in it,
 # and the removal of everything at exit. Sourced; uses SRC, W, MIRROR and CACHE.
 
@@ -112,13 +113,16 @@ wait_for_boot() {
 # (if the container never took it) and the scratch directory.
 cleanup() {
   local rc=$?
-  for pid in "${CLIENT_PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+  for pid in "${CLIENT_PIDS[@]}"; do
+    kill -KILL "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  done
   if [[ -n $NSPAWN ]] && kill -0 "$NSPAWN" 2>/dev/null; then
     kill -TERM "$NSPAWN"
     for _ in $(seq 200); do kill -0 "$NSPAWN" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$NSPAWN" ${LEADER:+"$LEADER"} 2>/dev/null || true
   fi
   if [[ -n $NSPAWN ]]; then wait "$NSPAWN" 2>/dev/null || true; fi
+  rmdir "/run/systemd/nspawn/propagate/$NAME" 2>/dev/null || true # what a killed nspawn leaves
   ip netns del "$CL_NS" 2>/dev/null || true
   ip link del "$KV_IF" 2>/dev/null || true
   if ((MOUNTED)) && ! umount "$W/root"; then
