@@ -60,6 +60,11 @@ make_veth() {
   ip -n "$CL_NS" link set lo up
 }
 
+# A command in the container's root before it boots (the host's network: apt reaches the mirror).
+in_root() {
+  systemd-nspawn -q -D "$W/root" --register=no --keep-unit env DEBIAN_FRONTEND=noninteractive "$@"
+}
+
 # An overlay of the cached root (the cache stays as it is), the package installed by apt inside
 # it, then booted with KV_IF; returns once systemd says the system is running.
 boot_container() {
@@ -68,9 +73,11 @@ boot_container() {
   mount -t overlay overlay -o "lowerdir=$lower,upperdir=$W/upper,workdir=$W/work" "$W/root"
   MOUNTED=1
   cp "$deb" "$W/root/var/tmp/linerate.deb"
-  systemd-nspawn -q -D "$W/root" --register=no --keep-unit \
-    env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-    /var/tmp/linerate.deb >"$W/apt.log" 2>&1 || {
+  # Without Recommends: the package's Depends must be enough. The root's package lists are as
+  # old as the root: when a dependency needs a newer version, they are updated (in the overlay).
+  in_root apt-get install -y -q --no-install-recommends /var/tmp/linerate.deb >"$W/apt.log" 2>&1 ||
+    { in_root apt-get update -q && in_root apt-get install -y -q --no-install-recommends \
+      /var/tmp/linerate.deb; } >>"$W/apt.log" 2>&1 || {
     tail -20 "$W/apt.log"
     return 1
   }
