@@ -39,15 +39,21 @@ void ServiceNotify::tick(double now_s) {
     // Once a stop began the workers leave their loops (and stop reporting): STOPPING=1 follows.
     if (worker::stop_requested()) return;
     if (!worker::poll_round_done(round_)) {
-        if (!starved_)
+        // Said once, in the journal and in `systemctl status` (STATUS=, sent first).
+        if (!starved_) {
+            send(fmt::format("STATUS={}: a worker stopped polling", app_));
             fmt::print(stderr,
                        "{}: a worker has not polled for {:.3g} s: the systemd watchdog is no "
                        "longer pinged\n",
                        app_, now_s - pinged_s_);
+        }
         starved_ = true;
         return;
     }
-    if (starved_) fmt::print(stderr, "{}: every worker polls again: watchdog pinged\n", app_);
+    if (starved_) {
+        send(fmt::format("STATUS={}: running", app_));
+        fmt::print(stderr, "{}: every worker polls again: watchdog pinged\n", app_);
+    }
     starved_ = false;
     send("WATCHDOG=1");
     pinged_s_ = now_s;

@@ -157,11 +157,14 @@ TEST(ServiceNotify, AStalledWorkerStopsThePings) {
     run.app.signal(SIGUSR2);
     ASSERT_TRUE(run.app.wait_for_output("test: a worker stops polling until a stop", 10))
         << run.app.output();
-    // At most one more ping (the round the worker finished before it stalled), then this line.
+    // At most one more ping (the round the worker finished before it stalled), then the status
+    // for `systemctl status`, sent before this line.
     ASSERT_TRUE(run.app.wait_for_output("the systemd watchdog is no longer pinged\n", 10))
         << run.app.output();
-    while (run.socket.next(0).has_value()) {
+    std::optional<std::string> m;
+    while ((m = run.socket.next(0)) && *m == kPing) {
     }
+    EXPECT_EQ(m.value_or("none"), "STATUS=l2reflect: a worker stopped polling");
     // Ten intervals: not one ping.
     EXPECT_EQ(run.socket.next(1.0), std::nullopt);
     run.expect_clean_stop();
