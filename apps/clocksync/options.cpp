@@ -284,6 +284,7 @@ std::vector<const CLI::Option*> add_group(CLI::App& app, const std::string& grou
     return added;
 }
 
+// The client's own options.
 void add_client_options(CLI::App& app, Options& o) {
     add_address_options(app, o);
     add_probe_options(app, o);
@@ -306,7 +307,8 @@ OptionTable add_table(CLI::App& app, cli::CommonOptions& common, Options& o,
     return table;
 }
 
-// How many times the tables took `name` (the app's table and the subcommand's may both have).
+// How many times the tables took `name`: the app's takes what stands before a subcommand (or
+// everything, with --role), the subcommand's what follows it.
 size_t given(const OptionTables& t, const std::string& name) {
     return t.by_role.app->count(name) + t.master.app->count(name) + t.client.app->count(name);
 }
@@ -326,8 +328,7 @@ void resolve_role(const OptionTables& t, Options& o) {
     if (sub) o.role = sub == &t.master ? Role::master : Role::client;
 }
 
-// An option of the other role, in the table of the form used (and the app's, which takes the
-// options given before a subcommand).
+// An option of the other role, given to any table; the message names the role in the form used.
 void reject_other_role(const OptionTables& t, const Options& o) {
     const bool client = o.role == Role::client;
     const bool by_option = !t.master.app->parsed() && !t.client.app->parsed();
