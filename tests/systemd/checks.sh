@@ -269,10 +269,10 @@ check_clocksync_clockbound() {
   local eal="-l 0-1 --no-huge -m 512 --no-pci" out
   install -m 755 "$SRC/build/tests/clocksync/cb_probe" "$W/root/usr/local/bin/cb_probe"
   write_conf clocksync-master-t "$eal --file-prefix=csm-t \
---vdev=net_memif0,role=server,socket=$CS_SOCKET -- --role master --sw-clock realtime \
+--vdev=net_memif0,role=server,socket=$CS_SOCKET -- master --sw-clock realtime \
 --link-wait 0 --stats-period 0" # its link is up once a client connects: ready before that
   write_conf clocksync-client-t "$eal --file-prefix=csc-t \
---vdev=net_memif0,role=client,socket=$CS_SOCKET -- --role client --master-clock realtime \
+--vdev=net_memif0,role=client,socket=$CS_SOCKET -- client --master-clock realtime \
 --clockbound $CB_PATH --stats-period 0"
   # The master first: a memif client connects once, when its port starts.
   if ! in_ct timeout 60 systemctl start "$CS_MASTER"; then
