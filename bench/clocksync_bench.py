@@ -36,18 +36,18 @@ Writes bench/results/clocksync.json (command lines, machine, load, every run, me
 """
 import argparse
 import datetime
-import importlib.machinery
+import itertools
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILD = os.environ.get("LINERATE_BUILD", os.path.join(ROOT, "build"))
-RESULTS = os.path.join(ROOT, "bench", "results")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import benchkit as bk  # noqa: E402
+
+BUILD, RESULTS = bk.BUILD, bk.RESULTS
 
 RHO_PPM = 10.0
 SYNC_PERIOD_MS = 100.0
@@ -71,12 +71,6 @@ def scheduling():
     return {"nice": os.getpriority(os.PRIO_PROCESS, 0), "autogroup": autogroup}
 
 
-def bench_run_module():
-    """bench/run (no .py suffix), for its machine description."""
-    return importlib.machinery.SourceFileLoader(
-        "bench_run", os.path.join(ROOT, "bench", "run")).load_module()
-
-
 def eal(lcore, prefix, vdevs):
     # Separate processes: each its own --file-prefix (memif needs no shared config, telemetry
     # does); no hugepages so the bench runs anywhere.
@@ -92,18 +86,12 @@ def read_json(path):
         return None
 
 
-def wait_for(path, text, proc, timeout=30):
-    """Waits until the log at `path` holds `text` (the process must still be running)."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
+def must_see(path, text, proc, timeout=30):
+    """Waits until the log at `path` holds `text` (the process must still be running); exits
+    with the log when it does not."""
+    if not bk.wait_for_line(path, text, proc, timeout):
         with open(path) as f:
-            if text in f.read():
-                return
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    with open(path) as f:
-        sys.exit(f"waiting for '{text}' in {path}:\n{f.read()}")
+            sys.exit(f"waiting for '{text}' in {path}:\n{f.read()}")
 
 
 def start_logged(cmd, log, procs):
@@ -184,7 +172,7 @@ def one_run(args, probes, flood, tag, client_extra=(), reader=None):
 
     try:
         m = start(master, logs[0])
-        wait_for(logs[0], "netbuf", m)  # printed right before the port starts
+        must_see(logs[0], "netbuf", m)  # printed right before the port starts
         time.sleep(0.3)
         c = start(client, logs[1])
         r = subprocess.Popen(reader, stdout=subprocess.PIPE, text=True) if reader else None
@@ -246,45 +234,34 @@ def one_run(args, probes, flood, tag, client_extra=(), reader=None):
     return run, {"master": master, "client": client}
 
 
-def median_of(runs, *path):
-    values = []
-    for r in runs:
-        v = r
-        for key in path:
-            v = v.get(key) if isinstance(v, dict) else None
-        if v is not None:
-            values.append(v)
-    return statistics.median(values) if values else None
-
-
 def summarize(runs):
     clean = [r for r in runs if not r["contended"]]
     use = clean or runs
     return {
         "runs_used": len(use), "runs_contended": len(runs) - len(clean),
-        "epsilon_mean_ns": median_of(use, "epsilon_ns", "mean"),
-        "epsilon_p999_ns": median_of(use, "epsilon_ns", "p999"),
-        "epsilon_max_ns": median_of(use, "epsilon_ns", "max"),
-        "rtt_min_ns": median_of(use, "rtt_ns", "min"),
-        "rtt_p50_ns": median_of(use, "rtt_ns", "p50"),
-        "rtt_p99_ns": median_of(use, "rtt_ns", "p99"),
-        "up_min_ns": median_of(use, "one_way_ns", "up", "min"),
-        "up_p50_ns": median_of(use, "one_way_ns", "up", "p50"),
-        "down_min_ns": median_of(use, "one_way_ns", "down", "min"),
-        "down_p50_ns": median_of(use, "one_way_ns", "down", "p50"),
-        "rounds_kept": median_of(use, "rounds_kept"),
-        "floor_ns": median_of(use, "floor_ns"),
-        "mean_over_floor": median_of(use, "mean_over_floor"),
-        "syncs": median_of(use, "syncs"),
+        "epsilon_mean_ns": bk.median_of(use, "epsilon_ns", "mean"),
+        "epsilon_p999_ns": bk.median_of(use, "epsilon_ns", "p999"),
+        "epsilon_max_ns": bk.median_of(use, "epsilon_ns", "max"),
+        "rtt_min_ns": bk.median_of(use, "rtt_ns", "min"),
+        "rtt_p50_ns": bk.median_of(use, "rtt_ns", "p50"),
+        "rtt_p99_ns": bk.median_of(use, "rtt_ns", "p99"),
+        "up_min_ns": bk.median_of(use, "one_way_ns", "up", "min"),
+        "up_p50_ns": bk.median_of(use, "one_way_ns", "up", "p50"),
+        "down_min_ns": bk.median_of(use, "one_way_ns", "down", "min"),
+        "down_p50_ns": bk.median_of(use, "one_way_ns", "down", "p50"),
+        "rounds_kept": bk.median_of(use, "rounds_kept"),
+        "floor_ns": bk.median_of(use, "floor_ns"),
+        "mean_over_floor": bk.median_of(use, "mean_over_floor"),
+        "syncs": bk.median_of(use, "syncs"),
         "violations_total": sum(r["violations"] for r in runs),
-        "timeouts": median_of(use, "timeouts"),
-        "flood_master_mpps": median_of(use, "flood_master_mpps"),
-        "flood_refused": median_of(use, "flood_refused"),
-        "master_not_clocksync": median_of(use, "master_not_clocksync"),
+        "timeouts": bk.median_of(use, "timeouts"),
+        "flood_master_mpps": bk.median_of(use, "flood_master_mpps"),
+        "flood_refused": bk.median_of(use, "flood_refused"),
+        "master_not_clocksync": bk.median_of(use, "master_not_clocksync"),
     }
 
 
-def main():
+def parser():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default=BUILD, help="build directory (default $LINERATE_BUILD "
                     "or build/)")
@@ -306,44 +283,37 @@ def main():
                     help="only these cases, comma-separated (default: all of probes1_keep0, "
                     "probes1_cold, probes1_warmup, probes1, probes2, probes4)")
     ap.add_argument("--out", default=os.path.join(RESULTS, "clocksync.json"))
-    args = ap.parse_args()
+    return ap
 
-    loadavg = os.getloadavg()
-    args.lcores = [int(x) for x in args.lcores.split(",")]
-    if len(args.lcores) != 2:
-        sys.exit("--lcores takes master,client")
-    app = os.path.join(args.build, "apps", "clocksync", "clocksync")
-    if not os.access(app, os.X_OK):
-        sys.exit(f"{app} not built")
 
-    loads = ["idle"] + ([] if args.no_flood else ["flood"])
-    cases, commands = [], {}
-    tag0 = f"{os.getpid()}"
-    n = 0
-    for load in loads:
-        for name, probes, extra in cases_of(args):
-            runs = []
-            for _ in range(args.repeats):
-                for attempt in range(args.attempts):
-                    run, cmds = one_run(args, probes, load == "flood", f"{tag0}_{n}", extra)
-                    n += 1
-                    runs.append(run)
-                    wait = ", ".join(f"{k} {v:.1%}" for k, v in run["poller_wait_share"].items())
-                    ow = run["one_way_ns"] or {}
-                    print(f"{name} {load}: eps mean {run['epsilon_ns']['mean']:.0f} ns "
-                          f"p99.9 {run['epsilon_ns']['p999']} ns, rtt min {run['rtt_ns']['min']}"
-                          f" p50 {run['rtt_ns']['p50']} ns (up p50 "
-                          f"{ow.get('up', {}).get('p50')}, down p50 "
-                          f"{ow.get('down', {}).get('p50')}), floor {run['floor_ns']:.0f} ns, "
-                          f"x{run['mean_over_floor']:.2f}, syncs {run['syncs']} (kept "
-                          f"{run['rounds_kept']}), violations {run['violations']}, waited "
-                          f"{wait}{' (contended)' if run['contended'] else ''}", flush=True)
-                    commands[f"{name}_{load}"] = cmds
-                    if not run["contended"]:
-                        break
-            cases.append({"case": name, "probes": probes, "client_options": extra, "load": load,
-                          "runs": runs, "median": summarize(runs)})
+def print_run(name, load, run):
+    wait = ", ".join(f"{k} {v:.1%}" for k, v in run["poller_wait_share"].items())
+    ow = run["one_way_ns"] or {}
+    print(f"{name} {load}: eps mean {run['epsilon_ns']['mean']:.0f} ns "
+          f"p99.9 {run['epsilon_ns']['p999']} ns, rtt min {run['rtt_ns']['min']}"
+          f" p50 {run['rtt_ns']['p50']} ns (up p50 "
+          f"{ow.get('up', {}).get('p50')}, down p50 "
+          f"{ow.get('down', {}).get('p50')}), floor {run['floor_ns']:.0f} ns, "
+          f"x{run['mean_over_floor']:.2f}, syncs {run['syncs']} (kept "
+          f"{run['rounds_kept']}), violations {run['violations']}, waited "
+          f"{wait}{' (contended)' if run['contended'] else ''}", flush=True)
 
+
+def case_runs(args, name, probes, extra, load, tags):
+    """One case under one load: --repeats runs, each tried again while contended (up to
+    --attempts); (every run, the last run's command lines)."""
+    runs = []
+    for _ in range(args.repeats):
+        for _attempt in range(args.attempts):
+            run, cmds = one_run(args, probes, load == "flood", next(tags), extra)
+            runs.append(run)
+            print_run(name, load, run)
+            if not run["contended"]:
+                break
+    return runs, cmds
+
+
+def goals_of(args, cases):
     by = {(c["case"], c["load"]): c["median"] for c in cases}
     goals = {}
     for name, probes, _ in cases_of(args):
@@ -361,38 +331,71 @@ def main():
             g["flood_p999_over_idle_p999"] = ratio
             g["flood_p999_within_2x_idle"] = ratio is not None and ratio <= 2
         goals[name] = g
+    return goals
 
-    result = {
+
+def settings(args):
+    return {
+        "duration_s": args.duration, "repeats": args.repeats, "attempts": args.attempts,
+        "sync_period_ms": SYNC_PERIOD_MS, "drift_bound_ppm": RHO_PPM,
+        "lcores_master_client": args.lcores,
+        "memif": MEMIF_RING + " (8-slot rings of 1 KiB buffers: see MEMIF_RING)",
+        "probes": "sequential: each waits for the previous answer (clocksync default)",
+        "cases": {name: ["--probes", str(k)] + extra for name, k, extra in cases_of(args)},
+        "contended_if_poller_wait_share_over": args.max_wait_share,
+        "scheduling": scheduling(),
+        "flood": "none" if args.no_flood else {
+            "source": "the client itself (--background-pps), on the probe port and queue, "
+                      "paused while a probe awaits its answer",
+            "frame_bytes": FLOOD_FRAME_BYTES, "rate_pps": args.flood_pps,
+            "limits": "the generator shares the client's core and loop; the master's port "
+                      "and queue carry the flood, the client's receive path does not"},
+    }
+
+
+def measure(args):
+    """Every case under every load; the result document."""
+    loadavg = os.getloadavg()
+    args.lcores = [int(x) for x in args.lcores.split(",")]
+    if len(args.lcores) != 2:
+        sys.exit("--lcores takes master,client")
+    app = os.path.join(args.build, "apps", "clocksync", "clocksync")
+    if not os.access(app, os.X_OK):
+        sys.exit(f"{app} not built")
+    loads = ["idle"] + ([] if args.no_flood else ["flood"])
+    cases, commands = [], {}
+    tags = (f"{os.getpid()}_{n}" for n in itertools.count())
+    for load in loads:
+        for name, probes, extra in cases_of(args):
+            runs, commands[f"{name}_{load}"] = case_runs(args, name, probes, extra, load, tags)
+            cases.append({"case": name, "probes": probes, "client_options": extra, "load": load,
+                          "runs": runs, "median": summarize(runs)})
+    return {
         "scenario": "clocksync",
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
-        "machine": bench_run_module().machine(),
+        "machine": bk.machine(),
         "loadavg_at_start": loadavg,
-        "settings": {
-            "duration_s": args.duration, "repeats": args.repeats, "attempts": args.attempts,
-            "sync_period_ms": SYNC_PERIOD_MS, "drift_bound_ppm": RHO_PPM,
-            "lcores_master_client": args.lcores,
-            "memif": MEMIF_RING + " (8-slot rings of 1 KiB buffers: see MEMIF_RING)",
-            "probes": "sequential: each waits for the previous answer (clocksync default)",
-            "cases": {name: ["--probes", str(k)] + extra for name, k, extra in cases_of(args)},
-            "contended_if_poller_wait_share_over": args.max_wait_share,
-            "scheduling": scheduling(),
-            "flood": "none" if args.no_flood else {
-                "source": "the client itself (--background-pps), on the probe port and queue, "
-                          "paused while a probe awaits its answer",
-                "frame_bytes": FLOOD_FRAME_BYTES, "rate_pps": args.flood_pps,
-                "limits": "the generator shares the client's core and loop; the master's port "
-                          "and queue carry the flood, the client's receive path does not"},
-        },
+        "settings": settings(args),
         "floor": "rtt_min/2 + rho*T/2",
         "cases": cases,
-        "goals": goals,
+        "goals": goals_of(args, cases),
         "commands": commands,
     }
+
+
+def run(args):
+    """bench/run clocksync: --seconds x 1.5 a run (at least 4), --runs repeats (at most 3)."""
+    return measure(parser().parse_args([
+        "--build", BUILD, "--duration", str(max(4.0, args.seconds * 1.5)),
+        "--repeats", str(max(1, min(args.runs, 3)))]))
+
+
+def main():
+    args = parser().parse_args()
+    result = measure(args)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
-    print(json.dumps(goals, indent=2))
+    bk.write_json(args.out, result)
+    print(json.dumps(result["goals"], indent=2))
     print(f"wrote {args.out}")
 
 

@@ -28,13 +28,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILD = os.environ.get("LINERATE_BUILD", os.path.join(ROOT, "build"))
-RESULTS = os.path.join(ROOT, "bench", "results")
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-import clocksync_bench as csb  # noqa: E402  (its pollers' wait, JSON reads, medians)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import benchkit as bk  # noqa: E402
+import clocksync_bench as csb  # noqa: E402  (its pollers' wait, JSON reads, EAL arguments)
+
+ROOT, BUILD, RESULTS = bk.ROOT, bk.BUILD, bk.RESULTS
 
 # Each case: the master's options and the client's. xdp: --xdp-mode auto, which is generic (skb)
 # on a veth; xdp_native: in the veth driver (its XDP_TX reaches the client's end, whose AF_XDP
@@ -80,7 +79,7 @@ def one_run(args, net, master_name, flood, tag):
     procs = []
     try:
         m = csb.start_logged(master, logs[0], procs)
-        csb.wait_for(logs[0], "running", m)
+        csb.must_see(logs[0], "running", m)
         c = csb.start_logged(client, logs[1], procs)
         # The XDP master's process idles (its slow path gets nothing): only the client polls.
         pollers = {"client": c} if master_name.startswith("xdp") else {"master": m, "client": c}
@@ -123,14 +122,14 @@ def one_run(args, net, master_name, flood, tag):
 def summarize(runs):
     return {
         "runs": len(runs), "runs_contended": sum(r["contended"] for r in runs),
-        "epsilon_mean_ns": csb.median_of(runs, "epsilon_ns", "mean"),
-        "epsilon_p999_ns": csb.median_of(runs, "epsilon_ns", "p999"),
-        "rtt_min_ns": csb.median_of(runs, "rtt_ns", "min"),
-        "rtt_p50_ns": csb.median_of(runs, "rtt_ns", "p50"),
-        "rtt_p99_ns": csb.median_of(runs, "rtt_ns", "p99"),
-        "up_p50_ns": csb.median_of(runs, "one_way_ns", "up", "p50"),
-        "down_p50_ns": csb.median_of(runs, "one_way_ns", "down", "p50"),
-        "syncs": csb.median_of(runs, "syncs"), "timeouts": csb.median_of(runs, "timeouts"),
+        "epsilon_mean_ns": bk.median_of(runs, "epsilon_ns", "mean"),
+        "epsilon_p999_ns": bk.median_of(runs, "epsilon_ns", "p999"),
+        "rtt_min_ns": bk.median_of(runs, "rtt_ns", "min"),
+        "rtt_p50_ns": bk.median_of(runs, "rtt_ns", "p50"),
+        "rtt_p99_ns": bk.median_of(runs, "rtt_ns", "p99"),
+        "up_p50_ns": bk.median_of(runs, "one_way_ns", "up", "p50"),
+        "down_p50_ns": bk.median_of(runs, "one_way_ns", "down", "p50"),
+        "syncs": bk.median_of(runs, "syncs"), "timeouts": bk.median_of(runs, "timeouts"),
         "violations_total": sum(r["violations"] for r in runs),
         "rx_stamps_refused_total": sum(r["rx_stamps_refused"] or 0 for r in runs),
     }
@@ -146,7 +145,7 @@ def measure(args):
     for _ in range(args.repeats):
         for load in loads:
             for name in CASES:
-                with csb.bench_run_module().VethNamespaces(f"x{os.getpid() % 1000}{n}") as net:
+                with bk.VethNamespaces(f"x{os.getpid() % 1000}{n}") as net:
                     run, cmds = one_run(args, net, name, load == "flood", f"{os.getpid()}_{n}")
                 n += 1
                 runs[(name, load)].append(run)
@@ -209,7 +208,7 @@ def measure(args):
     }
 
 
-def main():
+def parser():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default=BUILD)
     ap.add_argument("--duration", type=float, default=8.0, help="client seconds per run")
@@ -218,15 +217,25 @@ def main():
     ap.add_argument("--no-flood", action="store_true")
     ap.add_argument("--max-wait-share", type=float, default=0.05)
     ap.add_argument("--out", default=os.path.join(RESULTS, "clocksync-xdp.json"))
-    args = ap.parse_args()
+    return ap
+
+
+def run(args):
+    """bench/run clocksync-xdp: --seconds x 1.5 a run (at least 4), --runs alternations (at
+    most 5)."""
+    return measure(parser().parse_args([
+        "--build", BUILD, "--duration", str(max(4.0, args.seconds * 1.5)),
+        "--repeats", str(max(1, min(args.runs, 5)))]))
+
+
+def main():
+    args = parser().parse_args()
     result = measure(args)
     result.update({"scenario": "clocksync-xdp", "command": " ".join(sys.argv),
                    "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
                        timespec="seconds"),
-                   "machine": csb.bench_run_module().machine()})
-    with open(args.out, "w") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
+                   "machine": bk.machine()})
+    bk.write_json(args.out, result)
     print(json.dumps(result["headline"], indent=2))
     print(f"wrote {os.path.relpath(args.out, ROOT)}")
 
