@@ -383,11 +383,16 @@ def measure(args):
     }
 
 
+def bench_run_options(args, max_repeats):
+    """What bench/run's --seconds and --runs stand for in a clocksync script: seconds x 1.5 a
+    run (at least 4), runs repeats (at most max_repeats)."""
+    return ["--build", BUILD, "--duration", str(max(4.0, args.seconds * 1.5)),
+            "--repeats", str(max(1, min(args.runs, max_repeats)))]
+
+
 def run(args):
-    """bench/run clocksync: --seconds x 1.5 a run (at least 4), --runs repeats (at most 3)."""
-    return measure(parser().parse_args([
-        "--build", BUILD, "--duration", str(max(4.0, args.seconds * 1.5)),
-        "--repeats", str(max(1, min(args.runs, 3)))]))
+    """bench/run clocksync."""
+    return measure(parser().parse_args(bench_run_options(args, 3)))
 
 
 def main():

@@ -221,11 +221,8 @@ def parser():
 
 
 def run(args):
-    """bench/run clocksync-xdp: --seconds x 1.5 a run (at least 4), --runs alternations (at
-    most 5)."""
-    return measure(parser().parse_args([
-        "--build", BUILD, "--duration", str(max(4.0, args.seconds * 1.5)),
-        "--repeats", str(max(1, min(args.runs, 5)))]))
+    """bench/run clocksync-xdp."""
+    return measure(parser().parse_args(csb.bench_run_options(args, 5)))
 
 
 def main():
