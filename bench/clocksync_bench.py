@@ -142,39 +142,55 @@ def cases_of(args):
     return [c for c in cases if not args.cases or c[0] in args.cases]
 
 
-def one_run(args, probes, flood, tag, client_extra=(), reader=None):
-    """Runs master + client once; returns the figures of the run and the command lines.
-    `client_extra`: more client options; `reader`: a command started with the client and
-    waited for, whose last stdout line (JSON) becomes the run's "reader"."""
-    sock = f"/tmp/lr_csb_{tag}.sock"
-    prefixes = [f"csbm{tag}", f"csbc{tag}"]
-    jm, jc = (f"/tmp/lr_csb_{tag}_{r}.json" for r in ("master", "client"))
-    logs = [f"/tmp/lr_csb_{tag}_{r}.log" for r in ("master", "client")]
-    m_lcore, c_lcore = args.lcores
-    app = os.path.join(args.build, "apps", "clocksync", "clocksync")
+def run_files(kind, tag):
+    """A run's JSON files and logs, master's then client's."""
+    return ([f"/tmp/lr_{kind}_{tag}_{r}.json" for r in ("master", "client")],
+            [f"/tmp/lr_{kind}_{tag}_{r}.log" for r in ("master", "client")])
 
+
+def take_outputs(jsons, logs):
+    """Reads and removes a run's files: (master JSON, client JSON, the logs' text); a JSON
+    that is missing or unreadable is None."""
+    mj, cj = (read_json(p) for p in jsons)
+    texts = []
+    for path in logs:
+        if os.path.exists(path):
+            with open(path) as f:
+                texts.append(f.read())
+            os.unlink(path)
+    for path in jsons:
+        if os.path.exists(path):
+            os.unlink(path)
+    return mj, cj, texts
+
+
+def memif_pair(args, probes, flood, sock, prefixes, jsons, client_extra):
+    """The master's and the client's command lines, joined by net_memif on `sock`."""
+    app = os.path.join(args.build, "apps", "clocksync", "clocksync")
+    m_lcore, c_lcore = args.lcores
     master = (
         [app] + eal(m_lcore, prefixes[0], [f"net_memif0,role=server,socket={sock},{MEMIF_RING}"]) +
-        ["--role", "master", "--stats-period", "0", "--link-wait", "30", "--json", jm])
+        ["--role", "master", "--stats-period", "0", "--link-wait", "30", "--json", jsons[0]])
     client = (
         [app] + eal(c_lcore, prefixes[1], [f"net_memif0,role=client,socket={sock},{MEMIF_RING}"]) +
         ["--role", "client", "--probes", str(probes), "--duration", str(args.duration),
          "--sync-period-ms", str(SYNC_PERIOD_MS), "--drift-bound-ppm", str(RHO_PPM),
          "--sim-offset-ns", "5000000", "--sim-drift-ppm", "8", "--stats-period", "0",
-         "--json", jc] + list(client_extra) +
+         "--json", jsons[1]] + list(client_extra) +
         (["--background-pps", str(args.flood_pps), "--background-size", str(FLOOD_FRAME_BYTES)]
          if flood else []))
+    return master, client
 
+
+def run_pair(args, master, client, logs, reader):
+    """The master, then the client (and the reader) once the master's port is up; each
+    stopped at the end. (The pollers' wait shares, the reader's output.)"""
     procs = []
-
-    def start(cmd, log):
-        return start_logged(cmd, log, procs)
-
     try:
-        m = start(master, logs[0])
+        m = start_logged(master, logs[0], procs)
         must_see(logs[0], "netbuf", m)  # printed right before the port starts
         time.sleep(0.3)
-        c = start(client, logs[1])
+        c = start_logged(client, logs[1], procs)
         r = subprocess.Popen(reader, stdout=subprocess.PIPE, text=True) if reader else None
         wait_share = watch_pollers({"master": m, "client": c}, c)
         c.wait(timeout=args.duration + 60)
@@ -190,25 +206,12 @@ def one_run(args, probes, flood, tag, client_extra=(), reader=None):
         for p in procs:
             if p.poll() is None:
                 p.kill()
-        for prefix in prefixes:
-            shutil.rmtree(f"/var/run/dpdk/{prefix}", ignore_errors=True)
-        if os.path.exists(sock):
-            os.unlink(sock)
-    cj, mj = read_json(jc), read_json(jm)
-    outs = {}
-    for path in logs:
-        if os.path.exists(path):
-            with open(path) as f:
-                outs[path] = f.read()
-            os.unlink(path)
-    for path in (jm, jc):
-        if os.path.exists(path):
-            os.unlink(path)
-    if not cj or not cj.get("syncs"):
-        sys.exit("clocksync client: no JSON or no sync\n" + "\n".join(outs.values()))
+    return wait_share, reader_out
 
+
+def run_figures(args, cj, mj, wait_share):
+    """A run's figures from the client's and the master's JSON."""
     floor = cj["rtt_ns"]["min"] / 2 + RHO_PPM * 1e-6 * SYNC_PERIOD_MS * 1e6 / 2
-    contended = max(wait_share.values(), default=0) > args.max_wait_share
     run = {
         "epsilon_ns": cj["epsilon_ns"], "rtt_ns": cj["rtt_ns"], "syncs": cj["syncs"],
         "violations": cj["violations"], "timeouts": cj["timeouts"],
@@ -216,21 +219,48 @@ def one_run(args, probes, flood, tag, client_extra=(), reader=None):
         "warmups_sent": cj.get("warmups_sent"), "warmup_echoes": cj.get("warmup_echoes"),
         "max_abs_error_ns": cj.get("max_abs_error_ns"), "floor_ns": floor,
         "mean_over_floor": cj["epsilon_ns"]["mean"] / floor if floor else None,
-        "poller_wait_share": wait_share, "contended": contended,
+        "poller_wait_share": wait_share,
+        "contended": max(wait_share.values(), default=0) > args.max_wait_share,
         "master_rx_packets": mj["rx_packets"] if mj else None,
         "master_not_clocksync": mj["drops"]["not_clocksync"] if mj else None,
         "master_duration_s": mj["duration_s"] if mj else None,
     }
+    return run
+
+
+def flood_figures(cj, mj):
+    """The flood as the master's port saw it: frames it received and dropped as background
+    during the client's run, and what the client's TX ring refused (master too slow)."""
+    out = {"flood_sent": cj.get("background_frames"), "flood_refused": cj.get("background_refused")}
+    if mj:
+        out["flood_master_mpps"] = mj["drops"]["not_clocksync"] / cj["duration_s"] / 1e6
+    return out
+
+
+def one_run(args, probes, flood, tag, client_extra=(), reader=None):
+    """Runs master + client once; returns the figures of the run and the command lines.
+    `client_extra`: more client options; `reader`: a command started with the client and
+    waited for, whose last stdout line (JSON) becomes the run's "reader"."""
+    sock = f"/tmp/lr_csb_{tag}.sock"
+    prefixes = [f"csbm{tag}", f"csbc{tag}"]
+    jsons, logs = run_files("csb", tag)
+    master, client = memif_pair(args, probes, flood, sock, prefixes, jsons, client_extra)
+    try:
+        wait_share, reader_out = run_pair(args, master, client, logs, reader)
+    finally:
+        for prefix in prefixes:
+            shutil.rmtree(f"/var/run/dpdk/{prefix}", ignore_errors=True)
+        if os.path.exists(sock):
+            os.unlink(sock)
+    mj, cj, texts = take_outputs(jsons, logs)
+    if not cj or not cj.get("syncs"):
+        sys.exit("clocksync client: no JSON or no sync\n" + "\n".join(texts))
+    run = run_figures(args, cj, mj, wait_share)
     if reader:
         lines = (reader_out or "").strip().splitlines()
         run["reader"] = json.loads(lines[-1]) if lines else None
     if flood:
-        # The flood as the master's port saw it: frames it received and dropped as background
-        # during the client's run, and what the client's TX ring refused (master too slow).
-        run["flood_sent"] = cj.get("background_frames")
-        run["flood_refused"] = cj.get("background_refused")
-        if mj:
-            run["flood_master_mpps"] = mj["drops"]["not_clocksync"] / cj["duration_s"] / 1e6
+        run.update(flood_figures(cj, mj))
     return run, {"master": master, "client": client}
 
 

@@ -201,10 +201,15 @@ def app_matrix(args, tmp):
 
 # ---- plots ----
 
-def plot(result, tmp):
-    if not shutil.which("gnuplot"):
-        return []
-    pngs = []
+def count_label(n):
+    for unit, shift in (("Mi", 20), ("Ki", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift}{unit}"
+    return str(n)
+
+
+def plot_sweep(result, tmp):
+    """The kernel sweeps: Mtuples/s against keys and against tuples per packet."""
     rows = result["kernel"]["sweep"]
     variants = ["ours", "ours_rx_csum", "ours_direct", "ours_shared", "plain", "array", "lines",
                 "unordered_map", "tbb_chm"]
@@ -213,12 +218,6 @@ def plot(result, tmp):
     keys = sorted({r["keys"] for r in rows if r["tuples_per_packet"] == pivot_t})
     tuples = sorted({r["tuples_per_packet"] for r in rows if r["keys"] == pivot_k})
     kd, td = os.path.join(tmp, "keys.dat"), os.path.join(tmp, "tuples.dat")
-
-    def count_label(n):
-        for unit, shift in (("Mi", 20), ("Ki", 10)):
-            if n >= 1 << shift and n % (1 << shift) == 0:
-                return f"{n >> shift}{unit}"
-        return str(n)
 
     with open(kd, "w") as f:
         for k in keys:
@@ -247,28 +246,29 @@ plot {lines.replace('{f}', td)}
 unset multiplot
 """
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
-    pngs.append(sweep_png)
+    return sweep_png
 
-    matrix = result.get("app_matrix")
-    if matrix:
-        nets = []
-        aggs = []
-        for c in matrix["cells"]:
-            if c["net"] not in nets:
-                nets.append(c["net"])
-            if c["agg"] not in aggs:
-                aggs.append(c["agg"])
-        md = os.path.join(tmp, "matrix.dat")
-        short = lambda s: s.split(",")[0].replace("/dev/shm/kvagg_bench.", "shm/")
-        with open(md, "w") as f:
-            f.write("net " + " ".join(f'"Agg {short(a)}"' for a in aggs) + "\n")
-            for n in nets:
-                vals = [next(c["mtuples_per_s"] for c in matrix["cells"]
-                             if c["net"] == n and c["agg"] == a) for a in aggs]
-                f.write(f'"Net {short(n)}" ' + " ".join(f"{v:.2f}" for v in vals) + "\n")
-        matrix_png = os.path.join(RESULTS, "kvagg_matrix.png")
-        cols = ", ".join(f"'' u {i + 2} t col" for i in range(1, len(aggs)))
-        script = f"""set terminal pngcairo size 900,500 font ',10' noenhanced
+
+def plot_matrix(matrix, tmp):
+    """The app matrix: Mtuples/s per NetBuf x AggBuf region."""
+    nets = []
+    aggs = []
+    for c in matrix["cells"]:
+        if c["net"] not in nets:
+            nets.append(c["net"])
+        if c["agg"] not in aggs:
+            aggs.append(c["agg"])
+    md = os.path.join(tmp, "matrix.dat")
+    short = lambda s: s.split(",")[0].replace("/dev/shm/kvagg_bench.", "shm/")
+    with open(md, "w") as f:
+        f.write("net " + " ".join(f'"Agg {short(a)}"' for a in aggs) + "\n")
+        for n in nets:
+            vals = [next(c["mtuples_per_s"] for c in matrix["cells"]
+                         if c["net"] == n and c["agg"] == a) for a in aggs]
+            f.write(f'"Net {short(n)}" ' + " ".join(f"{v:.2f}" for v in vals) + "\n")
+    matrix_png = os.path.join(RESULTS, "kvagg_matrix.png")
+    cols = ", ".join(f"'' u {i + 2} t col" for i in range(1, len(aggs)))
+    script = f"""set terminal pngcairo size 900,500 font ',10' noenhanced
 set output '{matrix_png}'
 set title 'kvagg app (net_pcap replay, 1 worker): Mtuples/s, NetBuf x AggBuf region (best/worst {matrix["best_over_worst"]})'
 set style data histograms
@@ -280,8 +280,17 @@ set ylabel 'Mtuples/s'
 set yrange [0:*]
 plot '{md}' u 2:xtic(1) t col{', ' + cols if cols else ''}
 """
-        subprocess.run(["gnuplot"], input=script, text=True, check=True)
-        pngs.append(matrix_png)
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+    return matrix_png
+
+
+def plot(result, tmp):
+    """The PNGs of the result (none without gnuplot)."""
+    if not shutil.which("gnuplot"):
+        return []
+    pngs = [plot_sweep(result, tmp)]
+    if result.get("app_matrix"):
+        pngs.append(plot_matrix(result["app_matrix"], tmp))
     return pngs
 
 
