@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -97,9 +98,10 @@ PairResult run_pair(const std::vector<std::string>& client_args, double client_s
         return argv;
     };
     std::vector<std::string> master = eal("0", master_prefix, "server");
-    // The master's run starts when the client connects (link wait): it outlives the client.
-    master.insert(master.end(), {"--role", "master", "--duration", std::to_string(client_s + 1),
-                                 "--stats-period", "0", "--json", master_json});
+    // The master outlives the client: no run time of its own, SIGINT once the client is done (a
+    // fixed one raced the client's start-up on a loaded machine: frames sent, none received).
+    master.insert(master.end(),
+                  {"--role", "master", "--stats-period", "0", "--json", master_json});
     master.insert(master.end(), extras.master_args.begin(), extras.master_args.end());
     std::vector<std::string> client = eal(client_lcore, client_prefix, "client");
     if (!extras.client_env.empty()) {
@@ -111,11 +113,13 @@ PairResult run_pair(const std::vector<std::string>& client_args, double client_s
     client.insert(client.end(), client_args.begin(), client_args.end());
 
     PairResult r;
-    std::thread m([&] { r.master = run_process(master, {.timeout_s = client_s + 30}); });
+    BackgroundProcess m(master);
     // A memif client connects once, when its port starts, and the server refuses it ("ID not
-    // found") until its own port has started: give the master's EAL and port setup a head
-    // start. The master then waits (link wait) for the client, so the margin costs no run time.
-    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    // found") until its own port has started: the client starts once the master says so.
+    if (!m.wait_for_output("port 0 started", 30)) {
+        r.master = m.finish(1);
+        return r;
+    }
     RunOptions client_run = extras.client_run;
     client_run.timeout_s = client_s + 30;
     std::thread c([&] {
@@ -128,7 +132,8 @@ PairResult run_pair(const std::vector<std::string>& client_args, double client_s
     if (query) r.telemetry = query_client(client_prefix, client_s - 1);
     c.join();
     if (reader.joinable()) reader.join();
-    m.join();
+    m.signal(SIGINT);
+    r.master = m.finish(30);
     r.master_json = read_json(master_json);
     r.client_json = read_json(client_json);
     std::error_code ec;
