@@ -245,7 +245,7 @@ start_cb_probe() {
   in_ct /usr/local/bin/cb_probe "$CB_PATH" 200 30000 >"$W/$1.json" 2>"$W/$1.err" &
   CB_PROBE=$!
   CLIENT_PIDS+=("$CB_PROBE")
-  wait_until 30 grep -q '^cb_probe: Synchronized$' "$W/$1.err"
+  wait_until 30 grep -qs '^cb_probe: Synchronized$' "$W/$1.err"
 }
 
 # The probe's JSON once the client stopped: Synchronized read, never a time outside the
