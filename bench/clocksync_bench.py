@@ -36,18 +36,18 @@ Writes bench/results/clocksync.json (command lines, machine, load, every run, me
 """
 import argparse
 import datetime
-import importlib.machinery
+import itertools
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILD = os.environ.get("LINERATE_BUILD", os.path.join(ROOT, "build"))
-RESULTS = os.path.join(ROOT, "bench", "results")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import benchkit as bk  # noqa: E402
+
+BUILD, RESULTS = bk.BUILD, bk.RESULTS
 
 RHO_PPM = 10.0
 SYNC_PERIOD_MS = 100.0
@@ -71,12 +71,6 @@ def scheduling():
     return {"nice": os.getpriority(os.PRIO_PROCESS, 0), "autogroup": autogroup}
 
 
-def bench_run_module():
-    """bench/run (no .py suffix), for its machine description."""
-    return importlib.machinery.SourceFileLoader(
-        "bench_run", os.path.join(ROOT, "bench", "run")).load_module()
-
-
 def eal(lcore, prefix, vdevs):
     # Separate processes: each its own --file-prefix (memif needs no shared config, telemetry
     # does); no hugepages so the bench runs anywhere.
@@ -92,18 +86,12 @@ def read_json(path):
         return None
 
 
-def wait_for(path, text, proc, timeout=30):
-    """Waits until the log at `path` holds `text` (the process must still be running)."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
+def must_see(path, text, proc, timeout=30):
+    """Waits until the log at `path` holds `text` (the process must still be running); exits
+    with the log when it does not."""
+    if not bk.wait_for_line(path, text, proc, timeout):
         with open(path) as f:
-            if text in f.read():
-                return
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    with open(path) as f:
-        sys.exit(f"waiting for '{text}' in {path}:\n{f.read()}")
+            sys.exit(f"waiting for '{text}' in {path}:\n{f.read()}")
 
 
 def start_logged(cmd, log, procs):
@@ -154,39 +142,54 @@ def cases_of(args):
     return [c for c in cases if not args.cases or c[0] in args.cases]
 
 
-def one_run(args, probes, flood, tag, client_extra=(), reader=None):
-    """Runs master + client once; returns the figures of the run and the command lines.
-    `client_extra`: more client options; `reader`: a command started with the client and
-    waited for, whose last stdout line (JSON) becomes the run's "reader"."""
-    sock = f"/tmp/lr_csb_{tag}.sock"
-    prefixes = [f"csbm{tag}", f"csbc{tag}"]
-    jm, jc = (f"/tmp/lr_csb_{tag}_{r}.json" for r in ("master", "client"))
-    logs = [f"/tmp/lr_csb_{tag}_{r}.log" for r in ("master", "client")]
-    m_lcore, c_lcore = args.lcores
-    app = os.path.join(args.build, "apps", "clocksync", "clocksync")
+def run_files(kind, tag):
+    """A run's JSON files and logs, master's then client's."""
+    return ([f"/tmp/lr_{kind}_{tag}_{r}.json" for r in ("master", "client")],
+            [f"/tmp/lr_{kind}_{tag}_{r}.log" for r in ("master", "client")])
 
+
+def take_outputs(jsons, logs):
+    """Reads and removes a run's files: (master JSON, client JSON, the logs' text); a JSON
+    that is missing or unreadable is None."""
+    mj, cj = (read_json(p) for p in jsons)
+    texts = []
+    for path in logs:
+        if os.path.exists(path):
+            with open(path) as f:
+                texts.append(f.read())
+            os.unlink(path)
+    for path in jsons:
+        if os.path.exists(path):
+            os.unlink(path)
+    return mj, cj, texts
+
+
+def memif_pair(args, probes, flood, sock, prefixes, jsons, client_extra):
+    """The master's and the client's command lines, joined by net_memif on `sock`."""
+    app = os.path.join(args.build, "apps", "clocksync", "clocksync")
+    m_lcore, c_lcore = args.lcores
     master = (
         [app] + eal(m_lcore, prefixes[0], [f"net_memif0,role=server,socket={sock},{MEMIF_RING}"]) +
-        ["--role", "master", "--stats-period", "0", "--link-wait", "30", "--json", jm])
+        ["--role", "master", "--stats-period", "0", "--link-wait", "30", "--json", jsons[0]])
     client = (
         [app] + eal(c_lcore, prefixes[1], [f"net_memif0,role=client,socket={sock},{MEMIF_RING}"]) +
         ["--role", "client", "--probes", str(probes), "--duration", str(args.duration),
          "--sync-period-ms", str(SYNC_PERIOD_MS), "--drift-bound-ppm", str(RHO_PPM),
          "--sim-offset-ns", "5000000", "--sim-drift-ppm", "8", "--stats-period", "0",
-         "--json", jc] + list(client_extra) +
+         "--json", jsons[1]] + list(client_extra) +
         (["--background-pps", str(args.flood_pps), "--background-size", str(FLOOD_FRAME_BYTES)]
          if flood else []))
+    return master, client
 
+
+def run_pair(args, master, client, logs, reader):
+    """The master, then the client (and the reader) once the master's port is up; each
+    stopped at the end. (The pollers' wait shares, the reader's output.)"""
     procs = []
-
-    def start(cmd, log):
-        return start_logged(cmd, log, procs)
-
     try:
-        m = start(master, logs[0])
-        wait_for(logs[0], "netbuf", m)  # printed right before the port starts
-        time.sleep(0.3)
-        c = start(client, logs[1])
+        m = start_logged(master, logs[0], procs)
+        must_see(logs[0], "port 0 started", m)  # the memif server's port: its client may connect
+        c = start_logged(client, logs[1], procs)
         r = subprocess.Popen(reader, stdout=subprocess.PIPE, text=True) if reader else None
         wait_share = watch_pollers({"master": m, "client": c}, c)
         c.wait(timeout=args.duration + 60)
@@ -202,25 +205,12 @@ def one_run(args, probes, flood, tag, client_extra=(), reader=None):
         for p in procs:
             if p.poll() is None:
                 p.kill()
-        for prefix in prefixes:
-            shutil.rmtree(f"/var/run/dpdk/{prefix}", ignore_errors=True)
-        if os.path.exists(sock):
-            os.unlink(sock)
-    cj, mj = read_json(jc), read_json(jm)
-    outs = {}
-    for path in logs:
-        if os.path.exists(path):
-            with open(path) as f:
-                outs[path] = f.read()
-            os.unlink(path)
-    for path in (jm, jc):
-        if os.path.exists(path):
-            os.unlink(path)
-    if not cj or not cj.get("syncs"):
-        sys.exit("clocksync client: no JSON or no sync\n" + "\n".join(outs.values()))
+    return wait_share, reader_out
 
+
+def run_figures(args, cj, mj, wait_share):
+    """A run's figures from the client's and the master's JSON."""
     floor = cj["rtt_ns"]["min"] / 2 + RHO_PPM * 1e-6 * SYNC_PERIOD_MS * 1e6 / 2
-    contended = max(wait_share.values(), default=0) > args.max_wait_share
     run = {
         "epsilon_ns": cj["epsilon_ns"], "rtt_ns": cj["rtt_ns"], "syncs": cj["syncs"],
         "violations": cj["violations"], "timeouts": cj["timeouts"],
@@ -228,33 +218,49 @@ def one_run(args, probes, flood, tag, client_extra=(), reader=None):
         "warmups_sent": cj.get("warmups_sent"), "warmup_echoes": cj.get("warmup_echoes"),
         "max_abs_error_ns": cj.get("max_abs_error_ns"), "floor_ns": floor,
         "mean_over_floor": cj["epsilon_ns"]["mean"] / floor if floor else None,
-        "poller_wait_share": wait_share, "contended": contended,
+        "poller_wait_share": wait_share,
+        "contended": max(wait_share.values(), default=0) > args.max_wait_share,
         "master_rx_packets": mj["rx_packets"] if mj else None,
         "master_not_clocksync": mj["drops"]["not_clocksync"] if mj else None,
         "master_duration_s": mj["duration_s"] if mj else None,
     }
+    return run
+
+
+def flood_figures(cj, mj):
+    """The flood as the master's port saw it: frames it received and dropped as background
+    during the client's run, and what the client's TX ring refused (master too slow)."""
+    out = {"flood_sent": cj.get("background_frames"), "flood_refused": cj.get("background_refused")}
+    if mj:
+        out["flood_master_mpps"] = mj["drops"]["not_clocksync"] / cj["duration_s"] / 1e6
+    return out
+
+
+def one_run(args, probes, flood, tag, client_extra=(), reader=None):
+    """Runs master + client once; returns the figures of the run and the command lines.
+    `client_extra`: more client options; `reader`: a command started with the client and
+    waited for, whose last stdout line (JSON) becomes the run's "reader"."""
+    sock = f"/tmp/lr_csb_{tag}.sock"
+    prefixes = [f"csbm{tag}", f"csbc{tag}"]
+    jsons, logs = run_files("csb", tag)
+    master, client = memif_pair(args, probes, flood, sock, prefixes, jsons, client_extra)
+    try:
+        wait_share, reader_out = run_pair(args, master, client, logs, reader)
+    finally:
+        for prefix in prefixes:
+            shutil.rmtree(f"/var/run/dpdk/{prefix}", ignore_errors=True)
+        if os.path.exists(sock):
+            os.unlink(sock)
+    mj, cj, texts = take_outputs(jsons, logs)
+    if not cj or not cj.get("syncs"):
+        sys.exit("clocksync client: no JSON or no sync\n" + "\n".join(texts))
+    run = run_figures(args, cj, mj, wait_share)
     if reader:
         lines = (reader_out or "").strip().splitlines()
         run["reader"] = json.loads(lines[-1]) if lines else None
     if flood:
-        # The flood as the master's port saw it: frames it received and dropped as background
-        # during the client's run, and what the client's TX ring refused (master too slow).
-        run["flood_sent"] = cj.get("background_frames")
-        run["flood_refused"] = cj.get("background_refused")
-        if mj:
-            run["flood_master_mpps"] = mj["drops"]["not_clocksync"] / cj["duration_s"] / 1e6
+        run.update(flood_figures(cj, mj))
     return run, {"master": master, "client": client}
-
-
-def median_of(runs, *path):
-    values = []
-    for r in runs:
-        v = r
-        for key in path:
-            v = v.get(key) if isinstance(v, dict) else None
-        if v is not None:
-            values.append(v)
-    return statistics.median(values) if values else None
 
 
 def summarize(runs):
@@ -262,29 +268,29 @@ def summarize(runs):
     use = clean or runs
     return {
         "runs_used": len(use), "runs_contended": len(runs) - len(clean),
-        "epsilon_mean_ns": median_of(use, "epsilon_ns", "mean"),
-        "epsilon_p999_ns": median_of(use, "epsilon_ns", "p999"),
-        "epsilon_max_ns": median_of(use, "epsilon_ns", "max"),
-        "rtt_min_ns": median_of(use, "rtt_ns", "min"),
-        "rtt_p50_ns": median_of(use, "rtt_ns", "p50"),
-        "rtt_p99_ns": median_of(use, "rtt_ns", "p99"),
-        "up_min_ns": median_of(use, "one_way_ns", "up", "min"),
-        "up_p50_ns": median_of(use, "one_way_ns", "up", "p50"),
-        "down_min_ns": median_of(use, "one_way_ns", "down", "min"),
-        "down_p50_ns": median_of(use, "one_way_ns", "down", "p50"),
-        "rounds_kept": median_of(use, "rounds_kept"),
-        "floor_ns": median_of(use, "floor_ns"),
-        "mean_over_floor": median_of(use, "mean_over_floor"),
-        "syncs": median_of(use, "syncs"),
+        "epsilon_mean_ns": bk.median_of(use, "epsilon_ns", "mean"),
+        "epsilon_p999_ns": bk.median_of(use, "epsilon_ns", "p999"),
+        "epsilon_max_ns": bk.median_of(use, "epsilon_ns", "max"),
+        "rtt_min_ns": bk.median_of(use, "rtt_ns", "min"),
+        "rtt_p50_ns": bk.median_of(use, "rtt_ns", "p50"),
+        "rtt_p99_ns": bk.median_of(use, "rtt_ns", "p99"),
+        "up_min_ns": bk.median_of(use, "one_way_ns", "up", "min"),
+        "up_p50_ns": bk.median_of(use, "one_way_ns", "up", "p50"),
+        "down_min_ns": bk.median_of(use, "one_way_ns", "down", "min"),
+        "down_p50_ns": bk.median_of(use, "one_way_ns", "down", "p50"),
+        "rounds_kept": bk.median_of(use, "rounds_kept"),
+        "floor_ns": bk.median_of(use, "floor_ns"),
+        "mean_over_floor": bk.median_of(use, "mean_over_floor"),
+        "syncs": bk.median_of(use, "syncs"),
         "violations_total": sum(r["violations"] for r in runs),
-        "timeouts": median_of(use, "timeouts"),
-        "flood_master_mpps": median_of(use, "flood_master_mpps"),
-        "flood_refused": median_of(use, "flood_refused"),
-        "master_not_clocksync": median_of(use, "master_not_clocksync"),
+        "timeouts": bk.median_of(use, "timeouts"),
+        "flood_master_mpps": bk.median_of(use, "flood_master_mpps"),
+        "flood_refused": bk.median_of(use, "flood_refused"),
+        "master_not_clocksync": bk.median_of(use, "master_not_clocksync"),
     }
 
 
-def main():
+def parser():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default=BUILD, help="build directory (default $LINERATE_BUILD "
                     "or build/)")
@@ -306,44 +312,37 @@ def main():
                     help="only these cases, comma-separated (default: all of probes1_keep0, "
                     "probes1_cold, probes1_warmup, probes1, probes2, probes4)")
     ap.add_argument("--out", default=os.path.join(RESULTS, "clocksync.json"))
-    args = ap.parse_args()
+    return ap
 
-    loadavg = os.getloadavg()
-    args.lcores = [int(x) for x in args.lcores.split(",")]
-    if len(args.lcores) != 2:
-        sys.exit("--lcores takes master,client")
-    app = os.path.join(args.build, "apps", "clocksync", "clocksync")
-    if not os.access(app, os.X_OK):
-        sys.exit(f"{app} not built")
 
-    loads = ["idle"] + ([] if args.no_flood else ["flood"])
-    cases, commands = [], {}
-    tag0 = f"{os.getpid()}"
-    n = 0
-    for load in loads:
-        for name, probes, extra in cases_of(args):
-            runs = []
-            for _ in range(args.repeats):
-                for attempt in range(args.attempts):
-                    run, cmds = one_run(args, probes, load == "flood", f"{tag0}_{n}", extra)
-                    n += 1
-                    runs.append(run)
-                    wait = ", ".join(f"{k} {v:.1%}" for k, v in run["poller_wait_share"].items())
-                    ow = run["one_way_ns"] or {}
-                    print(f"{name} {load}: eps mean {run['epsilon_ns']['mean']:.0f} ns "
-                          f"p99.9 {run['epsilon_ns']['p999']} ns, rtt min {run['rtt_ns']['min']}"
-                          f" p50 {run['rtt_ns']['p50']} ns (up p50 "
-                          f"{ow.get('up', {}).get('p50')}, down p50 "
-                          f"{ow.get('down', {}).get('p50')}), floor {run['floor_ns']:.0f} ns, "
-                          f"x{run['mean_over_floor']:.2f}, syncs {run['syncs']} (kept "
-                          f"{run['rounds_kept']}), violations {run['violations']}, waited "
-                          f"{wait}{' (contended)' if run['contended'] else ''}", flush=True)
-                    commands[f"{name}_{load}"] = cmds
-                    if not run["contended"]:
-                        break
-            cases.append({"case": name, "probes": probes, "client_options": extra, "load": load,
-                          "runs": runs, "median": summarize(runs)})
+def print_run(name, load, run):
+    wait = ", ".join(f"{k} {v:.1%}" for k, v in run["poller_wait_share"].items())
+    ow = run["one_way_ns"] or {}
+    print(f"{name} {load}: eps mean {run['epsilon_ns']['mean']:.0f} ns "
+          f"p99.9 {run['epsilon_ns']['p999']} ns, rtt min {run['rtt_ns']['min']}"
+          f" p50 {run['rtt_ns']['p50']} ns (up p50 "
+          f"{ow.get('up', {}).get('p50')}, down p50 "
+          f"{ow.get('down', {}).get('p50')}), floor {run['floor_ns']:.0f} ns, "
+          f"x{run['mean_over_floor']:.2f}, syncs {run['syncs']} (kept "
+          f"{run['rounds_kept']}), violations {run['violations']}, waited "
+          f"{wait}{' (contended)' if run['contended'] else ''}", flush=True)
 
+
+def case_runs(args, name, probes, extra, load, tags):
+    """One case under one load: --repeats runs, each tried again while contended (up to
+    --attempts); (every run, the last run's command lines)."""
+    runs = []
+    for _ in range(args.repeats):
+        for _attempt in range(args.attempts):
+            run, cmds = one_run(args, probes, load == "flood", next(tags), extra)
+            runs.append(run)
+            print_run(name, load, run)
+            if not run["contended"]:
+                break
+    return runs, cmds
+
+
+def goals_of(args, cases):
     by = {(c["case"], c["load"]): c["median"] for c in cases}
     goals = {}
     for name, probes, _ in cases_of(args):
@@ -361,38 +360,76 @@ def main():
             g["flood_p999_over_idle_p999"] = ratio
             g["flood_p999_within_2x_idle"] = ratio is not None and ratio <= 2
         goals[name] = g
+    return goals
 
-    result = {
+
+def settings(args):
+    return {
+        "duration_s": args.duration, "repeats": args.repeats, "attempts": args.attempts,
+        "sync_period_ms": SYNC_PERIOD_MS, "drift_bound_ppm": RHO_PPM,
+        "lcores_master_client": args.lcores,
+        "memif": MEMIF_RING + " (8-slot rings of 1 KiB buffers: see MEMIF_RING)",
+        "probes": "sequential: each waits for the previous answer (clocksync default)",
+        "cases": {name: ["--probes", str(k)] + extra for name, k, extra in cases_of(args)},
+        "contended_if_poller_wait_share_over": args.max_wait_share,
+        "scheduling": scheduling(),
+        "flood": "none" if args.no_flood else {
+            "source": "the client itself (--background-pps), on the probe port and queue, "
+                      "paused while a probe awaits its answer",
+            "frame_bytes": FLOOD_FRAME_BYTES, "rate_pps": args.flood_pps,
+            "limits": "the generator shares the client's core and loop; the master's port "
+                      "and queue carry the flood, the client's receive path does not"},
+    }
+
+
+def measure(args):
+    """Every case under every load; the result document."""
+    loadavg = os.getloadavg()
+    args.lcores = [int(x) for x in args.lcores.split(",")]
+    if len(args.lcores) != 2:
+        sys.exit("--lcores takes master,client")
+    app = os.path.join(args.build, "apps", "clocksync", "clocksync")
+    if not os.access(app, os.X_OK):
+        sys.exit(f"{app} not built")
+    loads = ["idle"] + ([] if args.no_flood else ["flood"])
+    cases, commands = [], {}
+    tags = (f"{os.getpid()}_{n}" for n in itertools.count())
+    for load in loads:
+        for name, probes, extra in cases_of(args):
+            runs, commands[f"{name}_{load}"] = case_runs(args, name, probes, extra, load, tags)
+            cases.append({"case": name, "probes": probes, "client_options": extra, "load": load,
+                          "runs": runs, "median": summarize(runs)})
+    return {
         "scenario": "clocksync",
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
-        "machine": bench_run_module().machine(),
+        "machine": bk.machine(),
         "loadavg_at_start": loadavg,
-        "settings": {
-            "duration_s": args.duration, "repeats": args.repeats, "attempts": args.attempts,
-            "sync_period_ms": SYNC_PERIOD_MS, "drift_bound_ppm": RHO_PPM,
-            "lcores_master_client": args.lcores,
-            "memif": MEMIF_RING + " (8-slot rings of 1 KiB buffers: see MEMIF_RING)",
-            "probes": "sequential: each waits for the previous answer (clocksync default)",
-            "cases": {name: ["--probes", str(k)] + extra for name, k, extra in cases_of(args)},
-            "contended_if_poller_wait_share_over": args.max_wait_share,
-            "scheduling": scheduling(),
-            "flood": "none" if args.no_flood else {
-                "source": "the client itself (--background-pps), on the probe port and queue, "
-                          "paused while a probe awaits its answer",
-                "frame_bytes": FLOOD_FRAME_BYTES, "rate_pps": args.flood_pps,
-                "limits": "the generator shares the client's core and loop; the master's port "
-                          "and queue carry the flood, the client's receive path does not"},
-        },
+        "settings": settings(args),
         "floor": "rtt_min/2 + rho*T/2",
         "cases": cases,
-        "goals": goals,
+        "goals": goals_of(args, cases),
         "commands": commands,
     }
+
+
+def bench_run_options(args, max_repeats):
+    """What bench/run's --seconds and --runs stand for in a clocksync script: seconds x 1.5 a
+    run (at least 4), runs repeats (at most max_repeats)."""
+    return ["--build", BUILD, "--duration", str(max(4.0, args.seconds * 1.5)),
+            "--repeats", str(max(1, min(args.runs, max_repeats)))]
+
+
+def run(args):
+    """bench/run clocksync."""
+    return measure(parser().parse_args(bench_run_options(args, 3)))
+
+
+def main():
+    args = parser().parse_args()
+    result = measure(args)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
-    print(json.dumps(goals, indent=2))
+    bk.write_json(args.out, result)
+    print(json.dumps(result["goals"], indent=2))
     print(f"wrote {args.out}")
 
 

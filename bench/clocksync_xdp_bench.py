@@ -28,13 +28,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILD = os.environ.get("LINERATE_BUILD", os.path.join(ROOT, "build"))
-RESULTS = os.path.join(ROOT, "bench", "results")
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-import clocksync_bench as csb  # noqa: E402  (its pollers' wait, JSON reads, medians)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import benchkit as bk  # noqa: E402
+import clocksync_bench as csb  # noqa: E402  (its pollers' wait, JSON reads, EAL arguments)
+
+ROOT, BUILD, RESULTS = bk.ROOT, bk.BUILD, bk.RESULTS
 
 # Each case: the master's options and the client's. xdp: --xdp-mode auto, which is generic (skb)
 # on a veth; xdp_native: in the veth driver (its XDP_TX reaches the client's end, whose AF_XDP
@@ -64,8 +63,7 @@ def one_run(args, net, master_name, flood, tag):
     """Case `master_name` (CASES) once on the veth pair `net`; the run's figures."""
     master_args, client_args = CASES[master_name]
     app = os.path.join(args.build, "apps", "clocksync", "clocksync")
-    jm, jc = (f"/tmp/lr_csx_{tag}_{r}.json" for r in ("master", "client"))
-    logs = [f"/tmp/lr_csx_{tag}_{r}.log" for r in ("master", "client")]
+    (jm, jc), logs = csb.run_files("csx", tag)
     prefixes = [f"csxm{tag}", f"csxc{tag}"]
     master = net.exec(net.dut_ns, [app] + csb.eal(0, prefixes[0], []) + [
         "--af-xdp", net.dut_if, "--role", "master", "--stats-period", "0",
@@ -80,7 +78,7 @@ def one_run(args, net, master_name, flood, tag):
     procs = []
     try:
         m = csb.start_logged(master, logs[0], procs)
-        csb.wait_for(logs[0], "running", m)
+        csb.must_see(logs[0], "running", m)
         c = csb.start_logged(client, logs[1], procs)
         # The XDP master's process idles (its slow path gets nothing): only the client polls.
         pollers = {"client": c} if master_name.startswith("xdp") else {"master": m, "client": c}
@@ -94,14 +92,7 @@ def one_run(args, net, master_name, flood, tag):
                 p.kill()
         for prefix in prefixes:
             subprocess.run(["rm", "-rf", f"/var/run/dpdk/{prefix}"])
-    cj, mj = csb.read_json(jc), csb.read_json(jm)
-    outs = []
-    for path in logs + [jm, jc]:
-        if os.path.exists(path):
-            if path.endswith(".log"):
-                with open(path) as f:
-                    outs.append(f.read())
-            os.unlink(path)
+    mj, cj, outs = csb.take_outputs([jm, jc], logs)
     if not cj or not cj.get("syncs") or not mj:
         sys.exit(f"{master_name}: no JSON or no sync\n" + "\n".join(outs))
     return {
@@ -123,81 +114,97 @@ def one_run(args, net, master_name, flood, tag):
 def summarize(runs):
     return {
         "runs": len(runs), "runs_contended": sum(r["contended"] for r in runs),
-        "epsilon_mean_ns": csb.median_of(runs, "epsilon_ns", "mean"),
-        "epsilon_p999_ns": csb.median_of(runs, "epsilon_ns", "p999"),
-        "rtt_min_ns": csb.median_of(runs, "rtt_ns", "min"),
-        "rtt_p50_ns": csb.median_of(runs, "rtt_ns", "p50"),
-        "rtt_p99_ns": csb.median_of(runs, "rtt_ns", "p99"),
-        "up_p50_ns": csb.median_of(runs, "one_way_ns", "up", "p50"),
-        "down_p50_ns": csb.median_of(runs, "one_way_ns", "down", "p50"),
-        "syncs": csb.median_of(runs, "syncs"), "timeouts": csb.median_of(runs, "timeouts"),
+        "epsilon_mean_ns": bk.median_of(runs, "epsilon_ns", "mean"),
+        "epsilon_p999_ns": bk.median_of(runs, "epsilon_ns", "p999"),
+        "rtt_min_ns": bk.median_of(runs, "rtt_ns", "min"),
+        "rtt_p50_ns": bk.median_of(runs, "rtt_ns", "p50"),
+        "rtt_p99_ns": bk.median_of(runs, "rtt_ns", "p99"),
+        "up_p50_ns": bk.median_of(runs, "one_way_ns", "up", "p50"),
+        "down_p50_ns": bk.median_of(runs, "one_way_ns", "down", "p50"),
+        "syncs": bk.median_of(runs, "syncs"), "timeouts": bk.median_of(runs, "timeouts"),
         "violations_total": sum(r["violations"] for r in runs),
         "rx_stamps_refused_total": sum(r["rx_stamps_refused"] or 0 for r in runs),
     }
 
 
-def measure(args):
-    """Alternates the masters `repeats` times per load; the result document."""
-    loads = ["idle"] + ([] if args.no_flood else ["flood"])
+def print_run(name, load, run):
+    ow = run["one_way_ns"] or {}
+    print(f"{name} {load}: eps mean {run['epsilon_ns']['mean']:.0f} ns p99.9 "
+          f"{run['epsilon_ns']['p999']} ns, rtt min {run['rtt_ns']['min']} p50 "
+          f"{run['rtt_ns']['p50']} ns, up/down p50 "
+          f"{ow.get('up', {}).get('p50')}/"
+          f"{ow.get('down', {}).get('p50')} ns, syncs {run['syncs']}, violations "
+          f"{run['violations']}, poller wait "
+          + ", ".join(f"{k} {v:.1%}" for k, v in run["poller_wait_share"].items()),
+          flush=True)
+
+
+def alternate(args, loads):
+    """Every case under every load, `repeats` times, each run on a veth pair of its own:
+    ({(case, load): runs}, {case_load: the last run's command lines})."""
     runs = {(m, load): [] for load in loads for m in CASES}
     commands = {}
-    loadavg = list(os.getloadavg())
     n = 0
     for _ in range(args.repeats):
         for load in loads:
             for name in CASES:
-                with csb.bench_run_module().VethNamespaces(f"x{os.getpid() % 1000}{n}") as net:
+                with bk.VethNamespaces(f"x{os.getpid() % 1000}{n}") as net:
                     run, cmds = one_run(args, net, name, load == "flood", f"{os.getpid()}_{n}")
                 n += 1
                 runs[(name, load)].append(run)
                 commands[f"{name}_{load}"] = [" ".join(c) for c in cmds.values()]
-                print(f"{name} {load}: eps mean {run['epsilon_ns']['mean']:.0f} ns p99.9 "
-                      f"{run['epsilon_ns']['p999']} ns, rtt min {run['rtt_ns']['min']} p50 "
-                      f"{run['rtt_ns']['p50']} ns, up/down p50 "
-                      f"{(run['one_way_ns'] or {}).get('up', {}).get('p50')}/"
-                      f"{(run['one_way_ns'] or {}).get('down', {}).get('p50')} ns, syncs {run['syncs']}, violations "
-                      f"{run['violations']}, poller wait "
-                      + ", ".join(f"{k} {v:.1%}" for k, v in run["poller_wait_share"].items()),
-                      flush=True)
+                print_run(name, load, run)
+    return runs, commands
+
+
+def ratios_of(cases, load):
+    """The ratios of ε between the cases under one load."""
+    med = {c: cases[f"{c}_{load}"]["median"] for c in CASES}
+    eps = {c: med[c]["epsilon_mean_ns"] for c in CASES}
+    out = {}
+    for x in ("xdp", "xdp_native"):
+        out[f"epsilon_mean_{x}_over_af_xdp"] = eps[x] / eps["af_xdp"]
+        out[f"epsilon_p999_{x}_over_af_xdp"] = (med[x]["epsilon_p999_ns"] /
+                                                med["af_xdp"]["epsilon_p999_ns"])
+    # The same ratio with the client's t4 in its loop; and what the hook's t4 gives each
+    # AF_XDP case (its ε mean over the loop's).
+    out["epsilon_mean_xdp_over_af_xdp_loop_t4"] = eps["xdp_loop_t4"] / eps["af_xdp_loop_t4"]
+    for c in ("xdp", "af_xdp", "af_xdp_raw"):
+        out[f"epsilon_mean_{c}_rx_stamps_over_loop_t4"] = eps[c] / eps[f"{c}_loop_t4"]
+    # Both masters with the client's requests sent by XDP_TX (--xdp-tx), and what that
+    # gives each against the same master with requests through the AF_XDP socket.
+    out["epsilon_mean_xdp_native_over_af_xdp_xdp_tx"] = (
+        eps["xdp_native_xdp_tx"] / eps["af_xdp_xdp_tx"])
+    out["epsilon_p999_xdp_native_over_af_xdp_xdp_tx"] = (
+        med["xdp_native_xdp_tx"]["epsilon_p999_ns"] / med["af_xdp_xdp_tx"]["epsilon_p999_ns"])
+    for c in ("xdp_native", "af_xdp"):
+        out[f"epsilon_mean_{c}_xdp_tx_over_socket_tx"] = eps[f"{c}_xdp_tx"] / eps[c]
+    return out
+
+
+def goals_of(cases, ratios, loads):
+    return {**{f"epsilon_mean_xdp_within_0.6x_af_xdp_{load}":
+               ratios[load]["epsilon_mean_xdp_over_af_xdp"] <= 0.6 for load in loads},
+            **{f"epsilon_mean_xdp_native_within_0.6x_af_xdp_client_xdp_tx_{load}":
+               ratios[load]["epsilon_mean_xdp_native_over_af_xdp_xdp_tx"] <= 0.6
+               for load in loads},
+            "violations_total": sum(c["median"]["violations_total"] for c in cases.values())}
+
+
+def measure(args):
+    """Alternates the masters `repeats` times per load; the result document."""
+    loads = ["idle"] + ([] if args.no_flood else ["flood"])
+    loadavg = list(os.getloadavg())
+    runs, commands = alternate(args, loads)
     cases = {f"{m}_{load}": {"runs": r, "median": summarize(r)} for (m, load), r in runs.items()}
-    ratios = {}
-    for load in loads:
-        a = cases[f"af_xdp_{load}"]["median"]
-        ratios[load] = {}
-        for x in ("xdp", "xdp_native"):
-            m = cases[f"{x}_{load}"]["median"]
-            ratios[load][f"epsilon_mean_{x}_over_af_xdp"] = m["epsilon_mean_ns"] / a["epsilon_mean_ns"]
-            ratios[load][f"epsilon_p999_{x}_over_af_xdp"] = m["epsilon_p999_ns"] / a["epsilon_p999_ns"]
-        eps = {c: cases[f"{c}_{load}"]["median"]["epsilon_mean_ns"] for c in CASES}
-        # The same ratio with the client's t4 in its loop; and what the hook's t4 gives each
-        # AF_XDP case (its ε mean over the loop's).
-        ratios[load]["epsilon_mean_xdp_over_af_xdp_loop_t4"] = (
-            eps["xdp_loop_t4"] / eps["af_xdp_loop_t4"])
-        for c in ("xdp", "af_xdp", "af_xdp_raw"):
-            ratios[load][f"epsilon_mean_{c}_rx_stamps_over_loop_t4"] = eps[c] / eps[f"{c}_loop_t4"]
-        # Both masters with the client's requests sent by XDP_TX (--xdp-tx), and what that
-        # gives each against the same master with requests through the AF_XDP socket.
-        t = {c: cases[f"{c}_xdp_tx_{load}"]["median"] for c in ("xdp_native", "af_xdp")}
-        ratios[load]["epsilon_mean_xdp_native_over_af_xdp_xdp_tx"] = (
-            t["xdp_native"]["epsilon_mean_ns"] / t["af_xdp"]["epsilon_mean_ns"])
-        ratios[load]["epsilon_p999_xdp_native_over_af_xdp_xdp_tx"] = (
-            t["xdp_native"]["epsilon_p999_ns"] / t["af_xdp"]["epsilon_p999_ns"])
-        for c in ("xdp_native", "af_xdp"):
-            ratios[load][f"epsilon_mean_{c}_xdp_tx_over_socket_tx"] = (
-                eps[f"{c}_xdp_tx"] / eps[c])
+    ratios = {load: ratios_of(cases, load) for load in loads}
     return {
         "headline": {load: {**{f"{m}_eps_mean_ns": cases[f"{m}_{load}"]["median"]["epsilon_mean_ns"]
                                for m in CASES},
                             **{f"{m}_eps_p999_ns": cases[f"{m}_{load}"]["median"]["epsilon_p999_ns"]
                                for m in CASES},
                             **ratios[load]} for load in loads},
-        "goals": {**{f"epsilon_mean_xdp_within_0.6x_af_xdp_{load}":
-                     ratios[load]["epsilon_mean_xdp_over_af_xdp"] <= 0.6 for load in loads},
-                  **{f"epsilon_mean_xdp_native_within_0.6x_af_xdp_client_xdp_tx_{load}":
-                     ratios[load]["epsilon_mean_xdp_native_over_af_xdp_xdp_tx"] <= 0.6
-                     for load in loads},
-                  "violations_total": sum(c["median"]["violations_total"]
-                                          for c in cases.values())},
+        "goals": goals_of(cases, ratios, loads),
         "loadavg_1_5_15_at_start": loadavg, "loadavg_1_5_15_at_end": list(os.getloadavg()),
         "settings": {"duration_s": args.duration, "repeats": args.repeats,
                      "flood_pps": None if args.no_flood else args.flood_pps,
@@ -209,7 +216,7 @@ def measure(args):
     }
 
 
-def main():
+def parser():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default=BUILD)
     ap.add_argument("--duration", type=float, default=8.0, help="client seconds per run")
@@ -218,15 +225,22 @@ def main():
     ap.add_argument("--no-flood", action="store_true")
     ap.add_argument("--max-wait-share", type=float, default=0.05)
     ap.add_argument("--out", default=os.path.join(RESULTS, "clocksync-xdp.json"))
-    args = ap.parse_args()
+    return ap
+
+
+def run(args):
+    """bench/run clocksync-xdp."""
+    return measure(parser().parse_args(csb.bench_run_options(args, 5)))
+
+
+def main():
+    args = parser().parse_args()
     result = measure(args)
     result.update({"scenario": "clocksync-xdp", "command": " ".join(sys.argv),
                    "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
                        timespec="seconds"),
-                   "machine": csb.bench_run_module().machine()})
-    with open(args.out, "w") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
+                   "machine": bk.machine()})
+    bk.write_json(args.out, result)
     print(json.dumps(result["headline"], indent=2))
     print(f"wrote {os.path.relpath(args.out, ROOT)}")
 

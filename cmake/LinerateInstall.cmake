@@ -81,7 +81,9 @@ set(LINERATE_DOCDIR \"${CMAKE_INSTALL_DOCDIR}\")")
 install(SCRIPT ${PROJECT_SOURCE_DIR}/cmake/LinerateSystemdUnits.cmake)
 
 # Debian package: the libraries the programs link come from dpkg-shlibdeps; the PMDs are plugins
-# DPDK loads at run time, so the ones the apps are used with are listed by hand.
+# DPDK loads at run time, so the ones the apps are used with are listed by hand, with the mempool
+# driver every packet pool needs (librte-mempool-ring23: without it, on a system without the
+# `dpdk` package, every app fails at its first pool with "Invalid argument"; tests/systemd/run).
 set(CPACK_PACKAGE_NAME linerate)
 set(CPACK_PACKAGE_VENDOR "linerate")
 set(CPACK_PACKAGE_CONTACT "linerate developers <linerate@localhost>")
@@ -92,7 +94,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "librte-net-af-xdp23, librte-net-af-packet23, librte-net-pcap23, librte-net-ring23, librte-net-null23, librte-net-memif23, librte-net-tap23, librte-net-virtio23, librte-net-vhost23")
+    "librte-mempool-ring23, librte-net-af-xdp23, librte-net-af-packet23, librte-net-pcap23, librte-net-ring23, librte-net-null23, librte-net-memif23, librte-net-tap23, librte-net-virtio23, librte-net-vhost23")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dpdk")
 # The example configurations under /etc are conffiles (an edited one survives an upgrade); the
 # maintainer scripts tell systemd about the units (none is enabled or started).

@@ -244,14 +244,13 @@ int run_client(Runtime& runtime, const Options& cs, ClientSession& session, Loca
 
 int main(int argc, char** argv) {
     CLI::App cli(
-        "clocksync: --role master answers clock-sync requests with receive and transmit times; "
-        "--role client probes a master every sync period, keeps a synchronized clock and reports "
-        "its uncertainty bound epsilon",
+        "clocksync: `clocksync master` answers clock-sync requests with receive and transmit "
+        "times; `clocksync client` probes a master every sync period, keeps a synchronized clock "
+        "and reports its uncertainty bound epsilon",
         kApp);
     cli::CommonOptions options;
-    cli::add_common_options(cli, options);
     Options cs;
-    add_options(cli, cs);
+    const OptionTables tables = add_options(cli, options, cs);
     // Parsed once, here: the board's counters depend on the role.
     cli::SplitArgs args = cli::parse_or_exit(cli, argc, argv);
 
@@ -259,7 +258,7 @@ int main(int argc, char** argv) {
     std::unique_ptr<ClockBoundWriter> clockbound;
     LocalClock local;
     try {
-        check_role(cli, cs);
+        check_role(tables, cs);
         if (cs.role == Role::client) {
             local.system = clock_id(cs.client_clock());
             // The simulated drift is zero here, a moment before the run starts.

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
+#include <utility>
 
 #include "cli/command_line.hpp"
 
@@ -20,19 +22,6 @@ constexpr const char* kClockKeys[] = {"raw", "realtime", "monotonic"};
 // wrap-safe differences of their readings are used).
 constexpr int64_t kMaxSimOffsetNs = int64_t(1) << 62;
 
-constexpr const char* kClientOnly[] = {
-    "--master-mac",       "--master-ip",         "--client-ip",
-    "--client-id",        "--sync-period-ms",    "--probes",
-    "--probe-gap-us",     "--probe-timeout-ms",  "--drift-bound-ppm",
-    "--sample-period-us", "--sim-offset-ns",     "--sim-drift-ppm",
-    "--pipeline",         "--background-pps",    "--background-size",
-    "--export",           "--export-max-age-ms", "--chrony-shm",
-    "--clockbound",       "--master-clock",      "--keep-sync-rounds",
-    "--warmup-us",        "--no-warmup-echo",    "--no-rx-stamps",
-    "--xdp-tx",
-};
-constexpr const char* kMasterOnly[] = {"--timestamps", "--sw-clock", "--datapath", "--xdp-mode"};
-
 SystemClock system_clock_named(const std::string& name) {
     return name == "realtime"    ? SystemClock::realtime
            : name == "monotonic" ? SystemClock::monotonic
@@ -44,18 +33,42 @@ uint64_t to_ns(double value, double ns_per_unit) {
     return uint64_t(std::llround(value * ns_per_unit));
 }
 
-// Role, port, timestamps, addresses.
-void add_role_options(CLI::App& app, Options& o) {
+// The help's group of options a table takes only to refuse them by name: the help leaves it out
+// (CLI11's hidden group "" would leave the name out of their parse errors too).
+constexpr const char* kUnlisted = "unlisted";
+
+class UnlistingFormatter : public CLI::Formatter {
+  public:
+    std::string make_group(std::string group, bool is_positional,
+                           std::vector<const CLI::Option*> options) const override {
+        if (group == kUnlisted) return {};
+        return CLI::Formatter::make_group(std::move(group), is_positional, std::move(options));
+    }
+};
+
+// --role ROLE, the older form of the subcommand; unlisted in the subcommands, where it is taken
+// only to be refused as a second role.
+void add_role_option(CLI::App& app, Options& o, bool shown) {
     app.add_option_function<std::string>(
            "--role",
            [&o](const std::string& s) { o.role = s == "client" ? Role::client : Role::master; },
            "master: answer requests; client: probe a master, keep a synchronized clock and "
-           "report its bound epsilon")
-        ->required()
-        ->check(CLI::IsMember({"master", "client"}));
+           "report its bound epsilon (`clocksync master|client` is the preferred form)")
+        ->check(CLI::IsMember({"master", "client"}))
+        ->group(shown ? "Options" : kUnlisted);
+}
+
+// What both roles take: the port and the checksum checks.
+void add_shared_options(CLI::App& app, Options& o) {
     app.add_option("--udp-port", o.udp_port, "UDP port of clocksync requests and responses")
         ->check(CLI::Range(1, 65535))
         ->capture_default_str();
+    cli::add_checksum_flags(app, o.verify_checksums, o.strict_checksums,
+                            "Take requests (master) and responses (client)");
+}
+
+// The master's own: where its timestamps come from, and its datapath.
+void add_master_options(CLI::App& app, Options& o) {
     app.add_option_function<std::string>(
            "--timestamps",
            [&o](const std::string& s) {
@@ -75,7 +88,10 @@ void add_role_options(CLI::App& app, Options& o) {
         ->check(CLI::IsMember({"raw", "realtime", "monotonic"}))
         ->default_str("raw");
     xdp::add_datapath_option(app, o.datapath, o.xdp_mode);
+}
 
+// The client's addresses: the master's MAC and IPv4, its own IPv4.
+void add_address_options(CLI::App& app, Options& o) {
     auto mac_check = CLI::Validator(
         [](std::string& s) { return parse_mac(s) ? std::string() : "bad MAC '" + s + "'"; }, "MAC");
     auto ip_check = CLI::Validator(
@@ -97,7 +113,7 @@ void add_role_options(CLI::App& app, Options& o) {
         ->default_str("192.168.0.1");
 }
 
-// The client's probing: ids, periods, probes per round, timeouts, background load.
+// The client's probing: ids, periods, probes per round, timeouts, the bound's drift.
 void add_probe_options(CLI::App& app, Options& o) {
     app.add_option("--client-id", o.client_id, "Client: id carried in requests")
         ->capture_default_str();
@@ -121,6 +137,23 @@ void add_probe_options(CLI::App& app, Options& o) {
                    "it)")
         ->check(CLI::Range(0u, 1000u))
         ->capture_default_str();
+    app.add_option("--probe-timeout-ms", o.probe_timeout_ms,
+                   "Client: a probe unanswered this long is lost (counted in timeouts)")
+        ->check(linerate::cli::finite_range(1e-3, 3.6e6))
+        ->capture_default_str();
+    app.add_option("--drift-bound-ppm", o.drift_bound_ppm,
+                   "Client: rho, the bound on the clocks' relative drift (epsilon grows by it)")
+        ->check(linerate::cli::finite_range(0.0, kMaxDriftBoundPpm))
+        ->capture_default_str();
+    app.add_option("--sample-period-us", o.sample_period_us,
+                   "Client: grid on which epsilon is sampled (plus just before each sync)")
+        ->check(linerate::cli::finite_range(1e-3, 3.6e9))
+        ->capture_default_str();
+}
+
+// What the client's frames cross the path with: a warm-up frame, the XDP hook's stamps and
+// sender, background load.
+void add_path_options(CLI::App& app, Options& o) {
     app.add_option("--warmup-us", o.warmup_us,
                    "Client: send a warm-up frame this long before each round's first probe; the "
                    "master sends it back unstamped (its echo), so the probe crosses a path warm "
@@ -151,18 +184,6 @@ void add_probe_options(CLI::App& app, Options& o) {
     app.add_option("--background-size", o.background_size,
                    "Client: bytes per background frame (Ethernet header to payload end)")
         ->check(CLI::Range(60u, 1514u))
-        ->capture_default_str();
-    app.add_option("--probe-timeout-ms", o.probe_timeout_ms,
-                   "Client: a probe unanswered this long is lost (counted in timeouts)")
-        ->check(linerate::cli::finite_range(1e-3, 3.6e6))
-        ->capture_default_str();
-    app.add_option("--drift-bound-ppm", o.drift_bound_ppm,
-                   "Client: rho, the bound on the clocks' relative drift (epsilon grows by it)")
-        ->check(linerate::cli::finite_range(0.0, kMaxDriftBoundPpm))
-        ->capture_default_str();
-    app.add_option("--sample-period-us", o.sample_period_us,
-                   "Client: grid on which epsilon is sampled (plus just before each sync)")
-        ->check(linerate::cli::finite_range(1e-3, 3.6e9))
         ->capture_default_str();
 }
 
@@ -241,38 +262,111 @@ void check_clockbound(const Options& o) {
 }
 
 // The XDP master stamps with CLOCK_MONOTONIC in the driver: no NIC clock, no other system clock.
-void check_master_datapath(const CLI::App& app, const Options& o) {
+void check_master_datapath(const Options& o, bool sw_clock_given) {
     if (o.datapath != xdp::Datapath::xdp) return;
     if (o.timestamps == TimestampMode::hardware)
         throw std::invalid_argument(
             "--timestamps hw with --datapath xdp: the XDP program stamps with CLOCK_MONOTONIC");
-    if (app.count("--sw-clock") > 0 && o.sw_clock != SystemClock::monotonic)
+    if (sw_clock_given && o.sw_clock != SystemClock::monotonic)
         throw std::invalid_argument(
             "--datapath xdp stamps with CLOCK_MONOTONIC (bpf_ktime_get_ns): --sw-clock must be "
             "monotonic or left out");
 }
 
-}  // namespace
-
-void add_options(CLI::App& app, Options& o) {
-    add_role_options(app, o);
-    add_probe_options(app, o);
-    add_verification_and_export_options(app, o);
-    cli::add_checksum_flags(app, o.verify_checksums, o.strict_checksums,
-                            "Take requests (master) and responses (client)");
+// Runs `add` on `app` and returns the options it added, listed by the help under `group`.
+template <typename Add>
+std::vector<const CLI::Option*> add_group(CLI::App& app, const std::string& group, Add add) {
+    const size_t before = app.get_options().size();
+    add(app);
+    const std::vector<CLI::Option*> all = app.get_options();
+    std::vector<const CLI::Option*> added;
+    for (size_t i = before; i < all.size(); ++i) added.push_back(all[i]->group(group));
+    return added;
 }
 
-void check_role(const CLI::App& app, const Options& o) {
+// The client's own options.
+void add_client_options(CLI::App& app, Options& o) {
+    add_address_options(app, o);
+    add_probe_options(app, o);
+    add_path_options(app, o);
+    add_verification_and_export_options(app, o);
+}
+
+// One table: the common and shared options, --role, and both roles' own; the help lists the
+// `shown` role's (none: the app's, whose help lists the subcommands), not the other's.
+OptionTable add_table(CLI::App& app, cli::CommonOptions& common, Options& o,
+                      std::optional<Role> shown) {
+    cli::add_common_options(app, common);
+    add_shared_options(app, o);
+    add_role_option(app, o, !shown);
+    OptionTable table{&app, {}, {}};
+    table.master_only = add_group(app, shown == Role::master ? "Master options" : kUnlisted,
+                                  [&o](CLI::App& a) { add_master_options(a, o); });
+    table.client_only = add_group(app, shown == Role::client ? "Client options" : kUnlisted,
+                                  [&o](CLI::App& a) { add_client_options(a, o); });
+    return table;
+}
+
+// How many times the tables took `name`: the app's takes what stands before a subcommand (or
+// everything, with --role), the subcommand's what follows it.
+size_t given(const OptionTables& t, const std::string& name) {
+    return t.by_role.app->count(name) + t.master.app->count(name) + t.client.app->count(name);
+}
+
+// The role from the subcommand or --role: exactly one of them.
+void resolve_role(const OptionTables& t, Options& o) {
+    const OptionTable* sub = t.master.app->parsed()   ? &t.master
+                             : t.client.app->parsed() ? &t.client
+                                                      : nullptr;
+    const bool by_option = given(t, "--role") > 0;
+    if (sub && by_option)
+        throw std::invalid_argument("--role and the subcommand '" + sub->app->get_name() +
+                                    "' both give the role: give one of them");
+    if (!sub && !by_option)
+        throw std::invalid_argument(
+            "no role: clocksync master [options] or clocksync client [options] (or --role)");
+    if (sub) o.role = sub == &t.master ? Role::master : Role::client;
+}
+
+// An option of the other role, given to any table; the message names the role in the form used.
+void reject_other_role(const OptionTables& t, const Options& o) {
     const bool client = o.role == Role::client;
-    auto reject = [&](const char* name, const char* role) {
-        if (app.count(name) > 0)
-            throw std::invalid_argument(std::string(name) + " applies to --role " + role + " only");
-    };
-    for (const char* name : kClientOnly)
-        if (!client) reject(name, "client");
-    for (const char* name : kMasterOnly)
-        if (client) reject(name, "master");
-    check_master_datapath(app, o);
+    const bool by_option = !t.master.app->parsed() && !t.client.app->parsed();
+    const std::string other =
+        std::string(by_option ? "--role " : "clocksync ") + (client ? "master" : "client");
+    for (const OptionTable* table : {&t.by_role, &t.master, &t.client})
+        for (const CLI::Option* option : client ? table->master_only : table->client_only)
+            if (option->count() > 0)
+                throw std::invalid_argument(option->get_name() + " applies to " + other + " only");
+}
+
+}  // namespace
+
+OptionTables add_options(CLI::App& app, cli::CommonOptions& common, Options& o) {
+    app.formatter(std::make_shared<UnlistingFormatter>());  // the subcommands inherit it
+    OptionTables t;
+    t.master = add_table(*app.add_subcommand("master",
+                                             "Answer clock-sync requests with the times each "
+                                             "was received (t2) and answered (t3)"),
+                         common, o, Role::master);
+    t.client = add_table(*app.add_subcommand("client",
+                                             "Probe a master every sync period, keep a "
+                                             "synchronized clock and report its uncertainty "
+                                             "bound epsilon"),
+                         common, o, Role::client);
+    t.by_role = add_table(app, common, o, std::nullopt);
+    app.require_subcommand(0, 1);
+    app.footer(
+        "Roles: clocksync master --help and clocksync client --help list each role's options; "
+        "--role master|client (the older form) takes the same ones.\n" +
+        app.get_footer());
+    return t;
+}
+
+void check_role(const OptionTables& t, Options& o) {
+    resolve_role(t, o);
+    reject_other_role(t, o);
+    check_master_datapath(o, given(t, "--sw-clock") > 0);
     // The program's stamp is CLOCK_MONOTONIC; converting it to the raw clock would cost the
     // bound up to 10 % of the run's length (the kernel may slew CLOCK_MONOTONIC that much).
     if (o.xdp_tx && o.client_clock() != SystemClock::monotonic)

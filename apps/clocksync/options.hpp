@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "cli/command_line.hpp"
 #include "clocksync/client_session.hpp"
 #include "clocksync/local_clock.hpp"
 #include "linerate/truetime.h"
@@ -92,12 +94,32 @@ struct Options {
     double export_max_age() const { return export_max_age_ms.value_or(10 * sync_period_ms); }
 };
 
-// Adds the options to `app`; a bad value fails the parse itself (one line, exit 2).
-void add_options(CLI::App& app, Options& options);
+// One table of options: a subcommand's, or the app's own for --role. Each takes every option,
+// so that one of the other role is refused by name (check_role), not as unknown; its --help lists
+// the common and shared options and its role's own, hiding the other role's.
+struct OptionTable {
+    CLI::App* app = nullptr;
+    std::vector<const CLI::Option*> master_only;
+    std::vector<const CLI::Option*> client_only;
+};
 
-// Checks what single-option checks cannot: options given to the role that ignores them.
-// Throws std::invalid_argument with the message for the user.
-void check_role(const CLI::App& app, const Options& options);
+// `clocksync master ...` and `clocksync client ...` (the preferred form: the subcommand is the
+// first app argument, after `--` when there are EAL args), and the app itself for
+// `clocksync --role master|client ...` (the older form, which takes the same options).
+struct OptionTables {
+    OptionTable by_role;
+    OptionTable master;
+    OptionTable client;
+};
+
+// Adds the subcommands and the options, `common` included, to `app`; a bad value fails the parse
+// itself (one line, exit 2).
+OptionTables add_options(CLI::App& app, cli::CommonOptions& common, Options& options);
+
+// After the parse: sets options.role from the subcommand or --role (one of them, not both), and
+// checks what single-option checks cannot: an option of the other role, options that exclude each
+// other. Throws std::invalid_argument with the message for the user.
+void check_role(const OptionTables& tables, Options& options);
 
 // The session config of a client; `epoch_ns` is where the simulated drift term is zero (the
 // run's start). Throws std::invalid_argument when a period rounds to 0 ns.

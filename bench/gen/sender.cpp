@@ -72,53 +72,58 @@ Sender::Sender(Runtime& runtime, const GenOptions& options, const TrafficPlan& p
     }
     rt_.on_stopped([this] { merge_and_write(); });
     rt_.add_metrics([this](stats::Metrics& m) { add_metrics(m); });
-    rt_.add_json([this](nlohmann::json& j) {
-        const stats::Totals t = rt_.stats().totals();
-        const uint64_t back = t.app[idx(GenCounter::expected_back)];
-        const uint64_t returned = t.app[idx(GenCounter::returned)];
-        j["kind"] = kind_name(plan_.config().kind);
-        j["lost"] = back > returned ? back - returned : 0;
-        j["latency_ns"] = {{"p50", latency_.percentile(0.5)},
-                           {"p99", latency_.percentile(0.99)},
-                           {"p999", latency_.percentile(0.999)},
-                           {"max", latency_.max()},
-                           {"mean", latency_.mean()},
-                           {"count", latency_.count()}};
-        j["sent_pps_target"] = target_pps(opt_);
-        j["send_s"] = send_s_;
-        stats::Totals sent = t;
-        sent.rx_packets = sent.rx_bytes = 0;
-        const stats::Rates r = stats::rates(sent, send_s_);
-        j["sent_mpps"] = r.tx_mpps;
-        j["sent_gbps"] = r.tx_gbps;
-        if (expected_.enabled()) {
-            const ExpectedTotals e = expected_.totals();
-            j["expect"] = {
-                {"file", opt_.expect_path}, {"keys", e.keys}, {"tuples", e.tuples}, {"sum", e.sum}};
-        }
-    });
-    rt_.add_summary([this] {
-        const stats::Totals t = rt_.stats().totals();
-        const uint64_t back = t.app[idx(GenCounter::expected_back)];
-        const uint64_t returned = t.app[idx(GenCounter::returned)];
-        std::string s = fmt::format(
-            "  sent over {:.3f} s: {:.3f} Mpps (target {:.0f} pps, 0 = full rate)", send_s_,
-            send_s_ > 0 ? double(t.tx_packets) / send_s_ / 1e6 : 0.0, target_pps(opt_));
-        if (back)
-            s += fmt::format(
-                "\n  returns: {} of {} expected, lost {}, reordered {}\n  round trip ns: p50 {} "
-                "p99 {} p99.9 {} max {} mean {:.0f}",
-                returned, back, back > returned ? back - returned : 0,
-                t.app[idx(GenCounter::reordered)], latency_.percentile(0.5),
-                latency_.percentile(0.99), latency_.percentile(0.999), latency_.max(),
-                latency_.mean());
-        if (expected_.enabled()) {
-            const ExpectedTotals e = expected_.totals();
-            s += fmt::format("\n  expected sums: {} keys, {} tuples, total {} -> {}", e.keys,
-                             e.tuples, e.sum, opt_.expect_path);
-        }
-        return s;
-    });
+    rt_.add_json([this](nlohmann::json& j) { add_json(j); });
+    rt_.add_summary([this] { return summary(); });
+}
+
+// The run's own figures in the JSON: what came back, round trips, the rate sent, the sums.
+void Sender::add_json(nlohmann::json& j) const {
+    const stats::Totals t = rt_.stats().totals();
+    const uint64_t back = t.app[idx(GenCounter::expected_back)];
+    const uint64_t returned = t.app[idx(GenCounter::returned)];
+    j["kind"] = kind_name(plan_.config().kind);
+    j["lost"] = back > returned ? back - returned : 0;
+    j["latency_ns"] = {{"p50", latency_.percentile(0.5)},
+                       {"p99", latency_.percentile(0.99)},
+                       {"p999", latency_.percentile(0.999)},
+                       {"max", latency_.max()},
+                       {"mean", latency_.mean()},
+                       {"count", latency_.count()}};
+    j["sent_pps_target"] = target_pps(opt_);
+    j["send_s"] = send_s_;
+    stats::Totals sent = t;
+    sent.rx_packets = sent.rx_bytes = 0;
+    const stats::Rates r = stats::rates(sent, send_s_);
+    j["sent_mpps"] = r.tx_mpps;
+    j["sent_gbps"] = r.tx_gbps;
+    if (expected_.enabled()) {
+        const ExpectedTotals e = expected_.totals();
+        j["expect"] = {
+            {"file", opt_.expect_path}, {"keys", e.keys}, {"tuples", e.tuples}, {"sum", e.sum}};
+    }
+}
+
+// The same figures in the summary's lines.
+std::string Sender::summary() const {
+    const stats::Totals t = rt_.stats().totals();
+    const uint64_t back = t.app[idx(GenCounter::expected_back)];
+    const uint64_t returned = t.app[idx(GenCounter::returned)];
+    std::string s =
+        fmt::format("  sent over {:.3f} s: {:.3f} Mpps (target {:.0f} pps, 0 = full rate)", send_s_,
+                    send_s_ > 0 ? double(t.tx_packets) / send_s_ / 1e6 : 0.0, target_pps(opt_));
+    if (back)
+        s += fmt::format(
+            "\n  returns: {} of {} expected, lost {}, reordered {}\n  round trip ns: p50 {} "
+            "p99 {} p99.9 {} max {} mean {:.0f}",
+            returned, back, back > returned ? back - returned : 0,
+            t.app[idx(GenCounter::reordered)], latency_.percentile(0.5), latency_.percentile(0.99),
+            latency_.percentile(0.999), latency_.max(), latency_.mean());
+    if (expected_.enabled()) {
+        const ExpectedTotals e = expected_.totals();
+        s += fmt::format("\n  expected sums: {} keys, {} tuples, total {} -> {}", e.keys, e.tuples,
+                         e.sum, opt_.expect_path);
+    }
+    return s;
 }
 
 Sender::~Sender() = default;
@@ -166,27 +171,14 @@ void Sender::merge_and_write() {
     }
 }
 
-void Sender::work(WorkerContext& ctx) {
-    Worker& me = *workers_[ctx.slot.index];
-    Traffic& traffic = me.traffic;
-    stats::WorkerCounters& c = ctx.counters;
-    rte_mempool* const pool = rt_.pool();
-    const uint16_t burst = uint16_t(ctx.burst);
-    const uint64_t hz = rte_get_tsc_hz();
-    const bool by_bytes = opt_.rate_gbps > 0;
-    const double rate = by_bytes ? opt_.rate_gbps * 1e9 / 8 : opt_.rate_pps;
-    // Units (frames, or wire bytes) a normal frame costs. After a stall (preempted, TX ring
-    // full) the worker catches up by a burst or --catch-up of traffic, whichever is more.
-    const double frame_units = by_bytes ? double(plan_.frame_len() + pkt::kWireOverhead) : 1.0;
-    const double worker_rate = rate / active_;
-    me.send_start = rte_rdtsc();
-    worker::Pacer pacer =
-        rate > 0 ? worker::Pacer(worker_rate, hz, me.send_start,
-                                 std::max(burst * frame_units, worker_rate * opt_.catch_up_s))
-                 : worker::Pacer();
-    const bool kv = plan_.config().kind == Kind::kvagg;
-    const uint64_t tuples = plan_.config().tuples;
+// One worker's run: it builds bursts into the queues' pending slots, paced, sends them, counts
+// what comes back, and at the end frees what never went out and drains the returns.
+class Sender::Loop {
+  public:
+    Loop(Sender& sender, WorkerContext& ctx);
+    void run();
 
+  private:
     // A burst per queue that TX has not taken yet. It waits for the next turn (re-stamped
     // then) instead of being dropped: a full ring slows the generator down, the device under
     // test sets the pace, and every frame built either goes out or is accounted for at stop.
@@ -195,128 +187,199 @@ void Sender::work(WorkerContext& ctx) {
         FrameInfo info[kMaxBurst];
         uint16_t n = 0, off = 0;
     };
-    std::vector<Pending> pending(ctx.slot.queues.size());
-    rte_mbuf* rx[kMaxBurst];
+
+    worker::Pacer start_pacer();
+    void receive(const worker::QueueRef& q);
+    bool build(Pending& p);
+    uint16_t fill(Pending& p, uint16_t n);
+    void send(const worker::QueueRef& q, Pending& p);
+    void count_sent(const Pending& p, uint16_t sent);
+    void abandon(Pending& p);
+    void drain();
+
+    const Sender& s_;
+    Worker& me_;
+    Traffic& traffic_;
+    stats::WorkerCounters& c_;
+    const std::vector<worker::QueueRef>& queues_;
+    rte_mempool* const pool_;
+    const uint16_t burst_;
+    const uint64_t hz_ = rte_get_tsc_hz();
+    const bool by_bytes_;
+    // Units (frames, or wire bytes) a normal frame costs.
+    const double frame_units_;
+    worker::Pacer pacer_;
+    const bool kv_;
+    const uint64_t tuples_;
+    std::vector<Pending> pending_;
+    rte_mbuf* rx_[kMaxBurst];
     // Every frame that comes back is the generator's to count (foreign ones included); the
     // RX step sends what the host's kernel sent, with --exception-path.
-    RxStep rx_step(ctx);
-    uint64_t next_offer = 0;  // of the round trips to --metrics
+    RxStep rx_step_;
+    uint64_t next_offer_ = 0;  // of the round trips to --metrics
+};
 
-    auto receive = [&](const worker::QueueRef& q) {
-        const RxBurst b = rx_step.receive(q, rx, ServesAll{});
-        const uint16_t n = b.kept;
-        if (n == 0) return;
-        const uint64_t now = rte_rdtsc();
-        if (now >= next_offer) {
-            me.latency.offer(me.returns.latency_ns());
-            next_offer = now + hz;
-        }
-        uint64_t bytes = 0, counts[3] = {0, 0, 0};
-        for (uint16_t i = 0; i < n; ++i) {
-            bytes += rte_pktmbuf_pkt_len(rx[i]);
-            ++counts[unsigned(me.returns.on_frame(rte_pktmbuf_mtod(rx[i], const uint8_t*),
-                                                  rte_pktmbuf_data_len(rx[i]), now))];
-        }
-        rte_pktmbuf_free_bulk(rx, n);
-        c.app[idx(GenCounter::foreign)].add(counts[unsigned(Return::foreign)]);
-        c.app[idx(GenCounter::reordered)].add(counts[unsigned(Return::reordered)]);
-        c.app[idx(GenCounter::returned)].add(counts[unsigned(Return::in_order)] +
-                                             counts[unsigned(Return::reordered)]);
-        rx_step.count(b, bytes);
-    };
+Sender::Loop::Loop(Sender& sender, WorkerContext& ctx)
+    : s_(sender),
+      me_(*sender.workers_[ctx.slot.index]),
+      traffic_(me_.traffic),
+      c_(ctx.counters),
+      queues_(ctx.slot.queues),
+      pool_(sender.rt_.pool()),
+      burst_(uint16_t(ctx.burst)),
+      by_bytes_(sender.opt_.rate_gbps > 0),
+      frame_units_(by_bytes_ ? double(sender.plan_.frame_len() + pkt::kWireOverhead) : 1.0),
+      pacer_(start_pacer()),
+      kv_(sender.plan_.config().kind == Kind::kvagg),
+      tuples_(sender.plan_.config().tuples),
+      pending_(ctx.slot.queues.size()),
+      rx_step_(ctx) {}
 
-    // Builds a new burst into p; false when the pacer or the pool says not now.
-    auto build = [&](Pending& p) {
-        uint64_t want = std::min<uint64_t>(burst, me.quota);
-        if (pacer.paced()) {
-            const double credit = pacer.credit(rte_rdtsc());
-            if (credit <= 0) return false;
-            want = std::min<uint64_t>(want, uint64_t(std::ceil(credit / frame_units)));
-        }
-        auto n = uint16_t(want);
-        if (n == 0 || rte_pktmbuf_alloc_bulk(pool, p.pkts, n) != 0) return false;
-        for (uint16_t i = 0; i < n; ++i) {
-            rte_mbuf* m = p.pkts[i];
-            if (me.scratch.empty()) {
-                p.info[i] = traffic.next(rte_pktmbuf_mtod(m, uint8_t*));
-                m->data_len = uint16_t(p.info[i].len);
-                m->pkt_len = p.info[i].len;
-            } else {
-                p.info[i] = traffic.next(me.scratch.data());
-                if (!fill_chain(pool, m, me.scratch.data(), p.info[i].len)) {
-                    traffic.unsend(me.scratch.data(), p.info[i]);
-                    c.drop(GenDrop::no_mbuf).add(1);
-                    rte_pktmbuf_free_bulk(p.pkts + i, n - i);
-                    n = i;
-                    break;
-                }
-            }
-        }
-        p.n = n;
-        p.off = 0;
-        return n > 0;
-    };
+// Marks the start of sending. After a stall (preempted, TX ring full) the worker catches up by
+// a burst or --catch-up of traffic, whichever is more.
+worker::Pacer Sender::Loop::start_pacer() {
+    const GenOptions& opt = s_.opt_;
+    const double rate = by_bytes_ ? opt.rate_gbps * 1e9 / 8 : opt.rate_pps;
+    const double worker_rate = rate / s_.active_;
+    me_.send_start = rte_rdtsc();
+    if (rate <= 0) return worker::Pacer();
+    return worker::Pacer(worker_rate, hz_, me_.send_start,
+                         std::max(burst_ * frame_units_, worker_rate * opt.catch_up_s));
+}
 
-    auto send = [&](const worker::QueueRef& q, Pending& p) {
-        if (p.n == 0 && !build(p)) return;
-        // One TX time for the burst, read as late as possible.
-        const uint64_t tsc = rte_rdtsc();
-        const uint64_t ns = clock_.ns(tsc);
-        for (uint16_t i = p.off; i < p.n; ++i)
-            if (p.info[i].expects_return)
-                traffic.stamp_tx(rte_pktmbuf_mtod(p.pkts[i], uint8_t*), tsc, ns);
-        const uint16_t sent = rte_eth_tx_burst(q.port, q.queue, p.pkts + p.off, p.n - p.off);
-        uint64_t bytes = 0, back = 0, kv_tuples = 0;
-        for (uint16_t i = p.off; i < p.off + sent; ++i) {
-            bytes += p.info[i].len;
-            back += p.info[i].expects_return;
-            kv_tuples += kv && p.info[i].cls == FrameClass::normal ? tuples : 0;
-        }
-        p.off += sent;
-        if (p.off == p.n) p.n = p.off = 0;
-        if (pacer.paced()) pacer.spend(by_bytes ? double(bytes + sent * pkt::kWireOverhead) : sent);
-        me.quota -= sent;
-        c.app[idx(GenCounter::expected_back)].add(back);
-        c.app[idx(GenCounter::tuples)].add(kv_tuples);
-        c.tx_bytes.add(bytes);
-        c.tx_packets.add(sent);
-    };
+void Sender::Loop::receive(const worker::QueueRef& q) {
+    const RxBurst b = rx_step_.receive(q, rx_, ServesAll{});
+    const uint16_t n = b.kept;
+    if (n == 0) return;
+    const uint64_t now = rte_rdtsc();
+    if (now >= next_offer_) {
+        me_.latency.offer(me_.returns.latency_ns());
+        next_offer_ = now + hz_;
+    }
+    uint64_t bytes = 0, counts[3] = {0, 0, 0};
+    for (uint16_t i = 0; i < n; ++i) {
+        bytes += rte_pktmbuf_pkt_len(rx_[i]);
+        ++counts[unsigned(me_.returns.on_frame(rte_pktmbuf_mtod(rx_[i], const uint8_t*),
+                                               rte_pktmbuf_data_len(rx_[i]), now))];
+    }
+    rte_pktmbuf_free_bulk(rx_, n);
+    c_.app[idx(GenCounter::foreign)].add(counts[unsigned(Return::foreign)]);
+    c_.app[idx(GenCounter::reordered)].add(counts[unsigned(Return::reordered)]);
+    c_.app[idx(GenCounter::returned)].add(counts[unsigned(Return::in_order)] +
+                                          counts[unsigned(Return::reordered)]);
+    rx_step_.count(b, bytes);
+}
 
-    // Frames still waiting at a stop never went out: freed, counted, and out of the expected
-    // sums (newest first).
-    auto abandon = [&](Pending& p) {
-        for (uint16_t i = p.n; i-- > p.off;) {
-            const uint8_t* data = rte_pktmbuf_mtod(p.pkts[i], const uint8_t*);
-            if (p.pkts[i]->nb_segs > 1)
-                data = static_cast<const uint8_t*>(
-                    rte_pktmbuf_read(p.pkts[i], 0, p.info[i].len, me.scratch.data()));
-            traffic.unsend(data, p.info[i]);
-        }
-        if (p.n > p.off) {
-            rte_pktmbuf_free_bulk(p.pkts + p.off, p.n - p.off);
-            c.tx_full().add(p.n - p.off);
-        }
-        p.n = p.off = 0;
-    };
+// Builds a new burst into p; false when the pacer or the pool says not now.
+bool Sender::Loop::build(Pending& p) {
+    uint64_t want = std::min<uint64_t>(burst_, me_.quota);
+    if (pacer_.paced()) {
+        const double credit = pacer_.credit(rte_rdtsc());
+        if (credit <= 0) return false;
+        want = std::min<uint64_t>(want, uint64_t(std::ceil(credit / frame_units_)));
+    }
+    const auto n = uint16_t(want);
+    if (n == 0 || rte_pktmbuf_alloc_bulk(pool_, p.pkts, n) != 0) return false;
+    p.n = fill(p, n);
+    p.off = 0;
+    return p.n > 0;
+}
 
-    while (me.quota > 0 && worker::keep_polling()) {
-        rx_step.start_round();
-        for (size_t i = 0; i < ctx.slot.queues.size(); ++i) {
-            if (me.quota > 0) send(ctx.slot.queues[i], pending[i]);
-            receive(ctx.slot.queues[i]);
+// Writes the next n frames into p's mbufs; frames longer than an mbuf are built in the
+// scratch buffer and copied into a chain. Returns how many were built (fewer when the pool ran
+// out of segments: the rest are freed and counted).
+uint16_t Sender::Loop::fill(Pending& p, uint16_t n) {
+    for (uint16_t i = 0; i < n; ++i) {
+        rte_mbuf* m = p.pkts[i];
+        if (me_.scratch.empty()) {
+            p.info[i] = traffic_.next(rte_pktmbuf_mtod(m, uint8_t*));
+            m->data_len = uint16_t(p.info[i].len);
+            m->pkt_len = p.info[i].len;
+            continue;
+        }
+        p.info[i] = traffic_.next(me_.scratch.data());
+        if (!fill_chain(pool_, m, me_.scratch.data(), p.info[i].len)) {
+            traffic_.unsend(me_.scratch.data(), p.info[i]);
+            c_.drop(GenDrop::no_mbuf).add(1);
+            rte_pktmbuf_free_bulk(p.pkts + i, n - i);
+            return i;
         }
     }
-    me.send_end = rte_rdtsc();
-    for (Pending& p : pending) abandon(p);
-    // Returns still in flight: keep receiving for the drain time (kvagg returns nothing).
-    if (!kv) {
-        const uint64_t until = me.send_end + uint64_t(opt_.drain_s * double(hz));
-        while (rte_rdtsc() < until) {
-            worker::report_quiescent();
-            rx_step.start_round();
-            for (const worker::QueueRef& q : ctx.slot.queues) receive(q);
+    return n;
+}
+
+void Sender::Loop::send(const worker::QueueRef& q, Pending& p) {
+    if (p.n == 0 && !build(p)) return;
+    // One TX time for the burst, read as late as possible.
+    const uint64_t tsc = rte_rdtsc();
+    const uint64_t ns = s_.clock_.ns(tsc);
+    for (uint16_t i = p.off; i < p.n; ++i)
+        if (p.info[i].expects_return)
+            traffic_.stamp_tx(rte_pktmbuf_mtod(p.pkts[i], uint8_t*), tsc, ns);
+    const uint16_t sent = rte_eth_tx_burst(q.port, q.queue, p.pkts + p.off, p.n - p.off);
+    count_sent(p, sent);
+    p.off += sent;
+    if (p.off == p.n) p.n = p.off = 0;
+}
+
+// The `sent` frames from p.off on: paid to the pacer, off the quota, counted.
+void Sender::Loop::count_sent(const Pending& p, uint16_t sent) {
+    uint64_t bytes = 0, back = 0, kv_tuples = 0;
+    for (uint16_t i = p.off; i < p.off + sent; ++i) {
+        bytes += p.info[i].len;
+        back += p.info[i].expects_return;
+        kv_tuples += kv_ && p.info[i].cls == FrameClass::normal ? tuples_ : 0;
+    }
+    if (pacer_.paced()) pacer_.spend(by_bytes_ ? double(bytes + sent * pkt::kWireOverhead) : sent);
+    me_.quota -= sent;
+    c_.app[idx(GenCounter::expected_back)].add(back);
+    c_.app[idx(GenCounter::tuples)].add(kv_tuples);
+    c_.tx_bytes.add(bytes);
+    c_.tx_packets.add(sent);
+}
+
+// Frames still waiting at a stop never went out: freed, counted, and out of the expected
+// sums (newest first).
+void Sender::Loop::abandon(Pending& p) {
+    for (uint16_t i = p.n; i-- > p.off;) {
+        const uint8_t* data = rte_pktmbuf_mtod(p.pkts[i], const uint8_t*);
+        if (p.pkts[i]->nb_segs > 1)
+            data = static_cast<const uint8_t*>(
+                rte_pktmbuf_read(p.pkts[i], 0, p.info[i].len, me_.scratch.data()));
+        traffic_.unsend(data, p.info[i]);
+    }
+    if (p.n > p.off) {
+        rte_pktmbuf_free_bulk(p.pkts + p.off, p.n - p.off);
+        c_.tx_full().add(p.n - p.off);
+    }
+    p.n = p.off = 0;
+}
+
+// Returns still in flight: keep receiving for the drain time.
+void Sender::Loop::drain() {
+    const uint64_t until = me_.send_end + uint64_t(s_.opt_.drain_s * double(hz_));
+    while (rte_rdtsc() < until) {
+        worker::report_quiescent();
+        rx_step_.start_round();
+        for (const worker::QueueRef& q : queues_) receive(q);
+    }
+}
+
+void Sender::Loop::run() {
+    while (me_.quota > 0 && worker::keep_polling()) {
+        rx_step_.start_round();
+        for (size_t i = 0; i < queues_.size(); ++i) {
+            if (me_.quota > 0) send(queues_[i], pending_[i]);
+            receive(queues_[i]);
         }
     }
+    me_.send_end = rte_rdtsc();
+    for (Pending& p : pending_) abandon(p);
+    if (!kv_) drain();  // kvagg returns nothing
+}
+
+void Sender::work(WorkerContext& ctx) {
+    Loop(*this, ctx).run();
     if (finished_.fetch_add(1) + 1 == active_) worker::request_stop();
 }
 

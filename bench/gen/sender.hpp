@@ -4,6 +4,7 @@
 // what comes back; after the last frame it keeps receiving for the drain time.
 #include <atomic>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "gen/options.hpp"
@@ -36,9 +37,12 @@ class Sender {
 
   private:
     struct Worker;
+    class Loop;
     void work(WorkerContext& ctx);
     void merge_and_write();
     void add_metrics(stats::Metrics& m) const;
+    void add_json(nlohmann::json& j) const;
+    std::string summary() const;
 
     Runtime& rt_;
     const GenOptions& opt_;

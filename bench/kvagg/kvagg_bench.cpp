@@ -137,14 +137,7 @@ std::vector<nlohmann::json> measure(const Options& o, const Point& p,
     return rows;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    CLI::App cli(
-        "kvagg_bench: Mtuples/s per core, kvagg's kernel vs plain aggregation, "
-        "std::unordered_map and tbb::concurrent_hash_map on one in-memory trace",
-        "kvagg_bench");
-    Options o;
+void add_options(CLI::App& cli, Options& o) {
     cli.add_option("--tuples", o.tuples, "Tuples per packet to sweep")->delimiter(',');
     cli.add_option("--keys", o.keys, "Distinct keys to sweep (K = 2^10, M = 2^20)")->delimiter(',');
     cli.add_option("--variants", o.variants,
@@ -181,47 +174,61 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(1u, 100u));
     cli.add_option("--lcore", o.lcore, "CPU to run on");
     cli.add_option("--json", o.json_path, "Write the results here (default: stdout)");
-    CLI11_PARSE(cli, argc, argv);
+}
 
+// What the options ask for, parsed (std::invalid_argument and the region parser's errors on
+// bad input).
+struct Plan {
     std::vector<Variant> variants, region_variants;
     std::vector<Point> points;
     std::vector<mem::RegionSpec> regions;
     mem::RegionSpec sweep_region;
     uint64_t max_keys = 0;
-    try {
-        if (o.variants == std::vector<std::string>{"all"})
-            variants = all_variants();
-        else
-            for (const auto& v : o.variants) variants.push_back(parse_variant(v));
-        for (const auto& v : o.region_variants) region_variants.push_back(parse_variant(v));
-        const std::vector<uint64_t> keys = parse_counts(o.keys);
-        std::vector<unsigned> tuples;
-        for (const auto& t : o.tuples) tuples.push_back(unsigned(parse_count(t)));
-        if (o.grid == "full") {
-            for (unsigned t : tuples)
-                for (uint64_t k : keys) points.push_back({t, k});
-        } else {
-            for (unsigned t : tuples) points.push_back({t, parse_count(o.pivot_keys)});
-            for (uint64_t k : keys)
-                if (k != parse_count(o.pivot_keys) ||
-                    std::find(tuples.begin(), tuples.end(), o.pivot_tuples) == tuples.end())
-                    points.push_back({o.pivot_tuples, k});
-        }
-        sweep_region = mem::parse_region_spec(o.sweep_region);
-        for (const auto& r : o.regions)
-            if (!r.empty()) regions.push_back(mem::parse_region_spec(r));
-        // The bench makes (and at the end removes) its own region files: `,create` would
-        // collide with the comma-separated --regions list.
-        sweep_region.create = true;
-        for (mem::RegionSpec& r : regions) r.create = true;
-        for (const Point& p : points) max_keys = std::max(max_keys, p.keys);
-        if (!regions.empty())
-            for (uint64_t k : parse_counts(o.region_keys)) max_keys = std::max(max_keys, k);
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "kvagg_bench: {}\n", e.what());
-        return 2;
-    }
+};
 
+// The sweep's (tuples, keys) points: every pair (full), or tuples at the pivot keys and keys
+// at the pivot tuples (cross, the pivot point once).
+std::vector<Point> sweep_points(const Options& o) {
+    const std::vector<uint64_t> keys = parse_counts(o.keys);
+    std::vector<unsigned> tuples;
+    for (const auto& t : o.tuples) tuples.push_back(unsigned(parse_count(t)));
+    std::vector<Point> points;
+    if (o.grid == "full") {
+        for (unsigned t : tuples)
+            for (uint64_t k : keys) points.push_back({t, k});
+        return points;
+    }
+    for (unsigned t : tuples) points.push_back({t, parse_count(o.pivot_keys)});
+    for (uint64_t k : keys)
+        if (k != parse_count(o.pivot_keys) ||
+            std::find(tuples.begin(), tuples.end(), o.pivot_tuples) == tuples.end())
+            points.push_back({o.pivot_tuples, k});
+    return points;
+}
+
+Plan make_plan(const Options& o) {
+    Plan plan;
+    if (o.variants == std::vector<std::string>{"all"})
+        plan.variants = all_variants();
+    else
+        for (const auto& v : o.variants) plan.variants.push_back(parse_variant(v));
+    for (const auto& v : o.region_variants) plan.region_variants.push_back(parse_variant(v));
+    plan.points = sweep_points(o);
+    plan.sweep_region = mem::parse_region_spec(o.sweep_region);
+    for (const auto& r : o.regions)
+        if (!r.empty()) plan.regions.push_back(mem::parse_region_spec(r));
+    // The bench makes (and at the end removes) its own region files: `,create` would
+    // collide with the comma-separated --regions list.
+    plan.sweep_region.create = true;
+    for (mem::RegionSpec& r : plan.regions) r.create = true;
+    for (const Point& p : plan.points) plan.max_keys = std::max(plan.max_keys, p.keys);
+    if (!plan.regions.empty())
+        for (uint64_t k : parse_counts(o.region_keys)) plan.max_keys = std::max(plan.max_keys, k);
+    return plan;
+}
+
+// The EAL on --lcore, --no-huge, with a heap that holds the largest socket:0 table.
+std::unique_ptr<eal::Eal> start_eal(const Options& o, uint64_t max_keys) {
     // DPDK's own heap must hold the largest socket:0 table (16 B x 2 x keys, rounded up).
     const size_t table_mb = std::max<size_t>(
         AggGeometry::bytes_for(
@@ -229,16 +236,13 @@ int main(int argc, char** argv) {
             20,
         size_t(o.lines_mib));
     const std::string mem_mb = std::to_string(table_mb + 256);
-    std::unique_ptr<eal::Eal> eal;
-    try {
-        eal = std::make_unique<eal::Eal>(std::vector<std::string>{
-            "kvagg_bench", "-l", std::to_string(o.lcore), "--no-huge", "-m", mem_mb, "--no-pci",
-            "--no-shconf", "--no-telemetry", "--log-level=lib.eal:warning"});
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "kvagg_bench: {}\n", e.what());
-        return 1;
-    }
+    return std::make_unique<eal::Eal>(std::vector<std::string>{
+        "kvagg_bench", "-l", std::to_string(o.lcore), "--no-huge", "-m", mem_mb, "--no-pci",
+        "--no-shconf", "--no-telemetry", "--log-level=lib.eal:warning"});
+}
 
+// The JSON's settings, with empty sweep and regions lists.
+nlohmann::json result_head(const Options& o, const Plan& plan) {
     nlohmann::json out;
     out["bench"] = "kvagg_bench";
     out["passes"] = o.passes;
@@ -247,37 +251,73 @@ int main(int argc, char** argv) {
     out["rx_ahead"] = o.rx_ahead;
     out["trace_tuples"] = parse_count(o.trace_tuples);
     out["max_frames"] = parse_count(o.max_frames);
-    out["sweep_region"] = sweep_region.text;
+    out["sweep_region"] = plan.sweep_region.text;
     out["key_distribution"] = "uniform";
     out["sweep"] = nlohmann::json::array();
     out["regions"] = nlohmann::json::array();
+    return out;
+}
+
+// The sweep in --sweep-region, then the region sweep (its /dev/shm files removed after).
+void run_sweeps(const Options& o, const Plan& plan, nlohmann::json& out) {
     unsigned heap_seq = 0;
+    fmt::print(stderr, "kvagg_bench: sweep, AggBuf in {}\n", plan.sweep_region.text);
+    for (const Point& p : plan.points)
+        for (auto& row : measure(o, p, plan.variants, plan.sweep_region, heap_seq))
+            out["sweep"].push_back(std::move(row));
+    for (const mem::RegionSpec& r : plan.regions) {
+        fmt::print(stderr, "kvagg_bench: AggBuf in {}\n", r.text);
+        for (uint64_t k : parse_counts(o.region_keys))
+            for (auto& row : measure(o, {o.region_tuples, k}, plan.region_variants, r, heap_seq))
+                out["regions"].push_back(std::move(row));
+        if (r.kind == mem::RegionKind::file && r.path.rfind("/dev/shm/", 0) == 0)
+            unlink(r.path.c_str());
+    }
+}
+
+// To --json's file, or stdout; false when the file could not be written.
+bool write_result(const Options& o, const nlohmann::json& out) {
+    if (o.json_path.empty()) {
+        std::cout << out.dump(2) << "\n";
+        return true;
+    }
+    std::ofstream f(o.json_path);
+    f << out.dump(2) << "\n";
+    if (!f) fmt::print(stderr, "kvagg_bench: cannot write {}\n", o.json_path);
+    return bool(f);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App cli(
+        "kvagg_bench: Mtuples/s per core, kvagg's kernel vs plain aggregation, "
+        "std::unordered_map and tbb::concurrent_hash_map on one in-memory trace",
+        "kvagg_bench");
+    Options o;
+    add_options(cli, o);
+    CLI11_PARSE(cli, argc, argv);
+
+    Plan plan;
     try {
-        fmt::print(stderr, "kvagg_bench: sweep, AggBuf in {}\n", sweep_region.text);
-        for (const Point& p : points)
-            for (auto& row : measure(o, p, variants, sweep_region, heap_seq))
-                out["sweep"].push_back(std::move(row));
-        for (const mem::RegionSpec& r : regions) {
-            fmt::print(stderr, "kvagg_bench: AggBuf in {}\n", r.text);
-            for (uint64_t k : parse_counts(o.region_keys))
-                for (auto& row : measure(o, {o.region_tuples, k}, region_variants, r, heap_seq))
-                    out["regions"].push_back(std::move(row));
-            if (r.kind == mem::RegionKind::file && r.path.rfind("/dev/shm/", 0) == 0)
-                unlink(r.path.c_str());
-        }
+        plan = make_plan(o);
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "kvagg_bench: {}\n", e.what());
+        return 2;
+    }
+    std::unique_ptr<eal::Eal> eal;
+    nlohmann::json out = result_head(o, plan);
+    try {
+        eal = start_eal(o, plan.max_keys);
     } catch (const std::exception& e) {
         fmt::print(stderr, "kvagg_bench: {}\n", e.what());
         return 1;
     }
-    if (o.json_path.empty()) {
-        std::cout << out.dump(2) << "\n";
-    } else {
-        std::ofstream f(o.json_path);
-        f << out.dump(2) << "\n";
-        if (!f) {
-            fmt::print(stderr, "kvagg_bench: cannot write {}\n", o.json_path);
-            return 1;
-        }
+    try {
+        run_sweeps(o, plan, out);
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "kvagg_bench: {}\n", e.what());
+        return 1;
     }
-    return 0;
+    return write_result(o, out) ? 0 : 1;
 }

@@ -32,7 +32,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -40,9 +39,10 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.environ.get("LINERATE_BUILD", os.path.join(ROOT, "build"))
-RESULTS = os.path.join(ROOT, "bench", "results")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import benchkit as bk  # noqa: E402
+
+BUILD, RESULTS, ROOT = bk.BUILD, bk.RESULTS, bk.ROOT
 
 REGIONS = ["socket:0", "pages:4k", "pages:thp", "file:/dev/shm/kvagg_bench.{}"]
 GOAL_PLAIN = 0.8
@@ -54,22 +54,7 @@ GOAL_UMAP = 3.0
 REFERENCE_ONE_TUPLE = 0.5
 
 
-def machine():
-    cpu = platform.processor()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return {"host": platform.node(), "cpu": cpu, "cores": os.cpu_count(),
-            "kernel": platform.release(), "arch": platform.machine(),
-            "loadavg_at_start": os.getloadavg()}
-
-
-def run(cmd, timeout=900):
+def checked(cmd, timeout=900):
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                        timeout=timeout)
     if p.returncode != 0:
@@ -93,7 +78,7 @@ def kernel_sweeps(args, tmp):
     if args.quick:
         cmd += ["--tuples", "8,32", "--keys", "1K,1M", "--region-keys", "1M"]
     started = time.time()
-    log = run(cmd)
+    log = checked(cmd)
     res = json.load(open(out))
     res["command"] = " ".join(cmd)
     res["wall_s"] = round(time.time() - started, 1)
@@ -144,10 +129,10 @@ def region_table(res):
 
 def make_trace(tmp, frames, tuples, keys):
     pcap = os.path.join(tmp, "kvagg_trace.pcap")
-    cmd = [os.path.join(BUILD, "bench", "gen", "linerate-gen"), "--kind", "kvagg", "--write-pcap", pcap,
+    cmd = [bk.GEN, "--kind", "kvagg", "--write-pcap", pcap,
            "--count", str(frames), "--tuples", str(tuples), "--keys", str(keys),
            "--streams", "16"]
-    run(cmd)
+    checked(cmd)
     return pcap, " ".join(cmd)
 
 
@@ -162,13 +147,13 @@ def app_once(pcap, net, agg, keys, seconds, tmp):
     j = os.path.join(tmp, "app.json")
     if os.path.exists(j):
         os.unlink(j)
-    cmd = [os.path.join(BUILD, "apps", "kvagg", "kvagg"), "-l", "0,1", "--no-huge", "-m", "1024",
+    cmd = [bk.app_path("kvagg"), "-l", "0,1", "--no-huge", "-m", "1024",
            "--no-pci", "--no-shconf", "--no-telemetry", "--log-level=lib.eal:warning",
            f"--vdev=net_pcap0,rx_pcap={pcap},tx_pcap=/dev/null,infinite_rx=1", "--",
            "--netbuf", created(net), "--aggbuf", created(agg), "--keys", str(keys), "--dup-window", "0",
            "--duration", str(seconds), "--stats-period", "0", "--mbufs", "16383",
            "--json", j]
-    run(cmd, timeout=seconds + 60)
+    checked(cmd, timeout=seconds + 60)
     res = json.load(open(j))
     for spec in (net, agg):
         if spec.startswith("file:"):
@@ -216,10 +201,15 @@ def app_matrix(args, tmp):
 
 # ---- plots ----
 
-def plot(result, tmp):
-    if not shutil.which("gnuplot"):
-        return []
-    pngs = []
+def count_label(n):
+    for unit, shift in (("Mi", 20), ("Ki", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift}{unit}"
+    return str(n)
+
+
+def plot_sweep(result, tmp):
+    """The kernel sweeps: Mtuples/s against keys and against tuples per packet."""
     rows = result["kernel"]["sweep"]
     variants = ["ours", "ours_rx_csum", "ours_direct", "ours_shared", "plain", "array", "lines",
                 "unordered_map", "tbb_chm"]
@@ -228,12 +218,6 @@ def plot(result, tmp):
     keys = sorted({r["keys"] for r in rows if r["tuples_per_packet"] == pivot_t})
     tuples = sorted({r["tuples_per_packet"] for r in rows if r["keys"] == pivot_k})
     kd, td = os.path.join(tmp, "keys.dat"), os.path.join(tmp, "tuples.dat")
-
-    def count_label(n):
-        for unit, shift in (("Mi", 20), ("Ki", 10)):
-            if n >= 1 << shift and n % (1 << shift) == 0:
-                return f"{n >> shift}{unit}"
-        return str(n)
 
     with open(kd, "w") as f:
         for k in keys:
@@ -262,28 +246,29 @@ plot {lines.replace('{f}', td)}
 unset multiplot
 """
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
-    pngs.append(sweep_png)
+    return sweep_png
 
-    matrix = result.get("app_matrix")
-    if matrix:
-        nets = []
-        aggs = []
-        for c in matrix["cells"]:
-            if c["net"] not in nets:
-                nets.append(c["net"])
-            if c["agg"] not in aggs:
-                aggs.append(c["agg"])
-        md = os.path.join(tmp, "matrix.dat")
-        short = lambda s: s.split(",")[0].replace("/dev/shm/kvagg_bench.", "shm/")
-        with open(md, "w") as f:
-            f.write("net " + " ".join(f'"Agg {short(a)}"' for a in aggs) + "\n")
-            for n in nets:
-                vals = [next(c["mtuples_per_s"] for c in matrix["cells"]
-                             if c["net"] == n and c["agg"] == a) for a in aggs]
-                f.write(f'"Net {short(n)}" ' + " ".join(f"{v:.2f}" for v in vals) + "\n")
-        matrix_png = os.path.join(RESULTS, "kvagg_matrix.png")
-        cols = ", ".join(f"'' u {i + 2} t col" for i in range(1, len(aggs)))
-        script = f"""set terminal pngcairo size 900,500 font ',10' noenhanced
+
+def plot_matrix(matrix, tmp):
+    """The app matrix: Mtuples/s per NetBuf x AggBuf region."""
+    nets = []
+    aggs = []
+    for c in matrix["cells"]:
+        if c["net"] not in nets:
+            nets.append(c["net"])
+        if c["agg"] not in aggs:
+            aggs.append(c["agg"])
+    md = os.path.join(tmp, "matrix.dat")
+    short = lambda s: s.split(",")[0].replace("/dev/shm/kvagg_bench.", "shm/")
+    with open(md, "w") as f:
+        f.write("net " + " ".join(f'"Agg {short(a)}"' for a in aggs) + "\n")
+        for n in nets:
+            vals = [next(c["mtuples_per_s"] for c in matrix["cells"]
+                         if c["net"] == n and c["agg"] == a) for a in aggs]
+            f.write(f'"Net {short(n)}" ' + " ".join(f"{v:.2f}" for v in vals) + "\n")
+    matrix_png = os.path.join(RESULTS, "kvagg_matrix.png")
+    cols = ", ".join(f"'' u {i + 2} t col" for i in range(1, len(aggs)))
+    script = f"""set terminal pngcairo size 900,500 font ',10' noenhanced
 set output '{matrix_png}'
 set title 'kvagg app (net_pcap replay, 1 worker): Mtuples/s, NetBuf x AggBuf region (best/worst {matrix["best_over_worst"]})'
 set style data histograms
@@ -295,8 +280,17 @@ set ylabel 'Mtuples/s'
 set yrange [0:*]
 plot '{md}' u 2:xtic(1) t col{', ' + cols if cols else ''}
 """
-        subprocess.run(["gnuplot"], input=script, text=True, check=True)
-        pngs.append(matrix_png)
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+    return matrix_png
+
+
+def plot(result, tmp):
+    """The PNGs of the result (none without gnuplot)."""
+    if not shutil.which("gnuplot"):
+        return []
+    pngs = [plot_sweep(result, tmp)]
+    if result.get("app_matrix"):
+        pngs.append(plot_matrix(result["app_matrix"], tmp))
     return pngs
 
 
@@ -361,7 +355,7 @@ def scenario(args):
     return result
 
 
-def from_bench_run(args):
+def run(args):
     """bench/run's entry: its --runs caps the repeats (3 and 5: about 3.5 minutes); per-run
     seconds stay kvagg's own (bench/run's default 4 s x 16 cells would be far too long)."""
     return scenario(argparse.Namespace(repeats=max(1, min(args.runs, 3)),
@@ -388,14 +382,12 @@ def main():
     result = {"scenario": "kvagg", "command": " ".join(["bench/kvagg/kvagg_bench.py"] +
                                                        sys.argv[1:]),
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "machine": machine()}
+              "machine": {**bk.machine(), "loadavg_at_start": os.getloadavg()}}
     result.update(scenario(args))
     result["wall_s"] = round(time.time() - started, 1)
     result["machine"]["loadavg_at_end"] = os.getloadavg()
     path = os.path.join(RESULTS, "kvagg.json")
-    with open(path, "w") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
+    bk.write_json(path, result)
     print(f"kvagg: wrote {os.path.relpath(path, ROOT)} in {result['wall_s']} s")
     print(json.dumps(result["headline"], indent=2))
     return 0

@@ -23,34 +23,25 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.environ.get("LINERATE_BUILD", os.path.join(ROOT, "build"))
-sys.path.insert(0, os.path.join(ROOT, "tests", "kvagg"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import benchkit as bk  # noqa: E402
+
+sys.path.insert(0, os.path.join(bk.ROOT, "tests", "kvagg"))
 from service_test import KV_IP, CLIENT_IP, Namespaces, wait_ready  # noqa: E402
 
-
-def sh(*cmd):
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
+BUILD = bk.BUILD
 
 
 class VethPair:
-    """Two namespaces and a veth pair for the bench (the tests use tests/support/netns.hpp)."""
+    """bench's veth namespaces with kvagg's address on the DUT end and the client's on the other,
+    seen as service_test's Namespaces (kvagg's `kv`, interface `kv_if`; the clients' `cl`)."""
 
     def __enter__(self):
-        tag = f"kvsb{os.getpid() % 100000}"
-        self.ns = Namespaces(f"{tag}a", f"{tag}b", f"{tag}x")
-        sh("ip", "netns", "add", self.ns.kv)
-        sh("ip", "netns", "add", self.ns.cl)
-        sh("ip", "link", "add", self.ns.kv_if, "netns", self.ns.kv, "type", "veth", "peer",
-           "name", f"{tag}y", "netns", self.ns.cl)
-        for ns, ifname, ip in ((self.ns.kv, self.ns.kv_if, KV_IP), (self.ns.cl, f"{tag}y", CLIENT_IP)):
-            sh("ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", ifname)
-            sh("ip", "-n", ns, "link", "set", ifname, "up")
-        return self.ns
+        self.net = bk.VethNamespaces(f"kvsb{os.getpid() % 100000}", (KV_IP, CLIENT_IP))
+        return Namespaces(self.net.dut_ns, self.net.gen_ns, self.net.dut_if)
 
     def __exit__(self, *exc):
-        subprocess.run(["ip", "netns", "del", self.ns.cl], capture_output=True)
-        subprocess.run(["ip", "netns", "del", self.ns.kv], capture_output=True)
+        self.net.__exit__(*exc)
 
 
 def load(ns, *args):
@@ -132,16 +123,7 @@ def port_run(ns, port, seed, tuples, tmp):
     return with_kvagg(ns, port, json_path, [], lambda: one_run(ns, seed, tuples))
 
 
-def median_of(samples, path):
-    vals = []
-    for s in samples:
-        for k in path:
-            s = s[k]
-        vals.append(s)
-    return statistics.median(vals)
-
-
-def run(runs=3, tuples=2_000_000, ports=("af_xdp", "af_packet")):
+def measure(runs=3, tuples=2_000_000, ports=("af_xdp", "af_packet")):
     tmp = tempfile.mkdtemp(prefix="kvservice-bench")
     samples = {p: [] for p in ports}
     last = {}
@@ -158,17 +140,17 @@ def run(runs=3, tuples=2_000_000, ports=("af_xdp", "af_packet")):
         per_port[port] = {
             **last[port],
             "samples": ss,
-            "median_batched_tuples_per_s": median_of(ss, ["batched", "tuples_per_s"]),
-            "median_batched_goodput_per_s": median_of(ss, ["batched", "goodput_per_s"]),
-            "median_single_tuples_per_s": median_of(ss, ["single", "tuples_per_s"]),
-            "median_single_goodput_per_s": median_of(ss, ["single", "goodput_per_s"]),
-            "median_batched_over_single": median_of(ss, ["batched_over_single"]),
-            "median_read_idle_p50_us": median_of(ss, ["read_idle_us", "p50"]),
-            "median_read_idle_p99_us": median_of(ss, ["read_idle_us", "p99"]),
+            "median_batched_tuples_per_s": bk.median_of(ss, "batched", "tuples_per_s"),
+            "median_batched_goodput_per_s": bk.median_of(ss, "batched", "goodput_per_s"),
+            "median_single_tuples_per_s": bk.median_of(ss, "single", "tuples_per_s"),
+            "median_single_goodput_per_s": bk.median_of(ss, "single", "goodput_per_s"),
+            "median_batched_over_single": bk.median_of(ss, "batched_over_single"),
+            "median_read_idle_p50_us": bk.median_of(ss, "read_idle_us", "p50"),
+            "median_read_idle_p99_us": bk.median_of(ss, "read_idle_us", "p99"),
             "median_read_while_aggregating_p50_us":
-                median_of(ss, ["read_while_aggregating_us", "p50"]),
+                bk.median_of(ss, "read_while_aggregating_us", "p50"),
             "median_read_while_aggregating_p99_us":
-                median_of(ss, ["read_while_aggregating_us", "p99"]),
+                bk.median_of(ss, "read_while_aggregating_us", "p99"),
         }
     main = per_port[ports[0]]
     headline = {"port": ports[0]}
@@ -191,12 +173,12 @@ def run(runs=3, tuples=2_000_000, ports=("af_xdp", "af_packet")):
     }
 
 
-def from_bench_run(args):
+def run(args):
     # af_xdp joins once the runtime tells the mbufs net_af_xdp keeps from a leak (issue 11's
     # pmd_held): until then kvagg exits 1 on it and the run would be refused.
     ports = tuple(os.environ.get("KVSERVICE_PORTS", "af_packet").split(","))
-    return run(runs=max(1, min(args.runs, 3)), ports=ports)
+    return measure(runs=max(1, min(args.runs, 3)), ports=ports)
 
 
 if __name__ == "__main__":
-    print(json.dumps(run(runs=int(sys.argv[1]) if len(sys.argv) > 1 else 3), indent=2))
+    print(json.dumps(measure(runs=int(sys.argv[1]) if len(sys.argv) > 1 else 3), indent=2))

@@ -41,13 +41,10 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from state_bench import thread_times  # noqa: E402
+import benchkit as bk
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.environ.get("LINERATE_BUILD", os.path.join(ROOT, "build"))
-KVAGG = os.path.join(BUILD, "apps", "kvagg", "kvagg")
-GEN = os.path.join(BUILD, "bench", "gen", "linerate-gen")
+KVAGG = bk.app_path("kvagg")
+GEN = bk.GEN
 TUPLES = 32
 SAMPLE_S = 2.0
 FLAP_EVERY_S = float(os.environ.get("SOAK_FLAP_EVERY_S", 30.0))
@@ -94,7 +91,7 @@ def worker_times(pid):
     """kvagg's worker thread so far: ms on a CPU and ms waiting for one (schedstat). A stretch
     without receives is then starvation (wait grows), a busy worker (run grows) or a blocked
     one (neither)."""
-    threads = thread_times(pid)
+    threads = bk.thread_times(pid)
     # With one lcore (-l 0) the worker loop runs on the main thread.
     worker = [t for t in threads.values() if t[0].startswith("rte-worker")] or \
         [t for tid, t in threads.items() if tid == pid]
@@ -133,15 +130,6 @@ def read_csv(path):
             k, v = line.split(",")
             sums[int(k)] = int(v)
     return sums
-
-
-def wait_for(path_or_fn, timeout):
-    end = time.time() + timeout
-    while time.time() < end:
-        if path_or_fn():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 # Runs in kvagg's namespace: counts the frames the kernel's own stack receives on kvagg's veth
@@ -284,7 +272,7 @@ def memory_check(rss):
             "ok": growth <= 1024}
 
 
-def run(net, seconds):
+def soak(net, seconds):
     tmp = tempfile.mkdtemp(prefix="kvagg-soak")
     subprocess.run(["ip", "-n", net.dut_ns, "link", "set", "lo", "up"], check=True)
     prefix, kv_cmd, gen_cmd = commands(net, tmp, seconds)
@@ -292,7 +280,7 @@ def run(net, seconds):
     kv = subprocess.Popen(net.exec(net.dut_ns, kv_cmd), stdout=kv_log, stderr=subprocess.STDOUT)
     scraper = gen = tap = None
     try:
-        if not wait_for(lambda: ": running" in open(kv_log.name).read(), 60):
+        if not bk.wait_for_line(kv_log.name, ": running", timeout=60):
             raise RuntimeError(f"kvagg did not start:\n{open(kv_log.name).read()[-2000:]}")
         # Into a file: a pipe read at the end fills up (64 KiB, ~4.5 min of lines) and stalls it.
         scrapes_log = open(os.path.join(tmp, "scrapes.jsonl"), "w")
@@ -373,13 +361,18 @@ def report(tmp, kj, gj, veth, samples):
     }
 
 
-def from_bench_run(args, veth_namespaces, tag, seconds_given):
+def seconds_given():
+    """Whether bench/run's command line gave --seconds (the soak's length then)."""
+    return any(a == "--seconds" or a.startswith("--seconds=") for a in sys.argv[1:])
+
+
+def run(args):
     if os.geteuid() != 0:
         return {"skipped": "needs root: network namespaces, a veth pair, AF_XDP"}
-    seconds = float(os.environ.get("SOAK_SECONDS", args.seconds if seconds_given else 600))
+    seconds = float(os.environ.get("SOAK_SECONDS", args.seconds if seconds_given() else 600))
     load = os.getloadavg()
-    with veth_namespaces(tag) as net:
-        r = run(net, seconds)
+    with bk.VethNamespaces(bk.next_tag()) as net:
+        r = soak(net, seconds)
     r["loadavg_1_5_15_at_start"] = list(load)
     r["loadavg_1_5_15_at_end"] = list(os.getloadavg())
     r["headline"] = {"ok": r["ok"], **{k: v for k, v in r["checks"].items()},

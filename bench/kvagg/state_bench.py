@@ -26,11 +26,11 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.environ.get("LINERATE_BUILD", os.path.join(ROOT, "build"))
-KVAGG = os.path.join(BUILD, "apps", "kvagg", "kvagg")
-GEN = os.path.join(BUILD, "bench", "gen", "linerate-gen")
-TMP = os.environ.get("LINERATE_BENCH_TMP", "/tmp/linerate-bench")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import benchkit as bk  # noqa: E402
+from service_bench import VethPair, load, result, with_kvagg  # noqa: E402
+
+KVAGG = bk.app_path("kvagg")
 DEFAULT_MS = 250
 SWEEP_MS = (50, 100, 250, 1000)
 TUPLES_PER_FRAME = 32
@@ -42,27 +42,12 @@ STATUS_EVERY = 64
 PACE = 900
 
 
-def thread_times(pid):
-    """tid -> (name, ns on a CPU, ns waiting for one) of every thread of pid (empty if gone)."""
-    out = {}
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                name = f.read().strip()
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                run_ns, wait_ns, _ = map(int, f.read().split())
-            out[int(tid)] = (name, run_ns, wait_ns)
-    except (OSError, ValueError):
-        pass
-    return out
-
-
 def run_sampled(cmd, timeout):
     """Runs cmd to its end; the last schedstat sample of each of its threads."""
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     last, end = {}, time.time() + timeout
     while p.poll() is None:
-        last.update(thread_times(p.pid))
+        last.update(bk.thread_times(p.pid))
         if time.time() > end:
             p.kill()
             raise RuntimeError(f"{' '.join(cmd)}: no exit within {timeout} s")
@@ -74,7 +59,7 @@ def run_sampled(cmd, timeout):
 
 def replay_once(pcap, state, checkpoint_ms, seconds):
     """kvagg replaying `pcap` for `seconds` (state None: without --state): its figures."""
-    j_path = os.path.join(TMP, "kvagg-state.json")
+    j_path = os.path.join(bk.TMP, "kvagg-state.json")
     cmd = [KVAGG, "-l", "0,1", "--no-huge", "-m", "1024", "--no-pci", "--no-shconf",
            "--no-telemetry", "--log-level=lib.eal:warning",
            f"--vdev=net_pcap0,rx_pcap={pcap},tx_pcap=/dev/null,infinite_rx=1", "--",
@@ -106,20 +91,15 @@ def replay_once(pcap, state, checkpoint_ms, seconds):
     return r
 
 
-def med(runs, key):
-    vals = [r[key] for r in runs if key in r]
-    return statistics.median(vals) if vals else None
-
-
 def summary(runs, none_runs=None):
-    s = {"median_mtuples_per_s": med(runs, "mtuples_per_s"),
-         "median_mtuples_per_worker_cpu_s": med(runs, "mtuples_per_worker_cpu_s"),
-         "median_worker_waited_s": med(runs, "worker_waited_s"),
-         "median_control_cpu_ms": med(runs, "control_cpu_ms"),
+    s = {"median_mtuples_per_s": bk.median_of(runs, "mtuples_per_s"),
+         "median_mtuples_per_worker_cpu_s": bk.median_of(runs, "mtuples_per_worker_cpu_s"),
+         "median_worker_waited_s": bk.median_of(runs, "worker_waited_s"),
+         "median_control_cpu_ms": bk.median_of(runs, "control_cpu_ms"),
          "per_run_mtuples_per_s": [r["mtuples_per_s"] for r in runs],
          "per_run_mtuples_per_worker_cpu_s": [r.get("mtuples_per_worker_cpu_s") for r in runs]}
     if runs and "state" in runs[0]:
-        s["median_copy_share_of_run"] = med(runs, "copy_share_of_run")
+        s["median_copy_share_of_run"] = bk.median_of(runs, "copy_share_of_run")
         s["max_copy_us"] = max(r["state"]["max_copy_us"] for r in runs)
         s["median_last_copy_us"] = statistics.median(r["state"]["last_copy_us"] for r in runs)
         s["median_checkpoint_us"] = statistics.median(r["state"]["last_us"] for r in runs)
@@ -153,8 +133,6 @@ def throughput(pcap, where, runs, seconds):
 
 def held_once(ns, interval_ms, tuples, tmp):
     """kvagg --state on af_packet with --checkpoint-ms interval_ms, kvagg_load sampling held."""
-    sys.path.insert(0, os.path.join(ROOT, "bench", "kvagg"))
-    from service_bench import load, result, with_kvagg
     state = os.path.join("/dev/shm", f"kvagg-held-{os.getpid()}.state")
     for f in (state, state + ".tmp"):
         if os.path.exists(f):
@@ -181,8 +159,6 @@ def held_once(ns, interval_ms, tuples, tmp):
 
 
 def held_sweep(tuples):
-    sys.path.insert(0, os.path.join(ROOT, "bench", "kvagg"))
-    from service_bench import VethPair
     tmp = tempfile.mkdtemp(prefix="kvstate-held")
     out = {}
     with VethPair() as ns:
@@ -191,12 +167,9 @@ def held_sweep(tuples):
     return out
 
 
-def run(runs, seconds):
-    os.makedirs(TMP, exist_ok=True)
-    pcap = os.path.join(TMP, "kvagg_state.pcap")
-    subprocess.run([GEN, "--write-pcap", pcap, "--kind", "kvagg", "--count", "8192", "--tuples",
-                    str(TUPLES_PER_FRAME), "--keys", str(1 << 20)], check=True,
-                   stdout=subprocess.DEVNULL)
+def measure(runs, seconds):
+    pcap = bk.write_pcap("kvagg_state", "--kind", "kvagg", "--count", "8192", "--tuples",
+                         str(TUPLES_PER_FRAME), "--keys", str(1 << 20))
     disk_dir = os.environ.get("LINERATE_BENCH_DISK", "/var/tmp")
     where = {"none": None, "shm": "/dev/shm/kvagg-bench.state",
              "disk": os.path.join(disk_dir, "kvagg-bench.state")}
@@ -240,9 +213,9 @@ def run(runs, seconds):
             "results": res, "sweep_shm": sweep, "headline": headline}
 
 
-def from_bench_run(args):
-    return run(max(1, args.runs), args.seconds)
+def run(args):
+    return measure(max(1, args.runs), args.seconds)
 
 
 if __name__ == "__main__":
-    print(json.dumps(run(int(sys.argv[1]) if len(sys.argv) > 1 else 3, 4.0), indent=2))
+    print(json.dumps(measure(int(sys.argv[1]) if len(sys.argv) > 1 else 3, 4.0), indent=2))

@@ -16,12 +16,9 @@ workers with each curve's linear line (N x its one-worker rate).
 """
 import json
 import os
-import statistics
-import subprocess
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+import benchkit as bk
 
 # Goals of issue 38 item 3: ratio name -> (numerator case, denominator case, minimum).
 GOALS = {
@@ -43,32 +40,27 @@ def worker_counts(cores):
 
 
 class Scaling:
-    """One scenario run; `h` is bench/run's helpers (BUILD, TESTPMD, memory_args,
-    measure_alternating, hugepages_free, linerate_mpps, testpmd_mpps, write_pcap, run_for)."""
+    """One scenario run: its arguments and a temporary folder for the runs' JSON."""
 
-    def __init__(self, args, h, tmp):
-        self.args, self.h, self.tmp = args, h, tmp
+    def __init__(self, args, tmp):
+        self.args, self.tmp = args, tmp
 
     def app(self, name):
-        return os.path.join(self.h.BUILD, "apps", name, name)
+        return bk.app_path(name)
 
     def eal(self, n, vdev, tag):
-        huge = self.h.hugepages_free() >= 256
+        huge = bk.hugepages_free() >= 256
         return (["-l", f"0-{n}", "--no-pci", "--no-telemetry", vdev,
-                 "--log-level=lib.eal:warning"] + self.h.memory_args(huge, "scaling_" + tag)), huge
+                 "--log-level=lib.eal:warning"] + bk.memory_args(huge, "scaling_" + tag)), huge
 
     def forwarder(self, app, n, vdev, extra=()):
         eal, huge = self.eal(n, vdev, app)
         cmd = [self.app(app)] + eal + ["--", "--stats-period", "1"] + list(extra)
-        return (cmd, lambda out, a=app: self.h.linerate_mpps(a, out)), huge
+        return (cmd, lambda out, a=app: bk.linerate_mpps(a, out)), huge
 
     def testpmd(self, n, vdev):
         eal, huge = self.eal(n, vdev, "testpmd")
-        cmd = ([self.h.TESTPMD] + eal +
-               ["--", "--forward-mode=macswap", "--stats-period=1", f"--nb-cores={n}",
-                f"--rxq={n}", f"--txq={n}", "--total-num-mbufs=16383", "--no-flush-rx",
-                "--burst=32"])
-        return (cmd, self.h.testpmd_mpps), huge
+        return (bk.testpmd_macswap(eal, nb_cores=n, mbufs=16383), bk.testpmd_mpps), huge
 
     def kvagg(self, n, vdev, agg, keys):
         """kvagg as a variant of measure_alternating: its rate is the run's JSON Mtuples/s (the
@@ -89,7 +81,7 @@ class Scaling:
 
     def measure(self, variants):
         """variants: name -> ((cmd, parse, ...), huge). Median rates and the memory used."""
-        res = self.h.measure_alternating({k: v[0] for k, v in variants.items()}, self.args.runs,
+        res = bk.measure_alternating({k: v[0] for k, v in variants.items()}, self.args.runs,
                                          self.args.seconds + 2)
         for name, (_, huge) in variants.items():
             res[name]["memory"] = "huge" if huge else "nohuge"
@@ -102,13 +94,13 @@ def replay_vdev(pcap, n):
     return "--vdev=net_pcap0," + ",".join([f"rx_pcap={pcap}"] * n) + ",infinite_rx=1"
 
 
-def traces(h):
+def traces():
     keys = 1 << 16
     return {
-        "nfv": h.write_pcap("scaling_nfv64", "--count", "1024", "--kind", "nfv-mix", "--size", "64"),
-        "kvagg1": h.write_pcap("scaling_kv1", "--kind", "kvagg", "--count", "4096", "--tuples", "1",
+        "nfv": bk.write_pcap("scaling_nfv64", "--count", "1024", "--kind", "nfv-mix", "--size", "64"),
+        "kvagg1": bk.write_pcap("scaling_kv1", "--kind", "kvagg", "--count", "4096", "--tuples", "1",
                                "--keys", str(keys), "--streams", "16"),
-        "kvagg32": h.write_pcap("scaling_kv32", "--kind", "kvagg", "--count", "2048", "--tuples",
+        "kvagg32": bk.write_pcap("scaling_kv32", "--kind", "kvagg", "--count", "2048", "--tuples",
                                 "32", "--keys", str(keys), "--streams", "16"),
     }, keys
 
@@ -156,27 +148,24 @@ def plot(result, png):
         one = first["results"][g][c]["median_mpps"] / first["workers"]
         plots.append(f"'{data}' using 1:{i + 2} with linespoints lc {i + 1} title '{g} {c}'")
         plots.append(f"{one}*x with lines dashtype 2 lc {i + 1} notitle")
-    script = f"""
-set terminal pngcairo size 1000,600 font ',10' noenhanced
-set output '{png}'
-set title 'rate against workers ({result["machine_note"]}); dashed: linear from one worker'
+    script = f"""set title 'rate against workers ({result["machine_note"]}); dashed: linear from one worker'
 set xlabel 'workers'
 set ylabel 'Mpps (kvagg: Mtuples/s)'
 set key outside right
 set grid
 plot [0.5:{result["points"][-1]["workers"] + 0.5}] {", ".join(plots)}
 """
-    ok = subprocess.run(["gnuplot"], input=script, text=True).returncode == 0
+    drawn = bk.plot(png, script, size="1000,600")
     os.unlink(data)
-    return ok
+    return drawn
 
 
-def from_bench_run(args, h):
+def run(args):
     cores = os.cpu_count() or 1
     counts = worker_counts(cores)
     with tempfile.TemporaryDirectory(prefix="linerate-scaling-") as tmp:
-        s = Scaling(args, h, tmp)
-        pcaps, keys = traces(h)
+        s = Scaling(args, tmp)
+        pcaps, keys = traces()
         points = []
         for n in counts:
             p = point(s, n, pcaps, keys)
@@ -187,7 +176,7 @@ def from_bench_run(args, h):
     result = {
         "description": __doc__, "runs": args.runs, "seconds_per_run": args.seconds,
         "worker_counts": counts, "keys": keys,
-        "machine_note": f"{h.cpu_model()}, {cores} cores",
+        "machine_note": f"{bk.cpu_model()}, {cores} cores",
         "one_worker_only": len(counts) == 1 and counts[0] == 1,
         "points": points,
         "goals_met_everywhere": {g: all(p["ratios"][g]["met"] for p in points) for g in GOALS},
@@ -196,6 +185,6 @@ def from_bench_run(args, h):
     if result["one_worker_only"]:
         result["note"] = (f"{cores} cores: one worker and the main lcore only; the curve needs a "
                           "machine with more cores (docs/capacity.md)")
-    png = os.path.join(h.RESULTS, name + ".png")
-    result["plot"] = os.path.relpath(png, ROOT) if plot(result, png) else None
+    png = os.path.join(bk.RESULTS, name + ".png")
+    result["plot"] = plot(result, png)
     return result

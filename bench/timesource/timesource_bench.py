@@ -14,13 +14,13 @@ Writes bench/results/timesource.json through bench/run.
 """
 import json
 import os
-import statistics
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-import clocksync_bench  # noqa: E402
+import benchkit as bk
+
+sys.path.insert(0, os.path.join(bk.ROOT, "bench"))
+import clocksync_bench  # noqa: E402  (its master + client run)
 
 
 class PairArgs:
@@ -66,7 +66,7 @@ def page_vs_client(build, duration, repeats):
               f"{eps['max']}; outside {r.get('outside')} of {r.get('ok')}; violations "
               f"{run['violations']}", flush=True)
         runs.append(run)
-    med = lambda *path: clocksync_bench.median_of(runs, *path)  # noqa: E731
+    med = lambda *path: bk.median_of(runs, *path)  # noqa: E731
     return {
         "command": cmds, "runs": runs,
         "median": {
@@ -81,8 +81,8 @@ def page_vs_client(build, duration, repeats):
     }
 
 
-def from_bench_run(args, build):
-    runs = max(3, args.runs)
+def run(args):
+    build, runs = bk.BUILD, max(3, args.runs)
     result = {
         "tt_cost_idle_page": tt_cost(build, runs, 0),
         "tt_cost_page_written_1khz": tt_cost(build, runs, 1000),

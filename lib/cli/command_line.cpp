@@ -278,7 +278,10 @@ SplitArgs parse_or_exit(CLI::App& app, int argc, const char* const* argv) {
     try {
         app.parse(reversed);
     } catch (const CLI::CallForHelp&) {
-        fmt::print("Usage: {} [EAL args] -- [app args]\n\n{}", name, app.help());
+        // `APP SUBCOMMAND --help`: the subcommand is the first app argument.
+        std::string subcommand;
+        for (const CLI::App* sub : app.get_subcommands()) subcommand += sub->get_name() + " ";
+        fmt::print("Usage: {} [EAL args] -- {}[app args]\n\n{}", name, subcommand, app.help());
         std::exit(0);
     } catch (const CLI::ParseError& e) {
         usage_error(name, e.what());

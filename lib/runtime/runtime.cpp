@@ -240,6 +240,12 @@ void Runtime::start_pool_and_ports(unsigned mbufs, unsigned data_room) {
     for (auto& port : ports_) {
         pool_->region().dma_map(port->device());
         port->start(pool_->get());
+        // A link a peer brings up (a memif server's, a vhost-user's): the port is started, so a
+        // peer may connect now (a memif client tries once, and only a started server takes it).
+        // Scripts and tests start the peer on this line, not after a while.
+        if (options_.link_wait_s > 0 && !port->wait_for_link(0))
+            fmt::print("{}: port {} started, waiting up to {:g} s for its link\n", info_.name,
+                       port->id(), options_.link_wait_s);
         std::fflush(stdout);
         if (!port->wait_for_link(options_.link_wait_s))
             fmt::print(stderr, "{}: warning: port {} link is down\n", info_.name, port->id());

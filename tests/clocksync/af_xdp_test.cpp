@@ -76,11 +76,11 @@ PairRun run_pair(const std::vector<std::string>& master_args,
     r.client_if = veth.peer_if;
     BackgroundProcess master_run(master_ns.wrap(master));
     if (master_run.wait_for_output(": running", 60)) {
-        std::thread client_thread(
-            [&] { r.client = run_process(client_ns.wrap(client), {.timeout_s = 60}); });
-        std::this_thread::sleep_for(std::chrono::milliseconds(2000));  // the client is up
-        r.ping = client_ns.try_run("ping -c 3 -i 0.2 -W 2 10.78.0.1");
-        client_thread.join();
+        // Ping once the client is running (not after a while): both apps are on the link.
+        BackgroundProcess client_run(client_ns.wrap(client));
+        if (client_run.wait_for_output(": running", 60))
+            r.ping = client_ns.try_run("ping -c 3 -i 0.2 -W 2 10.78.0.1");
+        r.client = client_run.finish(60);
     }
     master_run.signal(SIGINT);
     r.master = master_run.finish(30);

@@ -4,7 +4,8 @@
  *
  *   cb_probe PATH RUN_MS WAIT_MS
  *
- * Waits up to WAIT_MS for the segment to say Synchronized, then reads it every ms for RUN_MS,
+ * Waits up to WAIT_MS for the segment to say Synchronized (and says so on stderr: a caller may
+ * stop the client from then on), then reads it every ms for RUN_MS,
  * as ClockBound's clients do: the interval is [realtime - B, realtime + B], with CLOCK_REALTIME
  * read through clock_gettime and B = bound + max_drift * (CLOCK_MONOTONIC now - as_of). Each
  * interval is checked against the true time, CLOCK_REALTIME read by the system call on both
@@ -219,6 +220,7 @@ int main(int argc, char** argv) {
         printf("{\"error\": \"no Synchronized segment at %s within %s ms\"}\n", argv[1], argv[3]);
         return 1;
     }
+    fprintf(stderr, "cb_probe: Synchronized\n");
     next = ns_of(CLOCK_MONOTONIC_RAW);
     waited = next - start;
     /* The run, every ms; then every 100 us until Unknown (the client stopped or was killed). */

@@ -47,12 +47,12 @@ TEST(ClocksyncExceptionPath, KernelAnswersPingThroughTheMastersPortWhileTheClien
     std::vector<std::string> master =
         eal_command(binary("apps/clocksync/clocksync"), "0", master_prefix);
     master.insert(master.end(),
-                  {"--vdev=net_af_packet0,iface=" + veth.app_if, "--", "--role", "master",
-                   "--exception-path", "tap:" + tap, "--stats-period", "0", "--json", master_json});
+                  {"--vdev=net_af_packet0,iface=" + veth.app_if, "--", "master", "--exception-path",
+                   "tap:" + tap, "--stats-period", "0", "--json", master_json});
     std::vector<std::string> client =
         eal_command(binary("apps/clocksync/clocksync"), client_lcore, client_prefix);
     client.insert(client.end(),
-                  {"--", "--af-xdp", veth.peer_if, "--role", "client", "--master-ip", "10.77.0.1",
+                  {"--", "client", "--af-xdp", veth.peer_if, "--master-ip", "10.77.0.1",
                    "--client-ip", "10.77.0.2", "--duration", "5", "--sim-offset-ns", "5000000",
                    "--probe-timeout-ms", "80", "--stats-period", "0", "--json", client_json});
     // No fixed run time for the master: SIGINT once the client has ended.

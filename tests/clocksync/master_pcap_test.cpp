@@ -212,3 +212,20 @@ TEST(ClocksyncMasterPcap, JumboRequestsAreAnsweredWhole) {
     EXPECT_EQ(j["rx_packets"], 4);
     EXPECT_EQ(j["mempool_in_use_at_exit"], 0);
 }
+
+// `clocksync master` (the subcommand, after the common options here) and `clocksync --role
+// master` on the same requests: the same answers and the same "clocksync" config.
+TEST(ClocksyncMasterPcap, TheSubcommandAndRoleRunTheSameMaster) {
+    std::vector<Frame> in;
+    for (unsigned i = 0; i < 5; ++i) in.push_back(request(i));
+    const PcapRun sub = run_pcap_app(kApp, in, {"master", "--sw-clock", "monotonic"});
+    const PcapRun by_role = run_pcap_app(kApp, in, {"--role", "master", "--sw-clock", "monotonic"});
+    ASSERT_EQ(sub.proc.exit_status, 0) << sub.proc.out;
+    ASSERT_EQ(by_role.proc.exit_status, 0) << by_role.proc.out;
+    EXPECT_EQ(sub.out.size(), 5u);
+    EXPECT_EQ(by_role.out.size(), 5u);
+    EXPECT_EQ(sub.json["role"], "master");
+    EXPECT_EQ(sub.json["clocksync"]["sw_clock"], "monotonic");
+    EXPECT_EQ(sub.json["clocksync"], by_role.json["clocksync"]);
+    EXPECT_EQ(sub.json["tx_packets"], 5);
+}

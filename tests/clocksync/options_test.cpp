@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "clocksync/options.hpp"
@@ -12,12 +13,23 @@ namespace {
 // Parses `args` as the app's options; rethrows CLI11's parse errors.
 Options parse(std::vector<std::string> args) {
     CLI::App app("test");
+    linerate::cli::CommonOptions common;
     Options o;
-    add_options(app, o);
+    const OptionTables tables = add_options(app, common, o);
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     app.parse(reversed);
-    check_role(app, o);
+    check_role(tables, o);
     return o;
+}
+
+// The message of the std::invalid_argument that `args` get, or "" when none.
+std::string refusal(std::vector<std::string> args) {
+    try {
+        parse(std::move(args));
+    } catch (const std::invalid_argument& e) {
+        return e.what();
+    }
+    return {};
 }
 
 }  // namespace
@@ -136,7 +148,6 @@ TEST(CsOptions, EitherSimOptionTurnsVerificationOn) {
 
 TEST(CsOptions, BadValuesAndWrongRoleAreRejected) {
     for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-             {},
              {"--role", "slave"},
              {"--role", "client", "--probes", "0"},
              {"--role", "client", "--probes", "65"},
@@ -253,4 +264,97 @@ TEST(CsOptions, TheXdpMastersClockIsMonotonicAndItsClientsReadIt) {
         make_client_config(
             parse({"--role", "client", "--master-clock", "monotonic", "--export", "p"}), 0),
         std::invalid_argument);
+}
+
+// `clocksync master|client ...` and `clocksync --role master|client ...` take the same options
+// and give the same config; an option of the other role is refused by name in either form.
+TEST(CsOptions, SubcommandsTakeTheirRolesOptions) {
+    const std::vector<std::string> client = {"--master-mac",
+                                             "02:00:00:00:00:01",
+                                             "--master-ip",
+                                             "10.0.0.2",
+                                             "--probes",
+                                             "4",
+                                             "--pipeline",
+                                             "--export",
+                                             "cs0",
+                                             "--export-max-age-ms",
+                                             "500",
+                                             "--warmup-us",
+                                             "20",
+                                             "--no-rx-stamps",
+                                             "--sim-drift-ppm",
+                                             "3",
+                                             "--udp-port",
+                                             "9100",
+                                             "--strict-checksums",
+                                             "--duration",
+                                             "2"};
+    std::vector<std::string> by_role = {"--role", "client"}, sub = {"client"};
+    by_role.insert(by_role.end(), client.begin(), client.end());
+    sub.insert(sub.end(), client.begin(), client.end());
+    const Options c = parse(sub);
+    EXPECT_EQ(c.role, Role::client);
+    EXPECT_EQ(c.probes, 4u);
+    EXPECT_FALSE(c.rx_stamps);
+    EXPECT_TRUE(c.strict_checksums);
+    const nlohmann::json j = config_json(c);
+    EXPECT_EQ(j, config_json(parse(by_role)));
+    EXPECT_EQ(j["role"], "client");
+    EXPECT_EQ(j["master_mac"], "02:00:00:00:00:01");
+    EXPECT_EQ(j["udp_port"], 9100);
+    EXPECT_EQ(j["export_max_age_ms"], 500.0);
+    EXPECT_EQ(j["sim_drift_ppm"], 3.0);
+    // The common options before the subcommand too.
+    EXPECT_EQ(config_json(parse({"--udp-port", "9100", "client", "--probes", "4"}))["udp_port"],
+              9100);
+
+    const Options m = parse({"master", "--timestamps", "sw", "--sw-clock", "monotonic",
+                             "--no-verify-checksums", "--udp-port", "9002"});
+    EXPECT_EQ(m.role, Role::master);
+    EXPECT_EQ(m.timestamps, TimestampMode::software);
+    EXPECT_EQ(config_json(m), (nlohmann::json{{"role", "master"},
+                                              {"udp_port", 9002},
+                                              {"verify_checksums", false},
+                                              {"strict_checksums", false},
+                                              {"sw_clock", "monotonic"}}));
+    EXPECT_EQ(config_json(m),
+              config_json(parse({"--role", "master", "--timestamps", "sw", "--sw-clock",
+                                 "monotonic", "--no-verify-checksums", "--udp-port", "9002"})));
+    EXPECT_EQ(parse({"master", "--datapath", "xdp"}).master_sw_clock(), SystemClock::monotonic);
+}
+
+TEST(CsOptions, TheOtherRolesOptionIsRefusedByName) {
+    EXPECT_EQ(refusal({"master", "--probes", "4"}), "--probes applies to clocksync client only");
+    EXPECT_EQ(refusal({"master", "--xdp-tx"}), "--xdp-tx applies to clocksync client only");
+    EXPECT_EQ(refusal({"--export", "x", "master"}), "--export applies to clocksync client only");
+    EXPECT_EQ(refusal({"client", "--timestamps", "hw"}),
+              "--timestamps applies to clocksync master only");
+    EXPECT_EQ(refusal({"client", "--datapath", "xdp"}),
+              "--datapath applies to clocksync master only");
+    // The older form's words, as before.
+    EXPECT_EQ(refusal({"--role", "master", "--probes", "4"}),
+              "--probes applies to --role client only");
+    EXPECT_EQ(refusal({"--role", "client", "--sw-clock", "raw"}),
+              "--sw-clock applies to --role master only");
+    // A bad value is refused by the parse, with the option's name.
+    try {
+        parse({"master", "--probes", "65"});
+        ADD_FAILURE() << "--probes 65";
+    } catch (const CLI::ParseError& e) {
+        EXPECT_EQ(std::string(e.what()), "--probes: Value 65 not in range 1 to 64");
+    }
+}
+
+TEST(CsOptions, OneRoleExactly) {
+    EXPECT_EQ(refusal({}),
+              "no role: clocksync master [options] or clocksync client [options] (or --role)");
+    EXPECT_EQ(refusal({"--role", "client", "client"}),
+              "--role and the subcommand 'client' both give the role: give one of them");
+    EXPECT_EQ(refusal({"master", "--role", "client"}),
+              "--role and the subcommand 'master' both give the role: give one of them");
+    EXPECT_EQ(refusal({"--role", "master", "client"}),
+              "--role and the subcommand 'client' both give the role: give one of them");
+    EXPECT_THROW(parse({"client", "master"}), CLI::ParseError);  // one subcommand
+    EXPECT_THROW(parse({"client", "--role", "boss"}), CLI::ParseError);
 }

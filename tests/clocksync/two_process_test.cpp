@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -97,9 +98,10 @@ PairResult run_pair(const std::vector<std::string>& client_args, double client_s
         return argv;
     };
     std::vector<std::string> master = eal("0", master_prefix, "server");
-    // The master's run starts when the client connects (link wait): it outlives the client.
-    master.insert(master.end(), {"--role", "master", "--duration", std::to_string(client_s + 1),
-                                 "--stats-period", "0", "--json", master_json});
+    // The master outlives the client: no run time of its own, SIGINT once the client is done (a
+    // fixed one raced the client's start-up on a loaded machine: frames sent, none received).
+    master.insert(master.end(),
+                  {"--role", "master", "--stats-period", "0", "--json", master_json});
     master.insert(master.end(), extras.master_args.begin(), extras.master_args.end());
     std::vector<std::string> client = eal(client_lcore, client_prefix, "client");
     if (!extras.client_env.empty()) {
@@ -111,11 +113,13 @@ PairResult run_pair(const std::vector<std::string>& client_args, double client_s
     client.insert(client.end(), client_args.begin(), client_args.end());
 
     PairResult r;
-    std::thread m([&] { r.master = run_process(master, {.timeout_s = client_s + 30}); });
+    BackgroundProcess m(master);
     // A memif client connects once, when its port starts, and the server refuses it ("ID not
-    // found") until its own port has started: give the master's EAL and port setup a head
-    // start. The master then waits (link wait) for the client, so the margin costs no run time.
-    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    // found") until its own port has started: the client starts once the master says so.
+    if (!m.wait_for_output("port 0 started", 30)) {
+        r.master = m.finish(1);
+        return r;
+    }
     RunOptions client_run = extras.client_run;
     client_run.timeout_s = client_s + 30;
     std::thread c([&] {
@@ -128,7 +132,8 @@ PairResult run_pair(const std::vector<std::string>& client_args, double client_s
     if (query) r.telemetry = query_client(client_prefix, client_s - 1);
     c.join();
     if (reader.joinable()) reader.join();
-    m.join();
+    m.signal(SIGINT);
+    r.master = m.finish(30);
     r.master_json = read_json(master_json);
     r.client_json = read_json(client_json);
     std::error_code ec;
@@ -609,6 +614,12 @@ TEST(ClocksyncCli, BadOptionsExit2AndHelpExits0) {
              {"--role", "master", "--datapath", "xdp", "--sw-clock", "raw"},  // its clock: mono
              {"--role", "master", "--datapath", "xdp", "--timestamps", "hw"},
              {"--role", "client", "--master-clock", "monotonic", "--export", "x"},
+             {"client", "--probes", "65"},
+             {"master", "--timestamps", "ptp"},
+             {"client", "--export", "x", "--export-max-age-ms", "50"},
+             {"master", "--datapath", "xdp"},  // no --af-xdp interface
+             {"client", "master"},             // one subcommand
+             {"client", "--role", "boss"},
          }) {
         std::vector<std::string> argv = {kApp};
         argv.insert(argv.end(), args.begin(), args.end());
@@ -618,6 +629,60 @@ TEST(ClocksyncCli, BadOptionsExit2AndHelpExits0) {
         EXPECT_EQ(r.exit_status, 2) << line << "\n" << r.out;
         EXPECT_NE(r.out.find("see --help"), std::string::npos) << line << "\n" << r.out;
     }
+}
+
+// `clocksync master|client`: each role's options under its subcommand (after `--` when there
+// are EAL args), the other role's refused by name, one role only; --help for each.
+TEST(ClocksyncCli, SubcommandsRefuseTheOtherRolesOptionsAndASecondRole) {
+    expect_usage_error(kApp, {"master", "--probes", "4"},
+                       "clocksync: --probes applies to clocksync client only (see --help)");
+    expect_usage_error(kApp, {"client", "--sw-clock", "realtime"},
+                       "clocksync: --sw-clock applies to clocksync master only (see --help)");
+    expect_usage_error(kApp, {"--role", "master", "--probes", "4"},
+                       "clocksync: --probes applies to --role client only (see --help)");
+    expect_usage_error(kApp, {"--role", "client", "client"},
+                       "clocksync: --role and the subcommand 'client' both give the role: give "
+                       "one of them (see --help)");
+    expect_usage_error(kApp, {"master", "--role", "master"},
+                       "clocksync: --role and the subcommand 'master' both give the role");
+    expect_usage_error(kApp, {},
+                       "clocksync: no role: clocksync master [options] or clocksync client "
+                       "[options] (or --role) (see --help)");
+    // After `--`, as the first app argument.
+    std::vector<std::string> argv = {kApp};
+    for (const std::string& a : no_huge_eal()) argv.push_back(a);
+    argv.insert(argv.end(), {"--vdev=net_null0", "--", "client", "--master-clock", "monotonic",
+                             "--xdp-tx", "--duration", "1"});
+    const ProcessResult r = run_process(argv);
+    EXPECT_EQ(r.exit_status, 2) << r.out;
+    EXPECT_NE(r.out.find("--xdp-tx sends from an interface's XDP layer: port 0 is net_null"),
+              std::string::npos)
+        << r.out;
+
+    const ProcessResult top = run_process({kApp, "--help"});
+    EXPECT_EQ(top.exit_status, 0);
+    EXPECT_NE(top.out.find("Usage: clocksync [OPTIONS] [SUBCOMMAND]"), std::string::npos);
+    EXPECT_NE(top.out.find("\n  master "), std::string::npos) << top.out;
+    EXPECT_NE(top.out.find("\n  client "), std::string::npos) << top.out;
+    EXPECT_EQ(top.out.find("\n  --probes"), std::string::npos) << top.out;
+    const ProcessResult client = run_process({kApp, "client", "--help"});
+    EXPECT_EQ(client.exit_status, 0);
+    EXPECT_NE(client.out.find("Usage: clocksync [EAL args] -- client [app args]"),
+              std::string::npos)
+        << client.out;
+    // Option lines: two spaces, the name.
+    for (const char* option : {"\nClient options:", "\n  --probes", "\n  --master-ip",
+                               "\n  --udp-port", "\n  --af-xdp", "\n  --strict-checksums"})
+        EXPECT_NE(client.out.find(option), std::string::npos) << option;
+    for (const char* option : {"\n  --timestamps", "\n  --datapath", "\n  --role"})
+        EXPECT_EQ(client.out.find(option), std::string::npos) << option;
+    const ProcessResult master = run_process({kApp, "master", "--help"});
+    EXPECT_EQ(master.exit_status, 0);
+    for (const char* option :
+         {"\nMaster options:", "\n  --timestamps", "\n  --datapath", "\n  --udp-port"})
+        EXPECT_NE(master.out.find(option), std::string::npos) << option;
+    for (const char* option : {"\n  --probes", "\n  --master-ip", "\n  --xdp-tx", "\n  --role"})
+        EXPECT_EQ(master.out.find(option), std::string::npos) << option;
 }
 
 // --xdp-tx: the program stamps CLOCK_MONOTONIC, so the client's clock must be it; and it sends

@@ -113,7 +113,7 @@ check_headers_alone "$T/prefix"
 (cd "$BUILD" && cpack -G DEB -B "$T/deb" >/dev/null)
 DEB=$(ls "$T"/deb/linerate_*.deb)
 DEPENDS=$(dpkg-deb -f "$DEB" Depends)
-for dep in librte-eal23 librte-ethdev23 librte-net-af-xdp23 libpcap0.8 libbpf1 libtbb12 libsystemd0; do
+for dep in librte-eal23 librte-ethdev23 librte-net-af-xdp23 libpcap0.8 libbpf1 libtbb12 libsystemd0 librte-mempool-ring23; do
   [[ $DEPENDS == *"$dep"* ]] || fail "$DEB does not depend on $dep: $DEPENDS"
 done
 dpkg -x "$DEB" "$T/root"

@@ -4,7 +4,14 @@
 Sends `--datagrams` kvagg datagrams (docs/wire-formats.md) to HOST:PORT over `--streams`
 streams, sends every `--resend-every`-th one a second time (a duplicate kvagg must ignore),
 and writes the sums kvagg must report, `key,value` sorted by key, to `--expect`. Prints
-`sent N resent M`.
+`sent N resent M coincident C`.
+
+A default veth leaves each datagram's UDP checksum to TX offload: the field holds the
+pseudo-header sum alone (docs/wire-formats.md, Checksums). For about 1 datagram in 65535 that
+value is also the datagram's full checksum, and kvagg, which tries the full check first, counts
+it as verified, not as `udp_checksum_offloaded`. Which ones depends on the source port the
+kernel picks, so C counts them (sends and resends); `--coincide` binds the first stream's socket
+to the source port that makes its first datagram one of them, so every run has that case.
 """
 import argparse
 import random
@@ -20,6 +27,40 @@ def datagram(stream, seq, tuples):
     return head + b"".join(struct.pack("!QQ", k, v) for k, v in tuples)
 
 
+def word_sum(data):
+    """Sum of the big-endian 16-bit words of `data` (an odd length padded with a zero byte)."""
+    if len(data) % 2:
+        data += b"\0"
+    return sum(struct.unpack(f"!{len(data) // 2}H", data))
+
+
+def offload_sum(src, dst, payload):
+    """The UDP checksum field a Linux sender leaves to TX offload (CHECKSUM_PARTIAL): the
+    pseudo-header sum (addresses, protocol 17, UDP length), mod 0xFFFF."""
+    return (word_sum(socket.inet_aton(src) + socket.inet_aton(dst)) + 17 + 8 + len(payload)) % 0xFFFF
+
+
+def full_check_sum(src, sport, dst, dport, payload):
+    """The receiver's full UDP check over the datagram with the offload field in it, mod 0xFFFF
+    (0: it verifies, as a full checksum would)."""
+    udp_len = 8 + len(payload)
+    field = offload_sum(src, dst, payload)
+    return (2 * field + sport + dport + udp_len + word_sum(payload)) % 0xFFFF
+
+
+def coinciding_port(src, dst, dport, payload):
+    """The source port whose offload field is also the full checksum of `payload`."""
+    return (-full_check_sum(src, 0, dst, dport, payload)) % 0xFFFF or 0xFFFF
+
+
+def source_address(host, port):
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.connect((host, port))
+    src = probe.getsockname()[0]
+    probe.close()
+    return src
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("host")
@@ -31,33 +72,44 @@ def main():
     ap.add_argument("--resend-every", type=int, default=7)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--expect", required=True)
+    ap.add_argument("--coincide", action="store_true",
+                    help="the first datagram's offload field is also its full checksum")
     a = ap.parse_args()
 
     rng = random.Random(a.seed)
+    batches = []
+    for i in range(a.datagrams):
+        batches.append([(rng.randrange(1, a.keys + 1), rng.randrange(1, 1 << 40))
+                        for _ in range(rng.randrange(1, a.tuples + 1))])
     # One socket (one source port) per stream: the flows spread over the receiver's queues.
     socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(a.streams)]
+    src = source_address(a.host, a.port)
+    if a.coincide:
+        socks[0].bind((src, coinciding_port(src, a.host, a.port, datagram(1, 0, batches[0]))))
+    for sock in socks:
+        sock.connect((a.host, a.port))
     sums = {}
     seqs = [0] * a.streams
-    sent = resent = 0
-    for i in range(a.datagrams):
+    sent = resent = coincident = 0
+    for i, tuples in enumerate(batches):
         s = i % a.streams
-        tuples = [(rng.randrange(1, a.keys + 1), rng.randrange(1, 1 << 40))
-                  for _ in range(rng.randrange(1, a.tuples + 1))]
         payload = datagram(s + 1, seqs[s], tuples)
         seqs[s] += 1
-        socks[s].sendto(payload, (a.host, a.port))
+        copies = 2 if i % a.resend_every == 0 else 1
+        for _ in range(copies):
+            socks[s].send(payload)
         sent += 1
+        resent += copies - 1
+        if full_check_sum(src, socks[s].getsockname()[1], a.host, a.port, payload) == 0:
+            coincident += copies
         for k, v in tuples:
             sums[k] = (sums.get(k, 0) + v) & 0xFFFFFFFFFFFFFFFF
-        if i % a.resend_every == 0:
-            socks[s].sendto(payload, (a.host, a.port))
-            resent += 1
         if i % 32 == 31:
             time.sleep(0.002)  # stay within the AF_XDP RX ring between polls
     with open(a.expect, "w") as f:
         for k in sorted(sums):
             f.write(f"{k},{sums[k]}\n")
-    print(f"sent {sent} resent {resent}")
+    print(f"sent {sent} resent {resent} coincident {coincident}")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "kvagg_trace.hpp"
+#include "support/app_metrics.hpp"
 #include "support/checksum.hpp"
 #include "support/netns.hpp"
 #include "support/process.hpp"
@@ -25,6 +26,8 @@ namespace {
 const std::string kApp = binary("apps/kvagg/kvagg");
 
 // kvagg on a framesz=16384 af_packet ring over `iface`, then `args`.
+constexpr const char* kMetrics = "127.0.0.1:9109";  // the app namespace's own loopback
+
 std::vector<std::string> kvagg_argv(const NetNs& ns, const std::string& iface,
                                     const std::vector<std::string>& args) {
     std::vector<std::string> argv = {kApp};
@@ -44,7 +47,8 @@ TEST(KvaggAfPacket, JumboDatagramOnA16KRingIsAggregatedExactly) {
     VethPair veth(app, peer, {.mtu = 9000});
     const std::string json = scratch("kv_af_packet.json"), dump = scratch("kv_af_packet.csv");
     BackgroundProcess kvagg(
-        kvagg_argv(app, veth.app_if, {"--mtu", "9000", "--json", json, "--dump", dump}));
+        kvagg_argv(app, veth.app_if,
+                   {"--mtu", "9000", "--json", json, "--dump", dump, "--metrics", kMetrics}));
     ASSERT_TRUE(kvagg.wait_for_output(": running", 30)) << kvagg.output();
     // framesz 16384 less the 32 B tpacket2 header, plus the 128 B headroom.
     EXPECT_NE(kvagg.output().find("port 0 (net_af_packet0): mbufs of 16480 B data room for its "
@@ -69,7 +73,11 @@ TEST(KvaggAfPacket, JumboDatagramOnA16KRingIsAggregatedExactly) {
         set_udp_checksum(frame);
         sock.send(frame);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    // Stopped once it aggregated both (a stop does not drain the ring), not after a while.
+    const auto tuples = [](const std::string& text) {
+        return metric_total(text, "linerate_app_events_total", "counter=\"tuples\"");
+    };
+    EXPECT_EQ(wait_for_metrics(&app, kMetrics, tuples, 600, 30), 600u);
     kvagg.signal(SIGINT);
     ProcessResult r = kvagg.finish(30);
     ASSERT_EQ(r.exit_status, 0) << r.out;

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "kvagg_trace.hpp"
+#include "support/app_metrics.hpp"
 #include "support/netns.hpp"
 #include "support/process.hpp"
 
@@ -48,6 +49,20 @@ std::map<uint64_t, uint64_t> client_sums() {
     return expect;
 }
 
+constexpr const char* kMetrics = "127.0.0.1:9109";  // the app namespace's own loopback
+
+// The client's datagrams kvagg has taken, as its --metrics endpoint counts them: aggregated
+// (3 tuples each), refused as duplicates or for their checksum. The test stops kvagg once all 22
+// are in (a stop does not drain the port's ring), not after a while.
+uint64_t wait_for_client_datagrams(const NetNs& app) {
+    const auto taken = [](const std::string& text) {
+        return metric_total(text, "linerate_app_events_total", "counter=\"tuples\"") / 3 +
+               metric_total(text, "linerate_drops_total", "reason=\"duplicate\"") +
+               metric_total(text, "linerate_drops_total", "reason=\"bad_udp_checksum\"");
+    };
+    return wait_for_metrics(&app, kMetrics, taken, 22, 30);
+}
+
 struct VethRun {
     ProcessResult kvagg;
     nlohmann::json json;
@@ -67,7 +82,7 @@ VethRun run_on_veth(const VethOptions& veth_options, const std::vector<std::stri
     std::vector<std::string> argv = {binary("apps/kvagg/kvagg")};
     for (const std::string& a : no_huge_eal()) argv.push_back(a);
     argv.insert(argv.end(), {"--vdev=net_af_packet0,iface=" + veth.app_if, "--", "--stats-period",
-                             "0", "--json", json, "--dump", dump});
+                             "0", "--json", json, "--dump", dump, "--metrics", kMetrics});
     argv.insert(argv.end(), extra.begin(), extra.end());
     BackgroundProcess kvagg(app.wrap(argv));
     VethRun run;
@@ -77,7 +92,7 @@ VethRun run_on_veth(const VethOptions& veth_options, const std::vector<std::stri
     }
     const ShellResult sent = peer.try_run("python3 " + client + " 10.98.0.1");
     EXPECT_EQ(sent.status, 0) << sent.out;
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the last datagrams land
+    EXPECT_EQ(wait_for_client_datagrams(app), 22u);
     kvagg.signal(SIGINT);
     run.kvagg = kvagg.finish(30);
     run.json = read_json(json);
@@ -140,7 +155,8 @@ TEST(KvaggExceptionPath, KernelAnswersArpAndPingThroughTheTapWhileTuplesAggregat
     std::vector<std::string> argv = {binary("apps/kvagg/kvagg")};
     for (const std::string& a : no_huge_eal()) argv.push_back(a);
     argv.insert(argv.end(), {"--vdev=net_af_packet0,iface=" + veth.app_if, "--", "--exception-path",
-                             "tap:" + tap, "--stats-period", "0", "--json", json, "--dump", dump});
+                             "tap:" + tap, "--stats-period", "0", "--json", json, "--dump", dump,
+                             "--metrics", kMetrics});
     BackgroundProcess kvagg(app.wrap(argv));
     // The app creates the TAP during EAL start-up; the host side gives it the address.
     bool tap_up = false;
@@ -154,7 +170,7 @@ TEST(KvaggExceptionPath, KernelAnswersArpAndPingThroughTheTapWhileTuplesAggregat
         // No static neighbour: the peer's kernel resolves 10.99.0.1 by ARP through the app.
         ping = peer.try_run("ping -c 3 -i 0.2 -W 3 10.99.0.1");
         sent = peer.try_run("python3 " + client + " 10.99.0.1");
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the last datagrams land
+        EXPECT_EQ(wait_for_client_datagrams(app), 22u);
     }
     kvagg.signal(SIGINT);
     const ProcessResult r = kvagg.finish(30);

@@ -22,8 +22,15 @@ exact; each reports how many refusals it saw, and every one must have seen some.
 kvagg runs on --af-xdp KV_IF (its steering program) instead of net_af_packet, and every start
 after a kill must be steered.
 
+With --kvagg-before OLD the first start is OLD (a kvagg built from an older commit) on the same
+command line; under the clients' load it is stopped (--upgrade-by term: SIGTERM, as an upgrade
+does; the new kvagg must load the checkpoint OLD's JSON says it wrote last) or killed (kill:
+SIGTERM's last checkpoint never written; the new kvagg must load one), and --kvagg starts on the
+same --state at once, before the 5 kills; the sums stay exact. net_af_packet only: OLD may predate
+the BPF link that lets --af-xdp start again after a kill.
+
     state_chaos_test.py run --kvagg K --load L --kv-ns A --cl-ns B --kv-if I [--workers 2 | --af-xdp]
-                            [--refusals]
+                            [--refusals] [--kvagg-before OLD [--upgrade-by term|kill]]
 """
 import re
 import argparse
@@ -85,6 +92,20 @@ def cmd_send(a):
             f.write(f"{k},{v & MASK}\n")
 
 
+def cmd_durable(a):
+    """Waits until kvagg's state file holds datagrams of the Python clients' streams (their
+    seeds), as a status answers (durable_through); the C++ client, a native process started with
+    them, is ahead of both."""
+    kv = st.client_module()
+    end = time.time() + 30
+    with kv.Client(st.KV_IP, **PATIENT) as c:
+        streams = [kv.Client(st.KV_IP, seed=s).stream for s in a.seeds]  # a seed's stream id
+        while not all(c.stream_status(s)["durable_through"] for s in streams):
+            if time.time() > end:
+                raise SystemExit("the clients' streams not in kvagg's state file after 30 s")
+            time.sleep(0.05)
+
+
 def cmd_check(a):
     """read() of every key sent, plus what flushes took, against the sums the clients sent."""
     kv = st.client_module()
@@ -113,7 +134,7 @@ class Kvagg:
         self.json = os.path.join(tmp, "kvagg.json")
         self.proc, self.starts, self.outputs = None, 0, []
 
-    def start(self):
+    def start(self, kvagg=None):
         vdevs = [f"--vdev=net_af_packet0,iface={self.ns.kv_if}"]
         port = []
         if self.a.af_xdp:
@@ -127,7 +148,7 @@ class Kvagg:
             lcores = "0@0,1@0,2@1"
         env = dict(os.environ, LINERATE_TEST_CHECKPOINT_PAUSE_MS="20")
         self.proc = self.ns.run(
-            self.ns.kv, self.a.kvagg, "--lcores", lcores, "--no-huge", "-m", "512", "--no-pci",
+            self.ns.kv, kvagg or self.a.kvagg, "--lcores", lcores, "--no-huge", "-m", "512", "--no-pci",
             f"--file-prefix={self.ns.kv}", *vdevs, "--", *port, "--keys", "64K", "--stats-period", "0", "--state", self.state,
             "--checkpoint-ms", "100", "--json", self.json, env=env,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -140,6 +161,17 @@ class Kvagg:
     def kill(self):
         self.proc.send_signal(signal.SIGKILL)
         self.outputs.append(self.proc.communicate()[0])
+
+    def stop(self):
+        """SIGTERM, as an upgrade stops it: exit 0, a last checkpoint written. Returns that
+        checkpoint's number (its JSON's)."""
+        self.proc.send_signal(signal.SIGTERM)
+        self.outputs.append(self.proc.communicate(timeout=60)[0])
+        if self.proc.returncode != 0:
+            raise SystemExit(f"kvagg exit {self.proc.returncode} after SIGTERM:\n"
+                             f"{self.outputs[-1][-3000:]}")
+        with open(self.json) as f:
+            return json.load(f)["state"]["last_checkpoint"]
 
     def kill_in_checkpoint(self):
         """SIGKILL while FILE.tmp exists: between a checkpoint's write and its rename."""
@@ -166,6 +198,10 @@ def main():
     d.add_argument("--seed", type=int, default=1)
     d.add_argument("--refusals", action="store_true",
                    help="no socket on kvagg's port: the kernel refuses its datagrams")
+    d.add_argument("--kvagg-before", metavar="OLD",
+                   help="the first start runs OLD (an older kvagg), upgraded to --kvagg under load")
+    d.add_argument("--upgrade-by", choices=("term", "kill"), default="term",
+                   help="with --kvagg-before: how OLD is stopped")
     s = sub.add_parser("send")
     s.add_argument("--seed", type=int, required=True)
     s.add_argument("--tuples", type=int, default=10**7)  # at most
@@ -177,14 +213,47 @@ def main():
     c = sub.add_parser("check")
     c.add_argument("--flushed", required=True)
     c.add_argument("sums", nargs="+")
+    w = sub.add_parser("durable")
+    w.add_argument("--seeds", type=int, nargs="+", required=True)
     a = ap.parse_args()
+    if a.cmd == "durable":
+        return cmd_durable(a)
     if a.cmd == "send":
         return cmd_send(a)
     if a.cmd == "check":
         return cmd_check(a)
     if a.af_xdp and a.workers != 1:
         ap.error("--af-xdp runs one worker")
+    if a.af_xdp and a.kvagg_before:
+        ap.error("--kvagg-before runs on net_af_packet (an older kvagg may not restart on --af-xdp)")
     return st.in_namespaces(a, "kvchaos", lambda ns, tmp, procs: drive(a, ns, tmp, procs))
+
+
+def upgrade(kv, rng, durable):
+    """The first start (--kvagg-before) stopped under load, once its state file holds the
+    clients' streams (the process `durable`), --kvagg started on that file. Returns the checkpoint
+    the new kvagg must have loaded (None after a kill: any)."""
+    if durable.wait(timeout=60) != 0:
+        raise SystemExit(f"the old kvagg did not checkpoint the clients: {durable.communicate()[0]}")
+    time.sleep(rng.uniform(0.1, 0.5))
+    if kv.a.upgrade_by == "term":
+        written = kv.stop()
+    else:
+        written = None
+        kv.kill()
+    kv.start()
+    return written
+
+
+def check_upgrade(a, kv, written):
+    """The new kvagg's first run (ended by the first kill) resumed from the old one's state."""
+    m = re.search(r"checkpoint (\d+) loaded \(\d+ keys, 3 streams\)", kv.outputs[1])
+    if not m or (written is not None and int(m.group(1)) != written):
+        raise SystemExit(f"the new kvagg did not load the old one's checkpoint {written}:\n"
+                         f"{kv.outputs[1][-3000:]}")
+    how = "SIGTERM" if a.upgrade_by == "term" else "SIGKILL"
+    print(f"upgrade: {a.kvagg_before} stopped by {how} under load, {a.kvagg} loaded its "
+          f"checkpoint {m.group(1)} (the 3 clients' streams) from the same --state")
 
 
 def chaos(kv, clients, rng, flush_now):
@@ -218,7 +287,7 @@ def drive(a, ns, tmp, procs):
     if not a.refusals:
         procs.append(st.hold_port(ns))  # also while kvagg is down
     kv = Kvagg(a, ns, tmp, procs)
-    kv.start()
+    kv.start(a.kvagg_before)
     sums = [os.path.join(tmp, f"sent{i}.csv") for i in range(3)]
     flushed = os.path.join(tmp, "flushed.csv")
 
@@ -235,7 +304,12 @@ def drive(a, ns, tmp, procs):
                client("--host", st.KV_IP if a.workers == 1 else KV_IP2, "--tuples", "100000000", "--until", stop,
                       "--keys", "4000", "--seed", "43", "--pace", "300", "--timeout-ms", "500",
                       "--status-every", "300", "--durable", "--sums-out", sums[2], tool=a.load)]
-    chaos(kv, clients, random.Random(a.seed), flush_now)
+    rng = random.Random(a.seed)
+    if a.kvagg_before:
+        written = upgrade(kv, rng, client("durable", "--seeds", "41", "42"))
+    chaos(kv, clients, rng, flush_now)
+    if a.kvagg_before:
+        check_upgrade(a, kv, written)
     time.sleep(0.5)  # the clients see the last restart while sending
     open(stop, "w").close()
     outs = []
