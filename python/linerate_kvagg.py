@@ -18,6 +18,10 @@ reports as ECONNREFUSED (kvagg down or restarting: nothing listens on its port),
 network unreachable; each request attempt waits its whole timeout for an answer through them. A
 data datagram whose send is refused stays held and goes again with the next status(). No other
 exception type leaves the client (docs/kvagg.md "Errors and restarts").
+
+ShardedClient (at the end) spreads the keys over several kvagg instances, a Client each, and
+reads and flushes every instance (docs/scale-out.md "Sharded clients"); `python3
+linerate_kvagg.py owner --endpoints HOST[:PORT],... KEY...` prints which instance gets a key.
 """
 
 import errno
@@ -290,6 +294,16 @@ class Client:
         """Datagrams kept for a resend: unconfirmed, or received but not yet durable."""
         return len(self.unacked) + len(self.undurable)
 
+    def status_within(self, patience):
+        """status() whose request attempts end within `patience` seconds (KvaggTimeout then): a
+        quick look at whether kvagg answers again, as the sharded client probes an instance
+        that was down."""
+        self._deadline = time.monotonic() + patience
+        try:
+            return self.status()
+        finally:
+            self._deadline = None
+
     def wait_durable(self, patience=60.0):
         """Returns once everything sent so far (the partial datagram too) is in kvagg's --state
         file, riding out restarts: while kvagg does not answer (down, restarting: silence or
@@ -351,3 +365,292 @@ class Client:
                 raise KvaggTimeout(f"flush(reset): {e}: the flushed sums may be lost") from e
             raise
         return self._tuples(frames)
+
+
+# ---- Sharded clients (docs/scale-out.md "Sharded clients") ----
+#
+# A key's owner is the endpoint with the highest rendezvous score
+#   score(name, key) = mix64(fnv1a64(name) ^ mix64(key))
+# over the endpoints' canonical names "host:port" (host as given, port in decimal): FNV-1a 64-bit
+# of the name's bytes (UTF-8), mix64 the splitmix64 finalizer; a tie goes to the smaller name.
+# include/linerate/kvagg_client.hpp computes the same (tests/kvagg/fixtures/shard_owners.txt).
+
+U64 = 0xFFFFFFFFFFFFFFFF
+
+
+def parse_endpoint(text):
+    """"host:port" or "host" (port 9000) -> (host, port); anything else is a KvaggError."""
+    host, colon, port = text.rpartition(":")
+    if not colon:
+        host, port = text, str(DEFAULT_PORT)
+    if not (port.isascii() and port.isdigit() and len(port) <= 5 and 0 < int(port) <= 0xFFFF):
+        raise KvaggError(f"kvagg endpoint '{text}': the port must be 1-65535")
+    if not host:
+        raise KvaggError(f"kvagg endpoint '{text}': no host")
+    return host, int(port)
+
+
+def endpoint_name(text):
+    """The canonical name "host:port" of an endpoint, as the hash takes it."""
+    host, port = parse_endpoint(text)
+    return f"{host}:{port}"
+
+
+def shard_name_hash(name):
+    """FNV-1a, 64 bits, of the name's UTF-8 bytes."""
+    h = 0xCBF29CE484222325
+    for b in name.encode():
+        h = ((h ^ b) * 0x100000001B3) & U64
+    return h
+
+
+def shard_mix(x):
+    """The splitmix64 finalizer."""
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & U64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & U64
+    return x ^ (x >> 31)
+
+
+def shard_score(name_hash, key):
+    return shard_mix(name_hash ^ shard_mix(key & U64))
+
+
+def shard_owner(names, key, hashes=None):
+    """The owner of `key` among canonical endpoint names (the highest score, a tie to the
+    smaller name); `hashes`: their shard_name_hash, when known."""
+    mixed = shard_mix(key & U64)
+    best, top = None, -1
+    for i, n in enumerate(names):
+        sc = shard_mix((hashes[i] if hashes else shard_name_hash(n)) ^ mixed)
+        if sc > top or (sc == top and n.encode() < best.encode()):
+            best, top = n, sc
+    return best
+
+
+class ShardedClient:
+    """One Client per kvagg endpoint; each key to its owner (above). read() and flush() ask every
+    instance and add up what each holds, so they are exact whatever the mapping was when the
+    tuples were sent. Raises what Client raises (KvaggError, KvaggTimeout), nothing else.
+
+    `status_every`: unconfirmed datagrams of one instance before add() runs that instance's
+    status() itself; an instance found not answering is asked again (one attempt) only
+    `down_retry` seconds later, and add() holds its share meanwhile and goes on with the others.
+    Every other keyword goes to each instance's Client (timeout, retries, mtu, drop_share, ...);
+    `seed` is mixed with each endpoint's name, so each instance gets a stream id of its own."""
+
+    def __init__(self, endpoints, status_every=8192, down_retry=1.0, seed=None, **client_kw):
+        self.status_every, self.down_retry = status_every, down_retry
+        self._seed, self._kw = seed, client_kw
+        self.shards = {}        # canonical name -> Client, in the order added
+        self._hashes = {}       # canonical name -> shard_name_hash
+        self._retry_at = {}     # canonical name -> monotonic time: down, asked again then
+        self._carried = {}      # flush(reset): taken while another instance did not answer
+        self.outages = 0        # instances found not answering by add()'s own status
+        try:
+            for e in endpoints:
+                self.add_endpoint(e)
+            if not self.shards:
+                raise KvaggError("kvagg sharded client: no endpoint")
+        except KvaggError:
+            self.close()
+            raise
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        for c in self.shards.values():
+            c.close()
+
+    def endpoints(self):
+        return list(self.shards)
+
+    def owner(self, key):
+        """The canonical name of the endpoint that gets `key`."""
+        return shard_owner(self._names, key, self._hash_list)
+
+    def client(self, endpoint):
+        return self.shards[self._name_of(endpoint)]
+
+    def _name_of(self, endpoint):
+        name = endpoint_name(endpoint)
+        if name not in self.shards:
+            raise KvaggError(f"kvagg sharded client: {name} is no endpoint")
+        return name
+
+    def add_endpoint(self, endpoint):
+        """A new instance: the keys it now owns go to it from the next add() on."""
+        host, port = parse_endpoint(endpoint)
+        name = f"{host}:{port}"
+        if name in self.shards:
+            raise KvaggError(f"kvagg sharded client: {name} named twice")
+        h = shard_name_hash(name)
+        seed = None if self._seed is None else self._seed ^ h
+        self.shards[name] = Client(host, port, seed=seed, status_every=float("inf"), **self._kw)
+        self._hashes[name] = h
+        self._names, self._hash_list = list(self._hashes), list(self._hashes.values())
+
+    def remove_endpoint(self, endpoint, patience=60.0):
+        """Takes an instance out: sends it everything held for it (durable where it keeps
+        --state, within `patience`), then flushes it with reset and adds those sums to the
+        remaining owners, so reads stay exact. Other clients still sending to it do the same when
+        they remove it; what they sent is taken by their flush. KvaggTimeout: it did not answer,
+        it stays."""
+        name = self._name_of(endpoint)
+        if len(self.shards) == 1:
+            raise KvaggError("kvagg sharded client: the last endpoint stays")
+        c = self.shards[name]
+        if c.status()["flags"] & STATUS_DURABLE:
+            c.wait_durable(patience)
+        moved = c.flush(reset=True)
+        del self.shards[name], self._hashes[name]
+        self._names, self._hash_list = list(self._hashes), list(self._hashes.values())
+        self._retry_at.pop(name, None)
+        c.close()
+        for k, v in moved.items():
+            self.add(k, v)
+
+    def add(self, key, value):
+        """To the key's owner. An owner that does not answer its status keeps its share held;
+        add() raises no KvaggTimeout."""
+        name = self.owner(key)
+        c = self.shards[name]
+        c.add(key, value)
+        if len(c.unacked) >= self.status_every:
+            self._confirm(name, c)
+
+    def _confirm(self, name, c):
+        """The instance's status(); one found down is asked again (one attempt) only after
+        down_retry, so the others go on meanwhile."""
+        down = name in self._retry_at
+        if down and time.monotonic() < self._retry_at[name]:
+            return
+        try:
+            c.status_within(c.timeout) if down else c.status()
+            self._retry_at.pop(name, None)
+        except KvaggTimeout:
+            self.outages += 0 if down else 1
+            self._retry_at[name] = time.monotonic() + self.down_retry
+
+    def flush_sends(self):
+        for c in self.shards.values():
+            c.flush_sends()
+
+    def status(self):
+        """{name: status()} of every instance; the instances that answer are confirmed even when
+        one does not, which then raises KvaggTimeout naming it."""
+        out, silent = {}, []
+        for name, c in self.shards.items():
+            try:
+                out[name] = c.status()
+                self._retry_at.pop(name, None)
+            except KvaggTimeout:
+                silent.append(name)
+        if silent:
+            raise KvaggTimeout(f"kvagg sharded client: no answer from {', '.join(silent)}")
+        return out
+
+    def wait_durable(self, patience=60.0):
+        """Every instance's wait_durable(), in turns of at most a second each, so an instance that
+        is down does not keep the others waiting; KvaggTimeout once `patience` has passed."""
+        end = time.monotonic() + patience
+        left = dict(self.shards)
+        while True:
+            for name, c in list(left.items()):
+                rest = end - time.monotonic()
+                if rest <= 0:
+                    break
+                try:
+                    c.wait_durable(min(rest, 1.0))
+                    del left[name]
+                except KvaggTimeout:
+                    pass
+            if not left:
+                return
+            if time.monotonic() >= end:
+                raise KvaggTimeout(f"kvagg sharded client: not durable after the patience given "
+                                   f"({patience} s): {self.held()} datagrams held")
+
+    def read(self, keys):
+        """{key: sum over every instance} for every key asked (0 for a key none holds)."""
+        keys = list(keys)
+        out = dict.fromkeys(keys, 0)
+        for c in self.shards.values():
+            for k, v in c.read(keys).items():
+                out[k] = (out.get(k, 0) + v) & U64
+        return out
+
+    def flush(self, reset=False, key_range=None):
+        """{key: sum over every instance}. With reset, what the instances that answered flushed
+        is kept when another times out (KvaggTimeout), and returned by the next flush(reset): it
+        is not lost."""
+        out = {}
+        into = self._carried if reset else out
+        silent = []
+        for c in self.shards.values():
+            try:
+                for k, v in c.flush(reset=reset, key_range=key_range).items():
+                    into[k] = (into.get(k, 0) + v) & U64
+            except KvaggTimeout as e:
+                if not reset:
+                    raise
+                silent.append(str(e))
+        if silent:
+            raise KvaggTimeout(f"kvagg sharded client: flush(reset) incomplete: {'; '.join(silent)}"
+                               f" (what the others flushed comes with the next flush(reset))")
+        if reset:
+            out, self._carried = self._carried, {}
+        return out
+
+    def _total(self, attr):
+        return sum(getattr(c, attr) for c in self.shards.values())
+
+    def held(self):
+        return sum(c.held() for c in self.shards.values())
+
+    @property
+    def sent_datagrams(self):
+        return self._total("sent_datagrams")
+
+    @property
+    def retransmitted(self):
+        return self._total("retransmitted")
+
+    @property
+    def restarts_seen(self):
+        return self._total("restarts_seen")
+
+    @property
+    def refused(self):
+        return self._total("refused")
+
+
+def main(argv):
+    """python3 linerate_kvagg.py owner --endpoints HOST[:PORT],... KEY...: each key's owner."""
+    import argparse
+    ap = argparse.ArgumentParser(prog="linerate_kvagg.py",
+                                 description="which kvagg endpoint a sharded client sends a key to")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    o = sub.add_parser("owner", help="print KEY OWNER for each key")
+    o.add_argument("--endpoints", required=True, help="HOST[:PORT],... (port 9000 by default)")
+    o.add_argument("keys", nargs="+", type=lambda t: int(t, 0), help="u64, decimal or 0x hex")
+    a = ap.parse_args(argv)
+    try:
+        names = [endpoint_name(e) for e in a.endpoints.split(",")]
+    except KvaggError as e:
+        ap.exit(2, f"linerate_kvagg.py: {e}\n")
+    if len(set(names)) != len(names):
+        ap.exit(2, "linerate_kvagg.py: an endpoint is named twice\n")
+    for k in a.keys:
+        if not 0 <= k <= U64:
+            ap.exit(2, f"linerate_kvagg.py: key {k} is not a u64\n")
+        print(k, shard_owner(names, k))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+    sys.exit(main(sys.argv[1:]))

@@ -20,6 +20,9 @@
 // or network unreachable; each request attempt waits its whole timeout through them. A data
 // datagram whose send is refused stays held and goes again with the next status(). Nothing else
 // is thrown but std::bad_alloc (docs/kvagg.md "Errors and restarts").
+//
+// ShardedClient (below) spreads the keys over several kvagg instances, a Client each, and reads
+// and flushes every instance (docs/scale-out.md "Sharded clients").
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -35,6 +38,7 @@
 #include <initializer_list>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -267,11 +271,7 @@ class Client {
     // kvagg keeps no state.
     StreamStatus wait_durable(std::chrono::milliseconds patience = std::chrono::seconds(60)) {
         const auto end = std::chrono::steady_clock::now() + patience;
-        deadline_ = end;
-        struct Clear {
-            std::optional<std::chrono::steady_clock::time_point>& d;
-            ~Clear() { d.reset(); }
-        } clear{deadline_};
+        const Within within(deadline_, end);
         for (;;) {
             try {
                 StreamStatus st = status();
@@ -287,6 +287,13 @@ class Client {
                               " datagrams held");
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
+    }
+
+    // status() whose request attempts end within `patience` (Timeout then): a quick look at
+    // whether kvagg answers again, as the sharded client probes an instance that was down.
+    StreamStatus status_within(std::chrono::milliseconds patience) {
+        const Within within(deadline_, std::chrono::steady_clock::now() + patience);
+        return status();
     }
 
     // One status request about a stream (default: this client's), no retransmission.
@@ -352,6 +359,18 @@ class Client {
 
   private:
     using Frames = std::vector<std::pair<uint16_t, std::vector<uint8_t>>>;
+    using Deadline = std::optional<std::chrono::steady_clock::time_point>;
+
+    // Sets the deadline no request attempt outlasts, for one call (wait_durable, status_within).
+    struct Within {
+        Deadline& d;
+        Within(Deadline& deadline, std::chrono::steady_clock::time_point end) : d(deadline) {
+            d = end;
+        }
+        ~Within() { d.reset(); }
+        Within(const Within&) = delete;
+        Within& operator=(const Within&) = delete;
+    };
 
     // A new kvagg instance has only what its state file had: every datagram it got from the one
     // before but not yet durable is unconfirmed again. True when the instance changed.
@@ -485,8 +504,275 @@ class Client {
     std::map<uint64_t, std::vector<uint8_t>> unacked_;
     std::map<uint64_t, std::vector<uint8_t>> undurable_;  // received, not yet in kvagg's state
     uint64_t instance_ = 0, restarts_ = 0, refused_ = 0;
-    // Set by wait_durable: no request attempt waits beyond it.
-    std::optional<std::chrono::steady_clock::time_point> deadline_;
+    // Set by wait_durable and status_within: no request attempt waits beyond it.
+    Deadline deadline_;
+};
+
+// ---- Sharded clients (docs/scale-out.md "Sharded clients") ----
+//
+//   linerate::kvclient::ShardedClient c({"10.0.0.1:9000", "10.0.1.1:9000"}, options);
+//   c.add(key, value);          // to the key's owner among the endpoints
+//   auto sums = c.read(keys);   // every instance asked, its sums added: exact for any mapping
+//   c.add_endpoint("10.0.2.1"); c.remove_endpoint("10.0.1.1:9000");  // its sums move over
+//
+// A key's owner is the endpoint with the highest rendezvous score
+//   score(name, key) = mix64(fnv1a64(name) ^ mix64(key))
+// over the endpoints' canonical names "host:port" (host as given, port in decimal): FNV-1a
+// 64-bit of the name's bytes, mix64 the splitmix64 finalizer; a tie goes to the smaller name.
+// python/linerate_kvagg.py computes the same (tests/kvagg/fixtures/shard_owners.txt holds both).
+
+struct Endpoint {
+    std::string host;
+    uint16_t port = LINERATE_KV_DEFAULT_PORT;
+    std::string name() const { return host + ":" + std::to_string(port); }
+};
+
+// "host:port" or "host" (port 9000); anything else is an Error.
+inline Endpoint parse_endpoint(const std::string& text) {
+    Endpoint e;
+    const size_t colon = text.rfind(':');
+    e.host = text.substr(0, colon);
+    if (colon != std::string::npos) {
+        const std::string p = text.substr(colon + 1);
+        const bool digits =
+            !p.empty() && p.size() <= 5 &&
+            std::all_of(p.begin(), p.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+        const unsigned long port = digits ? std::stoul(p) : 0;
+        if (port == 0 || port > 0xFFFF)
+            throw Error("kvagg endpoint '" + text + "': the port must be 1-65535");
+        e.port = uint16_t(port);
+    }
+    if (e.host.empty()) throw Error("kvagg endpoint '" + text + "': no host");
+    return e;
+}
+
+// FNV-1a, 64 bits, of the name's bytes.
+inline uint64_t shard_name_hash(const std::string& name) {
+    uint64_t h = 0xCBF29CE484222325ull;
+    for (unsigned char ch : name) h = (h ^ ch) * 0x100000001B3ull;
+    return h;
+}
+// The splitmix64 finalizer: every bit of x moves about half of the result's.
+inline uint64_t shard_mix(uint64_t x) {
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+inline uint64_t shard_score(uint64_t name_hash, uint64_t key) {
+    return shard_mix(name_hash ^ shard_mix(key));
+}
+// Index of the key's owner among `names` (their shard_name_hash in `hashes`); names not empty.
+inline size_t shard_owner(const std::vector<std::string>& names,
+                          const std::vector<uint64_t>& hashes, uint64_t key) {
+    const uint64_t mixed = shard_mix(key);
+    size_t best = 0;
+    uint64_t top = shard_mix(hashes[0] ^ mixed);
+    for (size_t i = 1; i < names.size(); ++i) {
+        const uint64_t sc = shard_mix(hashes[i] ^ mixed);
+        if (sc > top || (sc == top && names[i] < names[best])) best = i, top = sc;
+    }
+    return best;
+}
+
+struct ShardOptions {
+    // Unconfirmed datagrams of one instance before add() runs that instance's status() itself.
+    size_t status_every = 8192;
+    // An instance whose status went unanswered is asked again (one attempt) this much later;
+    // meanwhile add() holds its share and goes on with the others.
+    std::chrono::milliseconds down_retry{1000};
+};
+
+// One Client per kvagg endpoint; each key to its owner (above). read() and flush() ask every
+// instance and add up what each holds, so they are exact whatever the mapping was when the
+// tuples were sent. Throws what Client throws (Error, Timeout), nothing else.
+class ShardedClient {
+  public:
+    ShardedClient(const std::vector<std::string>& endpoints, const Options& base,
+                  const ShardOptions& so = {})
+        : base_(base), so_(so) {
+        for (const std::string& e : endpoints) add_endpoint(e);
+        if (shards_.empty()) throw Error("kvagg sharded client: no endpoint");
+    }
+
+    // A new instance: the keys it now owns go to it from the next add() on.
+    void add_endpoint(const std::string& endpoint) {
+        const Endpoint e = parse_endpoint(endpoint);
+        const std::string name = e.name();
+        if (std::find(names_.begin(), names_.end(), name) != names_.end())
+            throw Error("kvagg sharded client: " + name + " named twice");
+        Options o = base_;
+        o.host = e.host;
+        o.port = e.port;
+        o.seed = base_.seed ^ shard_name_hash(name);  // a stream id of its own per instance
+        o.status_every = SIZE_MAX;                    // confirm() below does it, per instance
+        shards_.push_back(Shard{std::make_unique<Client>(o)});
+        names_.push_back(name);
+        hashes_.push_back(shard_name_hash(name));
+    }
+
+    // Takes an instance out: sends it everything held for it (durable where it keeps --state,
+    // within `patience`), then flushes it with reset and adds those sums to the remaining
+    // owners, so reads stay exact. Other clients still sending to it do the same when they
+    // remove it; what they sent is taken by their flush. Timeout: it did not answer, it stays.
+    void remove_endpoint(const std::string& endpoint,
+                         std::chrono::milliseconds patience = std::chrono::seconds(60)) {
+        const size_t i = index_of(parse_endpoint(endpoint).name());
+        if (shards_.size() == 1) throw Error("kvagg sharded client: the last endpoint stays");
+        Client& c = *shards_[i].client;
+        if (c.status().flags & kStatusDurable) c.wait_durable(patience);
+        const Sums moved = c.flush(true);
+        shards_.erase(shards_.begin() + ptrdiff_t(i));
+        names_.erase(names_.begin() + ptrdiff_t(i));
+        hashes_.erase(hashes_.begin() + ptrdiff_t(i));
+        for (const auto& [key, sum] : moved) add(key, sum);
+    }
+
+    const std::vector<std::string>& endpoints() const { return names_; }
+    const std::string& owner(uint64_t key) const { return names_[owner_index(key)]; }
+    Client& client(const std::string& endpoint) { return *shards_[index_of(endpoint)].client; }
+
+    // To the key's owner. An owner that does not answer its status keeps its share held (see
+    // ShardOptions::down_retry); add() throws no Timeout.
+    void add(uint64_t key, uint64_t value) {
+        Shard& s = shards_[owner_index(key)];
+        s.client->add(key, value);
+        if (s.client->unconfirmed() >= so_.status_every) confirm(s);
+    }
+
+    void flush_sends() {
+        for (Shard& s : shards_) s.client->flush_sends();
+    }
+
+    // status() of every instance, in endpoints() order; the instances that answer are confirmed
+    // even when one does not, which then throws Timeout naming it.
+    std::vector<StreamStatus> status() {
+        std::vector<StreamStatus> out(shards_.size());
+        std::string silent;
+        for (size_t i = 0; i < shards_.size(); ++i) {
+            try {
+                out[i] = shards_[i].client->status();
+                shards_[i].down = false;
+            } catch (const Timeout&) {
+                silent += " " + names_[i];
+            }
+        }
+        if (!silent.empty()) throw Timeout("kvagg sharded client: no answer from" + silent);
+        return out;
+    }
+
+    // Every instance's wait_durable(), in turns of at most a second each, so an instance that is
+    // down does not keep the others waiting; Timeout once `patience` has passed.
+    void wait_durable(std::chrono::milliseconds patience = std::chrono::seconds(60)) {
+        using namespace std::chrono;
+        const auto end = steady_clock::now() + patience;
+        std::vector<bool> done(shards_.size());
+        for (;;) {
+            for (size_t i = 0; i < shards_.size(); ++i) {
+                const auto left = ceil<milliseconds>(end - steady_clock::now());
+                if (done[i] || left.count() <= 0) continue;
+                try {
+                    shards_[i].client->wait_durable(std::min<milliseconds>(left, seconds(1)));
+                    done[i] = true;
+                } catch (const Timeout&) {
+                }
+            }
+            if (std::find(done.begin(), done.end(), false) == done.end()) return;
+            if (steady_clock::now() >= end)
+                throw Timeout("kvagg sharded client: not durable after the patience given (" +
+                              std::to_string(patience.count()) + " ms): " + std::to_string(held()) +
+                              " datagrams held");
+        }
+    }
+
+    // key -> the sum over every instance (0 for a key none holds).
+    Sums read(const uint64_t* keys, size_t count) {
+        Sums out;
+        for (Shard& s : shards_)
+            for (const auto& [key, sum] : s.client->read(keys, count)) out[key] += sum;
+        return out;
+    }
+    template <class Keys>
+    Sums read(const Keys& keys) {
+        return read(std::data(keys), std::size(keys));
+    }
+    Sums read(std::initializer_list<uint64_t> keys) { return read(keys.begin(), keys.size()); }
+
+    // The sums over every instance. With reset, what the instances that answered flushed is kept
+    // when another times out (Timeout), and returned by the next flush(reset): it is not lost.
+    Sums flush(bool reset = false, std::optional<std::pair<uint64_t, uint64_t>> range = {}) {
+        Sums out;
+        Sums& into = reset ? carried_ : out;
+        std::string silent;
+        for (size_t i = 0; i < shards_.size(); ++i) {
+            try {
+                for (const auto& [key, sum] : shards_[i].client->flush(reset, range))
+                    into[key] += sum;
+            } catch (const Timeout& e) {
+                if (!reset) throw;
+                silent += std::string("; ") + e.what();
+            }
+        }
+        if (!silent.empty())
+            throw Timeout("kvagg sharded client: flush(reset) incomplete" + silent +
+                          " (what the others flushed comes with the next flush(reset))");
+        if (reset) out.swap(carried_);
+        return out;
+    }
+
+    // Summed over the instances.
+    uint64_t held() const { return total(&Client::held); }
+    uint64_t unconfirmed() const { return total(&Client::unconfirmed); }
+    uint64_t sent_datagrams() const { return total(&Client::sent_datagrams); }
+    uint64_t retransmitted() const { return total(&Client::retransmitted); }
+    uint64_t restarts_seen() const { return total(&Client::restarts_seen); }
+    uint64_t refused() const { return total(&Client::refused); }
+    // Times an instance was found not answering by add()'s own status.
+    uint64_t outages() const { return outages_; }
+
+  private:
+    struct Shard {
+        std::unique_ptr<Client> client;
+        bool down = false;
+        std::chrono::steady_clock::time_point retry_at{};
+    };
+
+    size_t owner_index(uint64_t key) const { return shard_owner(names_, hashes_, key); }
+    size_t index_of(const std::string& name) const {
+        const auto it = std::find(names_.begin(), names_.end(), name);
+        if (it == names_.end()) throw Error("kvagg sharded client: " + name + " is no endpoint");
+        return size_t(it - names_.begin());
+    }
+    uint64_t total(uint64_t (Client::*f)() const) const {
+        uint64_t n = 0;
+        for (const Shard& s : shards_) n += ((*s.client).*f)();
+        return n;
+    }
+
+    // The instance's status(); one found down is asked again (one attempt) only after
+    // down_retry, so the others go on meanwhile.
+    void confirm(Shard& s) {
+        const auto now = std::chrono::steady_clock::now();
+        if (s.down && now < s.retry_at) return;
+        try {
+            if (s.down)
+                s.client->status_within(base_.timeout);
+            else
+                s.client->status();
+            s.down = false;
+        } catch (const Timeout&) {
+            if (!s.down) ++outages_;
+            s.down = true;
+            s.retry_at = std::chrono::steady_clock::now() + so_.down_retry;
+        }
+    }
+
+    Options base_;
+    ShardOptions so_;
+    std::vector<Shard> shards_;
+    std::vector<std::string> names_;
+    std::vector<uint64_t> hashes_;
+    Sums carried_;  // flush(reset): taken from instances while another did not answer
+    uint64_t outages_ = 0;
 };
 
 }  // namespace linerate::kvclient
