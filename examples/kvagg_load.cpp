@@ -12,6 +12,9 @@
 // sending once FILE exists (a sender that keeps going while a test does things to kvagg).
 // --sample-held-ms MS samples, every MS while sending, how many datagrams the client holds for a
 // resend (held(): unconfirmed, or received but not yet durable), reported as mean and max.
+// --endpoints HOST[:PORT],... instead of --host sends through the sharded client (each key to its
+// owner instance, docs/scale-out.md); --endpoints-file FILE (one line, the same list) is read
+// again every 1000 tuples, and the instances it adds or drops are added or removed at once.
 #include <fmt/core.h>
 #include <fmt/ostream.h>
 #include <CLI/CLI.hpp>
@@ -21,6 +24,8 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <set>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -49,10 +54,15 @@ struct Load {
     unsigned timeout_ms = 500;
     std::string sums_out, json_out, until;
     bool durable = false;
+    std::string endpoints, endpoints_file;  // the sharded client (instead of --host)
 };
 
 void add_options(CLI::App& cli, Load& l) {
-    cli.add_option("--host", l.o.host, "kvagg's IPv4 address")->required();
+    cli.add_option("--host", l.o.host, "kvagg's IPv4 address");
+    cli.add_option("--endpoints", l.endpoints,
+                   "instead of --host: kvagg instances HOST[:PORT],... for the sharded client");
+    cli.add_option("--endpoints-file", l.endpoints_file,
+                   "with the sharded client: the endpoints, one line, followed while sending");
     cli.add_option("--port", l.o.port, "kvagg's UDP port");
     cli.add_option("--tuples", l.tuples, "tuples to send");
     cli.add_option("--keys", l.keys, "distinct keys")->check(CLI::PositiveNumber);
@@ -82,7 +92,8 @@ class HeldSamples {
     explicit HeldSamples(double every_ms)
         : every_(std::chrono::duration<double, std::milli>(every_ms)), on_(every_ms > 0) {}
     // Called every tuple; reads the clock every 64.
-    void maybe(const linerate::kvclient::Client& c, uint64_t i) {
+    template <class AnyClient>
+    void maybe(const AnyClient& c, uint64_t i) {
         if (!on_ || i % 64 != 0) return;
         const auto now = std::chrono::steady_clock::now();
         if (now < next_) return;
@@ -115,15 +126,19 @@ class HeldSamples {
 };
 
 // Sends the tuples (fewer when --until's file appears: l.tuples is set to what was sent); the
-// sums sent per key.
-std::map<uint64_t, uint64_t> send_tuples(linerate::kvclient::Client& c, Load& l,
-                                         HeldSamples& held) {
+// sums sent per key. every_1000(c) runs before every 1000th tuple.
+template <class AnyClient, class Every1000>
+std::map<uint64_t, uint64_t> send_tuples(AnyClient& c, Load& l, HeldSamples& held,
+                                         Every1000 every_1000) {
     std::map<uint64_t, uint64_t> sent;
     for (uint64_t i = 0; i < l.tuples; ++i) {
         held.maybe(c, i);
-        if (!l.until.empty() && i % 1000 == 0 && std::ifstream(l.until)) {
-            l.tuples = i;
-            break;
+        if (i % 1000 == 0) {
+            if (!l.until.empty() && std::ifstream(l.until)) {
+                l.tuples = i;
+                break;
+            }
+            every_1000(c);
         }
         const uint64_t key = mix(l.seed << 40 ^ (mix(i + l.seed) % l.keys));
         const uint64_t value = i + 1;
@@ -162,6 +177,75 @@ void write_sums(const std::string& path, const std::map<uint64_t, uint64_t>& sen
     if (!f) throw linerate::kvclient::Error("cannot write " + path);
 }
 
+std::vector<std::string> split_endpoints(const std::string& list) {
+    std::vector<std::string> out;
+    std::stringstream in(list);
+    for (std::string e; std::getline(in, e, ',');)
+        if (!e.empty()) out.push_back(e);
+    return out;
+}
+
+// --endpoints-file: the instances the file lists and the client does not are added, those the
+// client has and the file no longer lists are removed (their sums move to the others). A removal
+// the instance does not answer is tried again next time. Returns the removals done.
+unsigned follow_endpoints(linerate::kvclient::ShardedClient& c, const std::string& path) {
+    std::ifstream f(path);
+    std::string line;
+    if (!std::getline(f, line)) return 0;  // not written yet, or being written: next time
+    std::set<std::string> want;
+    for (const std::string& e : split_endpoints(line))
+        want.insert(linerate::kvclient::parse_endpoint(e).name());
+    if (want.empty()) return 0;
+    const std::vector<std::string> have = c.endpoints();
+    for (const std::string& e : want)
+        if (std::find(have.begin(), have.end(), e) == have.end()) c.add_endpoint(e);
+    unsigned removed = 0;
+    for (const std::string& e : have) {
+        if (want.count(e)) continue;
+        try {
+            c.remove_endpoint(e);
+            ++removed;
+        } catch (const linerate::kvclient::Timeout&) {
+        }
+    }
+    return removed;
+}
+
+// --endpoints: the sharded client sends, confirms (durable with --durable) and reports.
+void run_sharded(Load& l) {
+    namespace kv = linerate::kvclient;
+    kv::ShardOptions so;
+    so.status_every = l.o.status_every;
+    kv::ShardedClient c(split_endpoints(l.endpoints), l.o, so);
+    HeldSamples held(l.sample_held_ms);
+    unsigned removed = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::map<uint64_t, uint64_t> sent = send_tuples(c, l, held, [&](kv::ShardedClient& s) {
+        if (!l.endpoints_file.empty()) removed += follow_endpoints(s, l.endpoints_file);
+    });
+    const auto t1 = std::chrono::steady_clock::now();
+    if (l.durable)
+        c.wait_durable();
+    else
+        c.status();
+    const double send_s = std::chrono::duration<double>(t1 - t0).count();
+    nlohmann::json j = {{"endpoints", c.endpoints()},
+                        {"tuples", l.tuples},
+                        {"keys_sent", sent.size()},
+                        {"datagrams", c.sent_datagrams()},
+                        {"retransmitted", c.retransmitted()},
+                        {"restarts_seen", c.restarts_seen()},
+                        {"refused", c.refused()},
+                        {"outages", c.outages()},
+                        {"removed", removed},
+                        {"send_s", send_s},
+                        {"tuples_per_s", send_s > 0 ? double(l.tuples) / send_s : 0}};
+    held.to_json(j);
+    fmt::print("{}\n", j.dump());
+    if (!l.json_out.empty()) std::ofstream(l.json_out) << j.dump(2) << '\n';
+    if (!l.sums_out.empty()) write_sums(l.sums_out, sent);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -172,11 +256,20 @@ int main(int argc, char** argv) {
     CLI11_PARSE(cli, argc, argv);
     l.o.seed = l.seed;
     l.o.timeout = std::chrono::milliseconds(l.timeout_ms);
+    if (l.o.host.empty() == l.endpoints.empty()) {
+        fmt::print(stderr, "kvagg_load: give --host or --endpoints (one of them)\n");
+        return 2;
+    }
     try {
+        if (!l.endpoints.empty()) {
+            run_sharded(l);
+            return 0;
+        }
         linerate::kvclient::Client c(l.o);
         const auto t0 = std::chrono::steady_clock::now();
         HeldSamples held(l.sample_held_ms);
-        const std::map<uint64_t, uint64_t> sent = send_tuples(c, l, held);
+        const std::map<uint64_t, uint64_t> sent =
+            send_tuples(c, l, held, [](linerate::kvclient::Client&) {});
         const auto t1 = std::chrono::steady_clock::now();
         const linerate::kvclient::StreamStatus st = l.durable ? c.wait_durable() : c.status();
         const auto t2 = std::chrono::steady_clock::now();

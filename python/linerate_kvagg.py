@@ -433,13 +433,17 @@ class ShardedClient:
     tuples were sent. Raises what Client raises (KvaggError, KvaggTimeout), nothing else.
 
     `status_every`: unconfirmed datagrams of one instance before add() runs that instance's
-    status() itself; an instance found not answering is asked again (one attempt) only
-    `down_retry` seconds later, and add() holds its share meanwhile and goes on with the others.
-    Every other keyword goes to each instance's Client (timeout, retries, mtu, drop_share, ...);
-    `seed` is mixed with each endpoint's name, so each instance gets a stream id of its own."""
+    status() itself. That status gives up after `status_patience` seconds (a request's attempts
+    within it) and the instance counts as down: add() holds its share and goes on with the
+    others, and asks it again `down_retry` seconds later. read(), flush(), status(),
+    wait_durable() and remove_endpoint() keep the clients' timeout and retries. Every other
+    keyword goes to each instance's Client (timeout, retries, mtu, drop_share, ...); `seed` is
+    mixed with each endpoint's name, so each instance gets a stream id of its own."""
 
-    def __init__(self, endpoints, status_every=8192, down_retry=1.0, seed=None, **client_kw):
+    def __init__(self, endpoints, status_every=8192, status_patience=1.0, down_retry=1.0,
+                 seed=None, **client_kw):
         self.status_every, self.down_retry = status_every, down_retry
+        self.status_patience = status_patience
         self._seed, self._kw = seed, client_kw
         self.shards = {}        # canonical name -> Client, in the order added
         self._hashes = {}       # canonical name -> shard_name_hash
@@ -523,13 +527,13 @@ class ShardedClient:
             self._confirm(name, c)
 
     def _confirm(self, name, c):
-        """The instance's status(); one found down is asked again (one attempt) only after
-        down_retry, so the others go on meanwhile."""
+        """The instance's status() within status_patience; one found down is asked again only
+        after down_retry, so the others go on meanwhile."""
         down = name in self._retry_at
         if down and time.monotonic() < self._retry_at[name]:
             return
         try:
-            c.status_within(c.timeout) if down else c.status()
+            c.status_within(self.status_patience)
             self._retry_at.pop(name, None)
         except KvaggTimeout:
             self.outages += 0 if down else 1

@@ -577,8 +577,11 @@ inline size_t shard_owner(const std::vector<std::string>& names,
 struct ShardOptions {
     // Unconfirmed datagrams of one instance before add() runs that instance's status() itself.
     size_t status_every = 8192;
-    // An instance whose status went unanswered is asked again (one attempt) this much later;
-    // meanwhile add() holds its share and goes on with the others.
+    // add()'s own status() of an instance gives up after this (a request's attempts within it)
+    // and the instance counts as down: add() holds its share and goes on with the others, and
+    // asks it again (within the same patience) down_retry later. read(), flush(), status(),
+    // wait_durable() and remove_endpoint() keep the Options' timeout and retries.
+    std::chrono::milliseconds status_patience{1000};
     std::chrono::milliseconds down_retry{1000};
 };
 
@@ -632,7 +635,7 @@ class ShardedClient {
     Client& client(const std::string& endpoint) { return *shards_[index_of(endpoint)].client; }
 
     // To the key's owner. An owner that does not answer its status keeps its share held (see
-    // ShardOptions::down_retry); add() throws no Timeout.
+    // ShardOptions::status_patience); add() throws no Timeout.
     void add(uint64_t key, uint64_t value) {
         Shard& s = shards_[owner_index(key)];
         s.client->add(key, value);
@@ -748,16 +751,13 @@ class ShardedClient {
         return n;
     }
 
-    // The instance's status(); one found down is asked again (one attempt) only after
+    // The instance's status() within status_patience; one found down is asked again only after
     // down_retry, so the others go on meanwhile.
     void confirm(Shard& s) {
         const auto now = std::chrono::steady_clock::now();
         if (s.down && now < s.retry_at) return;
         try {
-            if (s.down)
-                s.client->status_within(base_.timeout);
-            else
-                s.client->status();
+            s.client->status_within(so_.status_patience);
             s.down = false;
         } catch (const Timeout&) {
             if (!s.down) ++outages_;

@@ -166,10 +166,10 @@ def cmd_malformed(a):
 
 # ---- the driver ----
 
-def wait_ready(ns, deadline_s):
+def wait_ready(ns, deadline_s, ip=KV_IP):
     probe = ("import sys; sys.path.insert(0, %r); import linerate_kvagg as k; "
              "c = k.Client(%r, timeout=0.2, retries=1); c.read([0])") % (
-        os.path.join(HERE, "..", "..", "python"), KV_IP)
+        os.path.join(HERE, "..", "..", "python"), ip)
     end = time.time() + deadline_s
     while time.time() < end:
         if ns.run(ns.cl, sys.executable, "-c", probe, stderr=subprocess.DEVNULL).wait() == 0:

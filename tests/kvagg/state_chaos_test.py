@@ -126,10 +126,13 @@ def cmd_check(a):
 
 
 class Kvagg:
-    """kvagg in its namespace, started again with the same --state after each kill."""
+    """kvagg in its namespace, started again with the same --state after each kill. Several
+    instances (shard_chaos_test.py: a namespace each) differ in `ns`, `ip` (the address on its
+    interface), `tmp` and `cpu`."""
 
-    def __init__(self, a, ns, tmp, procs):
+    def __init__(self, a, ns, tmp, procs, ip=st.KV_IP, cpu="0"):
         self.a, self.ns, self.tmp, self.procs = a, ns, tmp, procs  # procs: killed at the end
+        self.ip, self.cpu = ip, cpu
         self.state = os.path.join(tmp, "kvagg.state")
         self.json = os.path.join(tmp, "kvagg.json")
         self.proc, self.starts, self.outputs = None, 0, []
@@ -142,7 +145,7 @@ class Kvagg:
             # nothing on the interface and the same command line starts again at once.
             vdevs, port = [], ["--af-xdp", self.ns.kv_if]
         # Two workers on a 2-CPU machine: the main lcore and the first worker share CPU 0.
-        lcores = "0"
+        lcores = self.cpu
         if self.a.workers == 2:
             vdevs.append(f"--vdev=net_af_packet1,iface={self.a.kv_if2}")
             lcores = "0@0,1@0,2@1"
@@ -154,7 +157,7 @@ class Kvagg:
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.procs.append(self.proc)
         self.starts += 1
-        if not st.wait_ready(self.ns, 30):
+        if not st.wait_ready(self.ns, 30, self.ip):
             self.proc.kill()
             raise SystemExit("kvagg did not answer within 30 s:\n" + self.proc.communicate()[0])
 
