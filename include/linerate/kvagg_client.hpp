@@ -141,10 +141,23 @@ inline void header(uint8_t* p, uint8_t op, uint16_t count, uint32_t stream, uint
     put64(p + LINERATE_KV_SEQ_OFF, seq);
     put32(p + LINERATE_KV_RESERVED_OFF, reserved);
 }
+// read() of any contiguous range of uint64_t (std::vector, std::array, a C array, std::span in
+// C++20) or a braced list, for a client whose read(const uint64_t*, size_t) does the work.
+template <class Derived>
+struct ReadRanges {
+    template <class Keys>
+    Sums read(const Keys& keys) {
+        return static_cast<Derived&>(*this).read(std::data(keys), std::size(keys));
+    }
+    Sums read(std::initializer_list<uint64_t> keys) {
+        return static_cast<Derived&>(*this).read(keys.begin(), keys.size());
+    }
+};
 }  // namespace detail
 
-class Client {
+class Client : public detail::ReadRanges<Client> {
   public:
+    using detail::ReadRanges<Client>::read;
     explicit Client(const Options& o) : o_(o), rng_(o.seed) {
         addrinfo hints{};
         hints.ai_family = AF_INET;
@@ -326,12 +339,6 @@ class Client {
         }
         return out;
     }
-    // Any contiguous range of uint64_t: std::vector, std::array, a C array, std::span (C++20).
-    template <class Keys>
-    Sums read(const Keys& keys) {
-        return read(std::data(keys), std::size(keys));
-    }
-    Sums read(std::initializer_list<uint64_t> keys) { return read(keys.begin(), keys.size()); }
 
     // key -> sum of every key with a non-zero sum (or keys lo..hi). With reset the amounts are
     // taken out of kvagg atomically per key; a lost answer is asked again under the same
@@ -588,8 +595,9 @@ struct ShardOptions {
 // One Client per kvagg endpoint; each key to its owner (above). read() and flush() ask every
 // instance and add up what each holds, so they are exact whatever the mapping was when the
 // tuples were sent. Throws what Client throws (Error, Timeout), nothing else.
-class ShardedClient {
+class ShardedClient : public detail::ReadRanges<ShardedClient> {
   public:
+    using detail::ReadRanges<ShardedClient>::read;
     ShardedClient(const std::vector<std::string>& endpoints, const Options& base,
                   const ShardOptions& so = {})
         : base_(base), so_(so) {
@@ -694,11 +702,6 @@ class ShardedClient {
             for (const auto& [key, sum] : s.client->read(keys, count)) out[key] += sum;
         return out;
     }
-    template <class Keys>
-    Sums read(const Keys& keys) {
-        return read(std::data(keys), std::size(keys));
-    }
-    Sums read(std::initializer_list<uint64_t> keys) { return read(keys.begin(), keys.size()); }
 
     // The sums over every instance. With reset, what the instances that answered flushed is kept
     // when another times out (Timeout), and returned by the next flush(reset): it is not lost.

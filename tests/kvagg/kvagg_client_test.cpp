@@ -4,16 +4,13 @@
 // The refusal is no answer: datagrams stay held, each request waits its whole timeout per
 // attempt, wait_durable() its whole patience, and only Timeout leaves the client. Built twice,
 // as C++17 and as C++20 (tests/kvagg/CMakeLists.txt): the header supports both.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <string>
 #include <vector>
 
+#include "closed_port.hpp"
 #include "linerate/kvagg_client.hpp"
 
 namespace kv = linerate::kvclient;
@@ -22,24 +19,10 @@ using std::chrono::milliseconds;
 
 namespace {
 
-// A UDP port on 127.0.0.1 that nothing listens on: bound once to learn a free one, then closed.
-uint16_t closed_port() {
-    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-        ADD_FAILURE() << "no UDP socket on 127.0.0.1";
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
 kv::Options refused_options(unsigned retries, milliseconds timeout) {
     kv::Options o;
     o.host = "127.0.0.1";
-    o.port = closed_port();
+    o.port = linerate::test::closed_port();
     o.timeout = timeout;
     o.retries = retries;
     o.max_tuples = 1;           // a datagram per add()

@@ -4,11 +4,7 @@
 // rendezvous properties (adding an endpoint moves keys only to it, removing one moves only its
 // keys), endpoint parsing, and the client over closed ports (instances down: add() holds their
 // share and throws nothing, read and flush time out). No kvagg, no EAL. Built as C++17 and C++20.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -17,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "closed_port.hpp"
 #include "linerate/kvagg_client.hpp"
 
 namespace kv = linerate::kvclient;
@@ -39,16 +36,7 @@ size_t owner_of(const std::vector<std::string>& names, uint64_t key) {
 
 // A UDP port on 127.0.0.1 nothing listens on (the kernel refuses what is sent there).
 std::string closed_endpoint() {
-    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-        ADD_FAILURE() << "no UDP socket on 127.0.0.1";
-    ::close(fd);
-    return "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+    return "127.0.0.1:" + std::to_string(linerate::test::closed_port());
 }
 
 }  // namespace

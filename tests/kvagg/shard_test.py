@@ -9,20 +9,19 @@ and raises nothing, read and flush time out). No kvagg.
 """
 import collections
 import os
-import socket
 import subprocess
 import sys
 import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from client_refused_test import closed_port  # noqa: E402
 kv = None  # python/linerate_kvagg, imported from the directory given
 
 
 def closed_endpoint():
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return f"127.0.0.1:{s.getsockname()[1]}"
+    return f"127.0.0.1:{closed_port()}"
 
 
 class Mapping(unittest.TestCase):
