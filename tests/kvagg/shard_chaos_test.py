@@ -289,9 +289,9 @@ def check_json(kvs, sent):
     for n, j in js.items():
         if j["state"]["failures"] or j["overflow"]:
             raise SystemExit(f"JSON {n}: state {j['state']}, overflow {j['overflow']}")
-    print(f"kvagg JSON: A + C aggregated_sum == sum sent, B empty (flushed "
-          f"{js['B']['service']['flushes']} times while removed); A started "
-          f"{kvs['A'].starts} times, C {kvs['C'].starts}")
+    moved = js["B"]["service"]["flushed_sum"]
+    print(f"kvagg JSON: A + C aggregated_sum == sum sent, B empty ({moved} moved off it by "
+          f"flush(reset)); A started {kvs['A'].starts} times, C {kvs['C'].starts}")
     return 0
 
 

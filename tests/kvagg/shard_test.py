@@ -77,13 +77,14 @@ class Mapping(unittest.TestCase):
             kv.ShardedClient(["127.0.0.1:9000", "127.0.0.1"])
 
     def test_owner_command_line(self):
-        tool = os.path.join(kv.__file__)
+        tool = kv.__file__
         r = subprocess.run([sys.executable, tool, "owner", "--endpoints",
                             "10.213.0.1,10.213.1.1:9000", "41", "0x2a"],
                            capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
         names = ["10.213.0.1:9000", "10.213.1.1:9000"]
-        self.assertEqual(r.stdout, f"41 {kv.shard_owner(names, 41)}\n42 {kv.shard_owner(names, 42)}\n")
+        want = "".join(f"{k} {kv.shard_owner(names, k)}\n" for k in (41, 42))
+        self.assertEqual(r.stdout, want)
         r = subprocess.run([sys.executable, tool, "owner", "--endpoints", "h:0", "1"],
                            capture_output=True, text=True)
         self.assertEqual((r.returncode, r.stdout), (2, ""))
