@@ -185,6 +185,19 @@ std::vector<std::string> split_endpoints(const std::string& list) {
     return out;
 }
 
+// Why the --endpoints list is unusable ("" when it is fine, or not given).
+std::string bad_endpoints(const std::string& list) {
+    if (list.empty()) return "";
+    const std::vector<std::string> all = split_endpoints(list);
+    if (all.empty()) return "no endpoint in '" + list + "'";
+    try {
+        for (const std::string& e : all) linerate::kvclient::parse_endpoint(e);
+    } catch (const linerate::kvclient::Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
 // --endpoints-file: the instances the file lists and the client does not are added, those the
 // client has and the file no longer lists are removed (their sums move to the others). A removal
 // the instance does not answer is tried again next time. Returns the removals done.
@@ -258,6 +271,10 @@ int main(int argc, char** argv) {
     l.o.timeout = std::chrono::milliseconds(l.timeout_ms);
     if (l.o.host.empty() == l.endpoints.empty()) {
         fmt::print(stderr, "kvagg_load: give --host or --endpoints (one of them)\n");
+        return 2;
+    }
+    if (std::string bad = bad_endpoints(l.endpoints); !bad.empty()) {
+        fmt::print(stderr, "kvagg_load: --endpoints: {}\n", bad);
         return 2;
     }
     try {
