@@ -139,7 +139,7 @@ def clocksync_run(net, case, opts, tag):
         "--duration", str(seconds + 5)] + master_args)
     client = net.exec(net.gen_ns, [app] + csb.eal(1, prefixes[1], []) + [
         "--af-xdp", net.gen_if, "client", "--stats-period", "0", "--duration", str(seconds),
-        "--drift-bound-ppm", str(RHO_PPM)] + client_args)
+        "--drift-bound-ppm", str(RHO_PPM)] + client_args + opts.client_args)
     logs = [os.path.join(opts.tmp, f"{case}_{r}.log") for r in ("master", "client")]
     procs = []
     try:
@@ -385,6 +385,7 @@ def measure(opts):
                      "link": "one default veth pair, each end in its own namespace, IPv6 off",
                      "cores": {"clocksync master": 0, "clocksync client": 1,
                                "daemons": "unpinned"},
+                     "clocksync_client_args": opts.client_args,
                      "versions": versions(), "scheduling": csb.scheduling()},
         "skipped": skipped,
         "host_clock": {"before": clock_before, "after": clock_after, "untouched": untouched,
@@ -456,6 +457,8 @@ def parser():
     ap.add_argument("--chrony-poll", type=int, default=-7, help="chrony minpoll = maxpoll (-7)")
     ap.add_argument("--ptp-log-sync", type=int, default=-10,
                     help="ptp4l logSyncInterval = logMinDelayReqInterval (-10)")
+    ap.add_argument("--client-args", type=str.split, default=[],
+                    help="more options of both clocksync clients, e.g. '--keep-sync-rounds 100'")
     ap.add_argument("--tmp", default=os.path.join(bk.TMP, "clock-peers"))
     return ap
 
