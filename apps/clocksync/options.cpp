@@ -136,7 +136,8 @@ void add_probe_options(CLI::App& app, Options& o) {
                    "bound, or the sync is this many rounds old (0: every answered round replaces "
                    "it)")
         ->check(CLI::Range(0u, 1000u))
-        ->capture_default_str();
+        ->default_str(fmt::format("{} periods or {} ms, whichever is longer", kDefaultKeepRounds,
+                                  kDefaultKeepMs));
     app.add_option("--probe-timeout-ms", o.probe_timeout_ms,
                    "Client: a probe unanswered this long is lost (counted in timeouts)")
         ->check(linerate::cli::finite_range(1e-3, 3.6e6))
@@ -381,7 +382,7 @@ namespace {
 // periods: a sync kept at that age is replaced by the next answered round, a period (and the
 // round trip's jitter) later, before the exported bound turns stale.
 uint64_t keep_sync_ns(const Options& o) {
-    double ms = o.keep_sync_rounds * o.sync_period_ms;
+    double ms = o.keep_sync_rounds_in_use() * o.sync_period_ms;
     if (o.export_name || o.clockbound_path)
         ms = std::min(ms, o.export_max_age() - 2 * o.sync_period_ms);
     return ms > 0 ? to_ns(ms, 1e6) : 0;
@@ -442,7 +443,7 @@ nlohmann::json config_json(const Options& o) {
     j["probes"] = o.probes;
     j["probe_gap_us"] = o.probe_gap_us;
     j["pipeline"] = o.pipeline;
-    j["keep_sync_rounds"] = o.keep_sync_rounds;
+    j["keep_sync_rounds"] = o.keep_sync_rounds_in_use();
     j["warmup_us"] = o.warmup_us_in_use();
     j["warmup_echo"] = o.warmup_echo;
     j["xdp_tx"] = o.xdp_tx;

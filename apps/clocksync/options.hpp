@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,6 +28,11 @@ enum class TimestampMode : uint8_t { automatic, hardware, software };
 // --warmup-us with --probes 1 unless given: long enough for the first exchange's echo to come
 // back before the request (the first touches of the path take tens of µs).
 inline constexpr double kDefaultWarmupUs = 200;
+// --keep-sync-rounds unset: this many periods, or this long, whichever is longer (a time, so
+// that at every sync rate a kept sync outlasts a stall of the loaded machine: at 1 kHz, 4
+// rounds let loose syncs in, docs/perf-notes/clocksync.md).
+inline constexpr unsigned kDefaultKeepRounds = 4;
+inline constexpr double kDefaultKeepMs = 100;
 
 struct Options {
     Role role = Role::master;
@@ -45,7 +52,9 @@ struct Options {
     unsigned probes = 1;
     double probe_gap_us = 0;
     bool pipeline = false;
-    unsigned keep_sync_rounds = 4;  // a sync stays while the tighter bound, up to this many rounds
+    // A sync stays while the tighter bound, up to this many rounds; unset:
+    // keep_sync_rounds_in_use().
+    std::optional<unsigned> keep_sync_rounds;
     // A warm-up frame this long before each round (0: none); unset: warmup_us_in_use().
     std::optional<double> warmup_us;
     bool warmup_echo = true;  // ... asking the master for its echo (--no-warmup-echo: not)
@@ -89,6 +98,12 @@ struct Options {
     double warmup_us_in_use() const {
         if (warmup_us) return *warmup_us;
         return probes == 1 && kDefaultWarmupUs < sync_period_ms * 1e3 ? kDefaultWarmupUs : 0;
+    }
+    // --keep-sync-rounds, or its default: kDefaultKeepRounds periods or kDefaultKeepMs,
+    // whichever is longer (4 at the default 100 ms period, 100 at 1 ms).
+    unsigned keep_sync_rounds_in_use() const {
+        if (keep_sync_rounds) return *keep_sync_rounds;
+        return std::max(kDefaultKeepRounds, unsigned(std::ceil(kDefaultKeepMs / sync_period_ms)));
     }
     // The max age of --export's page and of --clockbound's Synchronized status.
     double export_max_age() const { return export_max_age_ms.value_or(10 * sync_period_ms); }

@@ -35,7 +35,6 @@ overrides; default 600). Writes bench/results/soak.json.
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -99,20 +98,6 @@ def worker_times(pid):
         return {}
     _, run_ns, wait_ns = worker[0]
     return {"worker_run_ms": run_ns // 1000000, "worker_wait_ms": wait_ns // 1000000}
-
-
-def telemetry(prefix, command):
-    """One DPDK telemetry command over the app's socket (v2 protocol); None if it fails."""
-    path = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
-            s.settimeout(2)
-            s.connect(path)
-            json.loads(s.recv(16384))  # the greeting
-            s.send(command.encode())
-            return json.loads(s.recv(1 << 20))
-    except (OSError, ValueError):
-        return None
 
 
 def veth_drops(ns, dev):
@@ -186,7 +171,7 @@ def soak_loop(net, kv, gen, prefix, seconds):
     while gen.poll() is None:
         t = time.time()
         rss.append({"t": round(t - start, 1), "kib": rss_kib(kv.pid), **worker_times(kv.pid)})
-        j = telemetry(prefix, "/linerate/stats")
+        j = bk.telemetry(prefix, "/linerate/stats")
         tele.append(j is not None)
         if t >= next_flap and t < start + seconds - FLAP_EVERY_S / 2:
             flap(net, flaps)

@@ -7,6 +7,7 @@ import json
 import os
 import platform
 import re
+import socket
 import statistics
 import subprocess
 import time
@@ -226,6 +227,21 @@ def plot(png, body, size="900,500", font_pt=10):
     except OSError:
         ok = False
     return os.path.relpath(png, ROOT) if ok else None
+
+
+def telemetry(prefix, command):
+    """One DPDK telemetry command over the app's socket (v2 protocol) of the app started with
+    --file-prefix=prefix: its answer, or None if it fails."""
+    path = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+            s.settimeout(2)
+            s.connect(path)
+            json.loads(s.recv(16384))  # the greeting
+            s.send(command.encode())
+            return json.loads(s.recv(1 << 20))
+    except (OSError, ValueError):
+        return None
 
 
 def write_json(path, result):

@@ -54,6 +54,18 @@ TEST(CsOptions, DefaultsFollowTheIssue) {
 // its default.
 TEST(CsOptions, KeepSyncAndWarmup) {
     EXPECT_EQ(make_client_config(parse({"--role", "client"}), 0).keep_sync_ns, 400'000'000u);
+    // Unset, a time: 4 periods or 100 ms, whichever is longer (100 rounds at 1 kHz, 13 at
+    // 128 Hz); given, that many rounds at any rate.
+    const auto keep_at = [](std::vector<std::string> args) {
+        const Options o = parse(args);
+        return std::pair(o.keep_sync_rounds_in_use(), make_client_config(o, 0).keep_sync_ns);
+    };
+    EXPECT_EQ(keep_at({"--role", "client", "--sync-period-ms", "1"}),
+              std::pair(100u, uint64_t(100'000'000)));
+    EXPECT_EQ(keep_at({"--role", "client", "--sync-period-ms", "7.8125"}),
+              std::pair(13u, uint64_t(101'562'500)));
+    EXPECT_EQ(keep_at({"--role", "client", "--sync-period-ms", "1", "--keep-sync-rounds", "4"}),
+              std::pair(4u, uint64_t(4'000'000)));
     EXPECT_EQ(
         make_client_config(parse({"--role", "client", "--keep-sync-rounds", "0"}), 0).keep_sync_ns,
         0u);
