@@ -56,7 +56,6 @@ class MasterLoop {
                const std::vector<pkt::MacAddr>& port_macs, pkt::ChecksumCheck checksums)
         : ctx_(ctx),
           c_(ctx.counters),
-          tx_step_(ctx.counters, ctx.tx_retries),
           clock_(clock),
           udp_port_(udp_port),
           port_macs_(port_macs),
@@ -115,12 +114,11 @@ class MasterLoop {
         for (uint16_t i = 0; i < n; ++i)
             if (answers_[i].type == CsType::response)  // a warm-up's echo is not stamped
                 set_t3(rte_pktmbuf_mtod(pkts[i], uint8_t*), answers_[i], t3);
-        tx_step_.send(q, pkts, n);
+        TxStep(c_, ctx_.tx_retries).send(q, pkts, n);
     }
 
     WorkerContext& ctx_;
     stats::WorkerCounters& c_;
-    TxStep tx_step_;
     const MasterClock& clock_;
     const uint16_t udp_port_;
     const std::vector<pkt::MacAddr>& port_macs_;
