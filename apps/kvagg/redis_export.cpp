@@ -22,12 +22,24 @@ std::string export_instance_name(uint64_t instance) {
 
 // The marker is set again when the epoch was applied before: a write, so a WAIT after it on this
 // connection waits for the replicas to have everything up to now, the first apply included (a
-// WAIT after no write waits for nothing).
+// WAIT after no write waits for nothing). HINCRBY fails on a field that is not an integer or
+// would leave the signed 64 bits, and Redis does not roll a script back: every field is checked
+// before the first write (the bound leaves room for the doubles Lua compares in), so a batch is
+// applied whole or not at all and a retry cannot add its first fields twice.
 const char* const kApplyScript = R"lua(
 local done = redis.call('HGET', KEYS[2], ARGV[1])
 if done and tonumber(done) >= tonumber(ARGV[2]) then
   redis.call('HSET', KEYS[2], ARGV[1], done)
   return 0
+end
+for i = 3, #ARGV, 2 do
+  local now = redis.call('HGET', KEYS[1], ARGV[i])
+  if now and not string.match(now, '^-?%d+$') then
+    return redis.error_reply('kvagg: field ' .. ARGV[i] .. ' of ' .. KEYS[1] .. ' is not an integer')
+  end
+  if math.abs(tonumber(now or '0')) + math.abs(tonumber(ARGV[i + 1])) >= 9.2e18 then
+    return redis.error_reply('kvagg: field ' .. ARGV[i] .. ' of ' .. KEYS[1] .. ' would overflow')
+  end
 end
 for i = 3, #ARGV, 2 do
   redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1])

@@ -34,6 +34,13 @@ uint16_t free_port() {
     return ntohs(a.sin_port);
 }
 
+// A free port for a cluster node: its bus listens on port + 10000, which must be a port too (an
+// ephemeral port above 55535 made redis-server exit at start).
+uint16_t free_node_port() {
+    for (;;)
+        if (const uint16_t p = free_port(); p <= 65535 - 10000) return p;
+}
+
 bool redis_installed() {
     return command_output(
                "command -v redis-server >/dev/null && command -v redis-cli >/dev/null && echo "
@@ -49,7 +56,7 @@ std::string redis_server() {
 // One redis-server on 127.0.0.1 in a scratch directory; with `cluster`, every slot its own.
 class RedisNode {
   public:
-    explicit RedisNode(bool cluster) : port_(free_port()) {
+    explicit RedisNode(bool cluster) : port_(free_node_port()) {
         const std::string dir = scratch("redis" + std::to_string(port_));
         std::filesystem::create_directories(dir);
         std::vector<std::string> argv{
@@ -142,6 +149,32 @@ TEST(RedisExport, AnEpochAppliedTwiceCountsOnce) {
     node.cli("SCRIPT FLUSH");
     EXPECT_TRUE(ex.export_epoch({3, {{3, 1}}}));
     EXPECT_EQ(node.cli("HGET 'kvagg:{p3}:sums' 3"), "12\n");
+}
+
+// A field the script cannot add to (not an integer, or a sum that would leave the signed 64
+// bits): an error before any write, so the batch's other fields are not added on the retry twice.
+TEST(RedisExport, AnErrorReplyAppliesNothingOfTheBatch) {
+    if (!redis_installed()) GTEST_SKIP() << "redis-server or redis-cli not installed";
+    RedisNode node(true);
+    ASSERT_TRUE(node.ready());
+    RedisCluster cluster({{"127.0.0.1", node.port()}}, std::chrono::milliseconds(2000));
+    ExportCounters c;
+    RedisExporter ex(cluster, 0xabc, c, std::chrono::milliseconds(100));
+    node.cli("HSET 'kvagg:{p3}:sums' 35 oops");
+    const ExportEpoch e1{1, {{3, 10}, {19, 5}, {35, 1}}};  // 35 last: 3 and 19 come first
+    EXPECT_THROW(ex.export_epoch(e1), RedisError);
+    EXPECT_THROW(ex.export_epoch(e1), RedisError);
+    EXPECT_EQ(node.cli("HGET 'kvagg:{p3}:sums' 3"), "\n");  // nil: nothing written
+    node.cli("HSET 'kvagg:{p3}:sums' 35 9223372036854775000");
+    EXPECT_THROW(ex.export_epoch(e1), RedisError);  // 35 would overflow
+    EXPECT_EQ(node.cli("HGET 'kvagg:{p3}:sums' 3"), "\n");
+    node.cli("HDEL 'kvagg:{p3}:sums' 35");
+    EXPECT_TRUE(ex.export_epoch(e1));
+    EXPECT_TRUE(ex.export_epoch(e1));
+    EXPECT_EQ(node.cli("HGET 'kvagg:{p3}:sums' 3"), "10\n");
+    EXPECT_EQ(node.cli("HGET 'kvagg:{p3}:sums' 35"), "1\n");
+    EXPECT_EQ(c.applied.load(), 1u);
+    EXPECT_EQ(c.already.load(), 1u);
 }
 
 TEST(RedisExport, NotClusterAndUnreachableToldApart) {
