@@ -17,7 +17,7 @@ directory, killed at the end whatever happens.
   4. The clients end with wait_durable(); once Redis holds their sums (the exporter catches up
      with its backlog; at most 30 s), kvagg stops on SIGINT (its last epoch exported): the sums
      in Redis, read with redis-cli, equal everything sent, key by key, exactly; the JSON
-     has no backlog left and counted the errors.
+     has no backlog left, counted the errors, and docs/json.md lists its `export` keys.
 
     redis_export_chaos_test.py run --kvagg K --load L --kv-ns A --cl-ns B --kv-if I
 """
@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -269,9 +270,19 @@ def check(kv, outputs, redis, sent):
     refused = sum("would overflow" in o for o in outputs)
     if e["backlog"] != 0 or e["errors"] == 0 or refused == 0:
         raise SystemExit(f"JSON export {e}, {refused} runs told the refusal")
+    documented = json_md_keys("export")
+    if set(e) - documented:
+        raise SystemExit(f"docs/json.md's `export` row lacks {sorted(set(e) - documented)}")
     print(f"kvagg JSON: backlog 0, {e['errors']} failed tries retried, "
           f"{e['already_applied']} batches found applied before, {e['epochs']} epochs")
     return 0
+
+
+def json_md_keys(row):
+    """The names in backquotes on docs/json.md's row for `row`."""
+    with open(os.path.join(HERE, "..", "..", "docs", "json.md")) as f:
+        line = next(ln for ln in f if ln.startswith(f"| `{row}` |"))
+    return set(re.findall(r"`([a-z_]+)`", line))
 
 
 def main():
