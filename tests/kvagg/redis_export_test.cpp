@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -126,53 +127,58 @@ TEST(ExportBacklog, BoundAndDurability) {
     EXPECT_EQ(im.next_epoch, 3u);
 }
 
-TEST(RedisExport, AnEpochAppliedTwiceCountsOnce) {
-    if (!redis_installed()) GTEST_SKIP() << "redis-server or redis-cli not installed";
-    RedisNode node(true);
-    ASSERT_TRUE(node.ready());
-    RedisCluster cluster({{"127.0.0.1", node.port()}}, std::chrono::milliseconds(2000));
+// An exporter (instance 0xabc) on a one-node cluster.
+class OneNodeExport : public testing::Test {
+  protected:
+    void SetUp() override {
+        if (!redis_installed()) GTEST_SKIP() << "redis-server or redis-cli not installed";
+        node.emplace(true);
+        ASSERT_TRUE(node->ready());
+        cluster.emplace(std::vector<RedisEndpoint>{{"127.0.0.1", node->port()}},
+                        std::chrono::milliseconds(2000));
+        ex.emplace(*cluster, 0xabc, c, std::chrono::milliseconds(100));
+    }
+    std::optional<RedisNode> node;
+    std::optional<RedisCluster> cluster;
     ExportCounters c;
-    RedisExporter ex(cluster, 0xabc, c, std::chrono::milliseconds(100));
+    std::optional<RedisExporter> ex;
+};
+
+TEST_F(OneNodeExport, AnEpochAppliedTwiceCountsOnce) {
     const ExportEpoch e1{1, {{3, 10}, {16 + 3, 7}, {4, ~uint64_t(0)}}};  // 4: -1 in Redis
-    EXPECT_TRUE(ex.export_epoch(e1));
-    EXPECT_TRUE(ex.export_epoch(e1));  // a retry after a lost answer, or a restart
-    EXPECT_EQ(c.applied.load(), 2u);   // partitions 3 and 4
+    EXPECT_TRUE(ex->export_epoch(e1));
+    EXPECT_TRUE(ex->export_epoch(e1));  // a retry after a lost answer, or a restart
+    EXPECT_EQ(c.applied.load(), 2u);    // partitions 3 and 4
     EXPECT_EQ(c.already.load(), 2u);
-    EXPECT_TRUE(ex.export_epoch({2, {{3, 1}}}));
-    EXPECT_EQ(node.cli("HGET 'kvagg:{p3}:sums' 3"), "11\n");
-    EXPECT_EQ(node.cli("HGET 'kvagg:{p3}:sums' 19"), "7\n");
-    EXPECT_EQ(node.cli("HGET 'kvagg:{p4}:sums' 4"), "-1\n");
-    EXPECT_EQ(node.cli("HGET 'kvagg:{p3}:epochs' 0000000000000abc"), "2\n");
-    EXPECT_TRUE(ex.export_epoch(e1));  // an old epoch after a newer one: still nothing
-    EXPECT_EQ(node.cli("HGET 'kvagg:{p3}:sums' 3"), "11\n");
+    EXPECT_TRUE(ex->export_epoch({2, {{3, 1}}}));
+    EXPECT_EQ(node->cli("HGET 'kvagg:{p3}:sums' 3"), "11\n");
+    EXPECT_EQ(node->cli("HGET 'kvagg:{p3}:sums' 19"), "7\n");
+    EXPECT_EQ(node->cli("HGET 'kvagg:{p4}:sums' 4"), "-1\n");
+    EXPECT_EQ(node->cli("HGET 'kvagg:{p3}:epochs' 0000000000000abc"), "2\n");
+    EXPECT_TRUE(ex->export_epoch(e1));  // an old epoch after a newer one: still nothing
+    EXPECT_EQ(node->cli("HGET 'kvagg:{p3}:sums' 3"), "11\n");
     // The script flushed from the node: NOSCRIPT, then EVAL.
-    node.cli("SCRIPT FLUSH");
-    EXPECT_TRUE(ex.export_epoch({3, {{3, 1}}}));
-    EXPECT_EQ(node.cli("HGET 'kvagg:{p3}:sums' 3"), "12\n");
+    node->cli("SCRIPT FLUSH");
+    EXPECT_TRUE(ex->export_epoch({3, {{3, 1}}}));
+    EXPECT_EQ(node->cli("HGET 'kvagg:{p3}:sums' 3"), "12\n");
 }
 
 // A field the script cannot add to (not an integer, or a sum that would leave the signed 64
 // bits): an error before any write, so the batch's other fields are not added on the retry twice.
-TEST(RedisExport, AnErrorReplyAppliesNothingOfTheBatch) {
-    if (!redis_installed()) GTEST_SKIP() << "redis-server or redis-cli not installed";
-    RedisNode node(true);
-    ASSERT_TRUE(node.ready());
-    RedisCluster cluster({{"127.0.0.1", node.port()}}, std::chrono::milliseconds(2000));
-    ExportCounters c;
-    RedisExporter ex(cluster, 0xabc, c, std::chrono::milliseconds(100));
-    node.cli("HSET 'kvagg:{p3}:sums' 35 oops");
+TEST_F(OneNodeExport, AnErrorReplyAppliesNothingOfTheBatch) {
+    node->cli("HSET 'kvagg:{p3}:sums' 35 oops");
     const ExportEpoch e1{1, {{3, 10}, {19, 5}, {35, 1}}};  // 35 last: 3 and 19 come first
-    EXPECT_THROW(ex.export_epoch(e1), RedisError);
-    EXPECT_THROW(ex.export_epoch(e1), RedisError);
-    EXPECT_EQ(node.cli("HGET 'kvagg:{p3}:sums' 3"), "\n");  // nil: nothing written
-    node.cli("HSET 'kvagg:{p3}:sums' 35 9223372036854775000");
-    EXPECT_THROW(ex.export_epoch(e1), RedisError);  // 35 would overflow
-    EXPECT_EQ(node.cli("HGET 'kvagg:{p3}:sums' 3"), "\n");
-    node.cli("HDEL 'kvagg:{p3}:sums' 35");
-    EXPECT_TRUE(ex.export_epoch(e1));
-    EXPECT_TRUE(ex.export_epoch(e1));
-    EXPECT_EQ(node.cli("HGET 'kvagg:{p3}:sums' 3"), "10\n");
-    EXPECT_EQ(node.cli("HGET 'kvagg:{p3}:sums' 35"), "1\n");
+    EXPECT_THROW(ex->export_epoch(e1), RedisError);
+    EXPECT_THROW(ex->export_epoch(e1), RedisError);
+    EXPECT_EQ(node->cli("HGET 'kvagg:{p3}:sums' 3"), "\n");  // nil: nothing written
+    node->cli("HSET 'kvagg:{p3}:sums' 35 9223372036854775000");
+    EXPECT_THROW(ex->export_epoch(e1), RedisError);  // 35 would overflow
+    EXPECT_EQ(node->cli("HGET 'kvagg:{p3}:sums' 3"), "\n");
+    node->cli("HDEL 'kvagg:{p3}:sums' 35");
+    EXPECT_TRUE(ex->export_epoch(e1));
+    EXPECT_TRUE(ex->export_epoch(e1));
+    EXPECT_EQ(node->cli("HGET 'kvagg:{p3}:sums' 3"), "10\n");
+    EXPECT_EQ(node->cli("HGET 'kvagg:{p3}:sums' 35"), "1\n");
     EXPECT_EQ(c.applied.load(), 1u);
     EXPECT_EQ(c.already.load(), 1u);
 }
