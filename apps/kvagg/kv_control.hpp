@@ -33,6 +33,7 @@
 
 #include "kvagg/agg_table.hpp"
 #include "kvagg/dup_window.hpp"
+#include "kvagg/export_backlog.hpp"
 #include "kvagg/kv_state.hpp"
 #include "kvagg/kv_wire.hpp"
 #include "kvagg/shared_agg_table.hpp"
@@ -184,10 +185,47 @@ class KvControl {
                 state_counters_.max_copy_us.store(copy_ns / 1000, std::memory_order_relaxed);
             image_.checkpoint = checkpoint_no_ + 1;
             image_.control = {counters_.flushes.load(), counters_.flushed_sum.load(), last_reset_};
+            if (backlog_) image_.exports = backlog_->image();
             return write_checkpoint(t0);
         }
     }
     uint64_t instance() const { return instance_; }
+
+    // --export, before start(): every `period` the control thread takes the tables' sums out
+    // (a flush with reset) as the backlog's next epoch, makes it durable (a checkpoint, with
+    // --state) and so hands it to the exporter. A full backlog leaves the sums in the tables:
+    // the next epoch takes them (one line when it fills, one when it has room again).
+    void enable_export(ExportBacklog& backlog, ExportCounters& counters,
+                       std::chrono::milliseconds period) {
+        backlog_ = &backlog;
+        export_counters_ = &counters;
+        export_period_ = period;
+    }
+    // One epoch now (the control thread's timer, or the caller's after stop()); false when
+    // nothing was taken (no sums, or the backlog full).
+    bool export_epoch_now() {
+        if (backlog_ == nullptr || backlog_full()) return false;
+        const KvRequest r{.verdict = KvVerdict::request, .op = kKvOpFlush, .flags = kKvFlushReset};
+        std::vector<ControlJob> parts(workers_.size());
+        for (ControlJob& p : parts) p.request = &r;
+        if constexpr (kShared) {
+            parts.resize(1);
+            run_shared_table_job(parts.front(), *workers_.front().table);
+        } else {
+            gather(parts);
+        }
+        std::vector<AggSlot> sums = merge_sums(parts);
+        if (sums.empty()) return false;
+        uint64_t taken = 0;
+        for (const AggSlot& s : sums) taken += s.value;
+        export_counters_->taken_sum.fetch_add(taken, std::memory_order_relaxed);
+        const uint64_t epoch = backlog_->add(std::move(sums));
+        if (state_.path.empty())
+            backlog_->durable_through(epoch);  // nothing to crash into: exported from memory
+        else
+            checkpoint_now();  // durable (and so exported) once a checkpoint holds it
+        return true;
+    }
 
     // on_thread: run first on the control thread (the app sets its CPU affinity there).
     void start(std::function<void()> on_thread = {}) {
@@ -258,6 +296,8 @@ class KvControl {
             return false;
         }
         checkpoint_no_ = image_.checkpoint;
+        if (backlog_) backlog_->durable_through(image_.exports.next_epoch - 1);
+        image_.exports.epochs.clear();  // their sums not held between checkpoints
         for (size_t w = 0; w < durable_.size(); ++w) std::swap(durable_[w], image_.workers[w].dup);
         const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
             std::chrono::steady_clock::now() - t0);
@@ -298,24 +338,52 @@ class KvControl {
         std::vector<uint8_t> frame;
     };
 
+    using Clock = std::chrono::steady_clock;
+    // The periodic checkpoint and export when due; the time of the next one (max: none).
+    Clock::time_point run_timers(Clock::time_point& next_checkpoint,
+                                 Clock::time_point& next_export) {
+        const bool checkpoints = !state_.path.empty() && state_.period.count() > 0;
+        const bool exports = backlog_ != nullptr && export_period_.count() > 0;
+        if (exports && Clock::now() >= next_export) {
+            next_export = Clock::now() + export_period_;
+            if (export_epoch_now()) next_checkpoint = Clock::now() + state_.period;  // just done
+        }
+        if (checkpoints && Clock::now() >= next_checkpoint) {
+            checkpoint_now();
+            next_checkpoint = Clock::now() + state_.period;
+        }
+        return std::min(checkpoints ? next_checkpoint : Clock::time_point::max(),
+                        exports ? next_export : Clock::time_point::max());
+    }
+
+    bool backlog_full() {
+        const bool full = backlog_->full();
+        if (full != backlog_was_full_)
+            std::fprintf(stderr,
+                         full ? "kvagg: --export: backlog full (%zu epochs not acknowledged by "
+                                "Redis): the sums stay in the tables until it has room\n"
+                              : "kvagg: --export: backlog has room again (%zu epochs)\n",
+                         backlog_->size());
+        backlog_was_full_ = full;
+        if (full) export_counters_->backlog_full.fetch_add(1, std::memory_order_relaxed);
+        return full;
+    }
+
     void loop() {
-        const bool periodic = !state_.path.empty() && state_.period.count() > 0;
-        auto next = std::chrono::steady_clock::now() + state_.period;
+        auto next_checkpoint = Clock::now() + state_.period;
+        auto next_export = Clock::now() + export_period_;
         for (;;) {
-            if (periodic && std::chrono::steady_clock::now() >= next) {
-                checkpoint_now();
-                next = std::chrono::steady_clock::now() + state_.period;
-            }
+            const Clock::time_point next = run_timers(next_checkpoint, next_export);
             Request req;
             {
                 std::unique_lock lock(mutex_);
                 auto ready = [&] { return stopping_ || !inbox_.empty(); };
-                if (periodic)
+                if (next != Clock::time_point::max())
                     wake_.wait_until(lock, next, ready);
                 else
                     wake_.wait(lock, ready);
                 if (stopping_) return;
-                if (inbox_.empty()) continue;  // the checkpoint's time
+                if (inbox_.empty()) continue;  // a timer's time
                 req = std::move(inbox_.front());
                 inbox_.pop_front();
             }
@@ -416,6 +484,11 @@ class KvControl {
     std::vector<DupFilter> durable_;
     uint64_t checkpoint_no_ = 0;
     StateCounters state_counters_;
+    // --export: the backlog the exporter takes epochs from, its counters, the period.
+    ExportBacklog* backlog_ = nullptr;
+    ExportCounters* export_counters_ = nullptr;
+    std::chrono::milliseconds export_period_{0};
+    bool backlog_was_full_ = false;
 };
 
 // Worker side, once per loop iteration: does a posted job. The common case is one relaxed load.

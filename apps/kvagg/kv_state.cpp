@@ -149,11 +149,25 @@ void encode_worker(Writer& w, const WorkerImage& im) {
     }
 }
 
-void encode_header(Writer& w, const StateLayout& l, uint64_t checkpoint, uint64_t body_len) {
+void encode_exports(Writer& w, const ExportImage& e) {
+    w.u64(e.instance);
+    w.u64(e.next_epoch);
+    w.u32(uint32_t(e.epochs.size()));
+    for (const EpochPtr& epoch : e.epochs) {
+        w.u64(epoch->epoch);
+        w.u64(epoch->sums.size());
+        for (const AggSlot& s : epoch->sums) {
+            w.u64(s.key);
+            w.u64(s.value);
+        }
+    }
+}
+
+void encode_header(Writer& w, const StateLayout& l, uint64_t checkpoint, uint32_t version) {
     for (char c : kStateMagic) w.u8(uint8_t(c));
-    w.u32(kStateFormatVersion);
+    w.u32(version);
     w.u32(uint32_t(kStateHeaderLen));
-    w.u64(body_len);
+    w.u64(0);  // body length, patched
     w.u32(0);  // body CRC, patched
     w.u32(0);  // header CRC, patched
     w.u64(l.keys);
@@ -190,9 +204,11 @@ std::vector<uint8_t> encode_state(const StateLayout& layout, const StateImage& i
 void encode_state(const StateLayout& layout, const StateImage& image, std::vector<uint8_t>& out) {
     out.clear();
     Writer w(out);
-    encode_header(w, layout, image.checkpoint, 0);
+    const bool exports = image.exports.instance != 0;
+    encode_header(w, layout, image.checkpoint, exports ? kStateFormatVersion : kStateFormatPlain);
     encode_control(w, image.control);
     for (const WorkerImage& im : image.workers) encode_worker(w, im);
+    if (exports) encode_exports(w, image.exports);
     const std::span<const uint8_t> body(out.data() + kStateHeaderLen, out.size() - kStateHeaderLen);
     put_le<8>(&out[kStateBodyLenOff], body.size());
     put_le<4>(&out[kStateBodyCrcOff], crc32c(body));
@@ -297,6 +313,27 @@ void decode_streams(Reader& r, const StateLayout& l, DupFilter& dup) {
     }
 }
 
+void decode_exports(Reader& r, ExportImage& e) {
+    e.instance = r.u64();
+    e.next_epoch = r.u64();
+    if (e.instance == 0 || e.next_epoch == 0)
+        throw StateError("damaged body: an export part without instance or epoch");
+    uint64_t last = 0;
+    for (uint32_t n = r.u32(); n; --n) {
+        ExportEpoch epoch{.epoch = r.u64()};
+        const uint64_t count = r.u64();
+        if (epoch.epoch <= last || epoch.epoch >= e.next_epoch || count > r.left() / 16)
+            throw StateError("damaged body: an export epoch out of order or too long");
+        last = epoch.epoch;
+        epoch.sums.resize(count);
+        for (AggSlot& s : epoch.sums) {
+            s.key = r.u64();
+            s.value = r.u64();
+        }
+        e.epochs.push_back(std::make_shared<const ExportEpoch>(std::move(epoch)));
+    }
+}
+
 }  // namespace
 
 StateImage decode_state(std::span<const uint8_t> file, const StateLayout& expected) {
@@ -337,6 +374,7 @@ StateImage decode_state(std::span<const uint8_t> file, const StateLayout& expect
         decode_table(r, expected, image.workers.back().table);
         decode_streams(r, expected, image.workers.back().dup);
     }
+    if (version >= 2) decode_exports(r, image.exports);
     if (r.left()) throw StateError("damaged body: bytes after the last worker");
     return image;
 }

@@ -10,7 +10,9 @@
 //   the checkpoint number;
 //   body: the control part (flushes, flushed_sum, the remembered reset flushes with their
 //   response frames), then per worker its table's used slots (index, key, value) and its streams
-//   (id, top, refusals, window bitmap).
+//   (id, top, refusals, window bitmap); format version 2 (written with --export only, so a
+//   file without it stays readable by an older kvagg) adds the export part: the instance id, the
+//   next epoch, the epochs Redis has not acknowledged (number, then key, delta pairs).
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -23,11 +25,13 @@
 
 #include "kvagg/agg_table.hpp"
 #include "kvagg/dup_window.hpp"
+#include "kvagg/export_backlog.hpp"
 
 namespace linerate::kvagg {
 
 inline constexpr char kStateMagic[8] = {'L', 'R', 'K', 'V', 'S', 'T', 'A', 'T'};
-inline constexpr uint32_t kStateFormatVersion = 1;
+inline constexpr uint32_t kStateFormatVersion = 2;  // the newest this kvagg reads and writes
+inline constexpr uint32_t kStateFormatPlain = 1;    // what a file without an export part is
 inline constexpr size_t kStateHeaderLen = 96;
 // Header offsets the fuzz target and tests patch.
 inline constexpr size_t kStateVersionOff = 8, kStateBodyLenOff = 16, kStateBodyCrcOff = 24,
@@ -68,6 +72,7 @@ struct StateImage {
     uint64_t checkpoint = 0;  // 1, 2, ... over every run with the same file
     ControlImage control;
     std::vector<WorkerImage> workers;
+    ExportImage exports;  // --export (instance 0: none)
 };
 
 // CRC32C (Castagnoli), the checksum of the header and the body.

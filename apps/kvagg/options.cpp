@@ -1,6 +1,7 @@
 #include "options.hpp"
 
 #include "cli/command_line.hpp"
+#include "kvagg/redis_cluster.hpp"
 #include "mem/region_spec.hpp"
 
 #include <bit>
@@ -24,6 +25,27 @@ const CLI::Validator kWindow(
         return std::string();
     },
     "0|2^k", "DUP_WINDOW");
+
+void add_export_options(CLI::App& app, Options& o) {
+    app.add_option("--export", o.export_to,
+                   "Move the sums to a Redis Cluster every --export-ms, exactly once "
+                   "(docs/scale-out.md): redis://HOST:PORT[,HOST:PORT...], seed nodes of the "
+                   "cluster");
+    app.add_option("--export-ms", o.export_ms,
+                   "Milliseconds between two --export epochs (a flush with reset each)")
+        ->check(CLI::Range(1u, 3600u * 1000u))
+        ->capture_default_str();
+    app.add_option("--export-backlog", o.export_backlog,
+                   "Epochs Redis has not acknowledged, at most (in memory and in --state); "
+                   "when full, the sums stay in the tables")
+        ->check(CLI::Range(1u, 1u << 20))
+        ->capture_default_str();
+    app.add_option("--export-timeout-ms", o.export_timeout_ms,
+                   "Milliseconds to connect to a Redis node, for each of its replies, and for "
+                   "WAIT's replica")
+        ->check(CLI::Range(1u, 60u * 1000u))
+        ->capture_default_str();
+}
 
 }  // namespace
 
@@ -93,6 +115,7 @@ void add_options(CLI::App& app, Options& o) {
                    "Milliseconds between two --state checkpoints")
         ->check(CLI::Range(1u, 3600u * 1000u))
         ->capture_default_str();
+    add_export_options(app, o);
 }
 
 void check_options(const Options& o) {
@@ -104,6 +127,7 @@ void check_options(const Options& o) {
                 "no consistent copy while workers add)");
         cli::check_writable(o.state + ".tmp", "--state");  // written there, then renamed
     }
+    if (!o.export_to.empty()) parse_redis_seeds(o.export_to);  // its message if it is bad
     if (o.dup_window != 0 && uint64_t(o.max_streams) * (o.dup_window / 8) > kMaxDupBytes)
         throw std::invalid_argument(
             "--max-streams x --dup-window / 8 exceeds 1 GiB of duplicate bitmap per worker");
@@ -146,7 +170,11 @@ nlohmann::json config_json(const Options& o) {
             {"verify_checksums", o.verify_checksums},
             {"strict_checksums", o.strict_checksums},
             {"state", o.state},
-            {"checkpoint_ms", o.checkpoint_ms}};
+            {"checkpoint_ms", o.checkpoint_ms},
+            {"export", o.export_to},
+            {"export_ms", o.export_ms},
+            {"export_backlog", o.export_backlog},
+            {"export_timeout_ms", o.export_timeout_ms}};
 }
 
 }  // namespace linerate::kvagg

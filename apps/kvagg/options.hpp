@@ -36,6 +36,10 @@ struct Options {
     std::string state;              // --state FILE: checkpoints kept across restarts
     unsigned checkpoint_ms = kDefaultCheckpointMs;
     static constexpr unsigned kDefaultCheckpointMs = 250;
+    std::string export_to;  // --export redis://HOST:PORT[,...]: a Redis Cluster's seed nodes
+    unsigned export_ms = 1000;
+    unsigned export_backlog = 64;  // epochs not acknowledged yet, at most
+    unsigned export_timeout_ms = 1000;
 };
 
 // Adds the options to `app`; a bad value fails the parse itself (one line, exit 2).

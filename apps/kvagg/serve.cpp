@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -144,10 +145,59 @@ void KvService<Table>::start_control(const std::optional<StateImage>& loaded) {
                                 .pause = std::chrono::milliseconds(pause ? std::atoi(pause) : 0)});
         if (loaded) control_->restore(*loaded);
     }
+    start_export(loaded);
     fmt::print("{}: instance {:#018x}\n", kApp, control_->instance());
     // Created by the main lcore's thread, the control thread would inherit its one CPU (the
     // busy worker's in a single-lcore run).
     control_->start([this] { worker::pin_beside_workers(runtime_.workers()); });
+}
+
+// --export: the backlog (restored from --state), a first look at the cluster, the exporter's
+// thread. A Redis without cluster mode is a configuration error (one line, exit 2); a cluster
+// that does not answer yet is waited for while kvagg aggregates (one line).
+template <class Table>
+void KvService<Table>::start_export(const std::optional<StateImage>& loaded) {
+    if (o_.export_to.empty()) return;
+    backlog_ = std::make_unique<ExportBacklog>(o_.export_backlog, export_counters_);
+    if (loaded && loaded->exports.instance != 0) {
+        backlog_->restore(loaded->exports);
+    } else {
+        uint64_t id = 0;
+        while (id == 0) id = uint64_t(std::random_device{}()) << 32 | std::random_device{}();
+        backlog_->set_instance(id);
+    }
+    const std::chrono::milliseconds timeout(o_.export_timeout_ms);
+    exporter_ = std::make_unique<ExportThread>(*backlog_, parse_redis_seeds(o_.export_to), timeout,
+                                               export_counters_);
+    const std::string id = export_instance_name(backlog_->instance());
+    try {
+        const size_t primaries = exporter_->connect_now();
+        fmt::print(
+            "{}: export to Redis Cluster {} ({} primaries) as instance {}, {} epochs to "
+            "export\n",
+            kApp, o_.export_to, primaries, id, backlog_->size());
+    } catch (const RedisNotCluster& e) {
+        cli::usage_error(kApp, fmt::format("--export: {}", e.what()));
+    } catch (const RedisError& e) {
+        fmt::print(stderr,
+                   "{}: --export: {}; aggregating, epochs wait in the backlog (instance {}) until "
+                   "the cluster answers\n",
+                   kApp, e.what(), id);
+    }
+    control_->enable_export(*backlog_, export_counters_, std::chrono::milliseconds(o_.export_ms));
+    exporter_->start();
+}
+
+// At the stop: the last sums as one more epoch, then a few seconds for Redis to take the
+// backlog; what is left stays in --state (or is lost without it: said).
+template <class Table>
+void KvService<Table>::stop_export() {
+    control_->export_epoch_now();
+    exporter_->stop(std::chrono::milliseconds(std::max(2000u, 2 * o_.export_timeout_ms)));
+    if (const size_t left = backlog_->size())
+        fmt::print(stderr, "{}: --export: {} epochs not acknowledged by Redis at the stop: {}\n",
+                   kApp, left,
+                   o_.state.empty() ? "lost (no --state)" : "kept in --state " + o_.state);
 }
 
 template <class Table>
@@ -255,12 +305,14 @@ void KvService<Table>::add_metrics(stats::Metrics& m) const {
               stats::MetricType::counter, worker,
               double(l.gaps_filled.load(std::memory_order_relaxed)));
     }
+    add_export_metrics(m);
 }
 
 // After the workers stopped: the tables merged into the run's figures, then the dump.
 template <class Table>
 void KvService<Table>::on_stopped() {
     control_->stop();
+    if (exporter_) stop_export();
     control_->checkpoint_now();  // the last sums: a clean stop loses nothing
     figures_.seconds = runtime_.elapsed_s();
     std::vector<AggView> views;
@@ -302,6 +354,7 @@ void KvService<Table>::add_json(nlohmann::json& j) const {
                     {"flushed_sum", cc.flushed_sum.load()},
                     {"flush_repeats", cc.flush_repeats.load()}};
     j["instance"] = control_->instance();
+    add_export_json(j);
     if (o_.state.empty()) return;
     const StateCounters& sc = control_->state_counters();
     j["state"] = {{"path", o_.state},
@@ -314,6 +367,50 @@ void KvService<Table>::add_json(nlohmann::json& j) const {
                   {"last_copy_us", sc.last_copy_us.load()},
                   {"max_copy_us", sc.max_copy_us.load()},
                   {"copy_total_us", sc.copy_total_us.load()}};
+}
+
+template <class Table>
+void KvService<Table>::add_export_json(nlohmann::json& j) const {
+    if (!exporter_) return;
+    const ExportCounters& c = export_counters_;
+    const ClusterCounters& cc = exporter_->cluster_counters();
+    j["export"] = {{"instance", export_instance_name(backlog_->instance())},
+                   {"epochs", c.epochs.load()},
+                   {"keys", c.keys.load()},
+                   {"taken_sum", c.taken_sum.load()},
+                   {"applied", c.applied.load()},
+                   {"already_applied", c.already.load()},
+                   {"errors", c.errors.load()},
+                   {"wait_short", c.wait_short.load()},
+                   {"backlog", c.backlog.load()},
+                   {"backlog_full", c.backlog_full.load()},
+                   {"last_export_us", c.last_export_us.load()},
+                   {"moved", cc.moved.load()},
+                   {"ask", cc.ask.load()},
+                   {"connects", cc.connects.load()},
+                   {"slot_maps", cc.slot_maps.load()}};
+}
+
+template <class Table>
+void KvService<Table>::add_export_metrics(stats::Metrics& m) const {
+    if (!exporter_) return;
+    const ExportCounters& c = export_counters_;
+    using stats::MetricType;
+    m.add("linerate_kvagg_export_backlog_epochs", "Epochs Redis has not acknowledged yet",
+          MetricType::gauge, {}, double(c.backlog.load()));
+    m.add("linerate_kvagg_export_backlog_full_total",
+          "Export periods skipped because the backlog was full", MetricType::counter, {},
+          double(c.backlog_full.load()));
+    m.add("linerate_kvagg_export_epochs_total", "Epochs Redis acknowledged", MetricType::counter,
+          {}, double(c.epochs.load()));
+    m.add("linerate_kvagg_export_keys_total", "Key deltas in the acknowledged epochs",
+          MetricType::counter, {}, double(c.keys.load()));
+    m.add("linerate_kvagg_export_errors_total",
+          "Export tries that failed (unreachable, error reply) and were retried",
+          MetricType::counter, {}, double(c.errors.load()));
+    m.add("linerate_kvagg_export_already_applied_total",
+          "Partition batches Redis had applied before (a retry or a restart): not applied twice",
+          MetricType::counter, {}, double(c.already.load()));
 }
 
 template <class Table>

@@ -17,6 +17,7 @@
 #include "kvagg/kv_control.hpp"
 #include "kvagg/kv_kernel.hpp"
 #include "kvagg/options.hpp"
+#include "kvagg/redis_export.hpp"
 #include "kvagg/results.hpp"
 #include "kvagg/worker_link.hpp"
 #include "runtime/runtime.hpp"
@@ -50,6 +51,10 @@ class KvService {
     void make_kernels();
     std::optional<StateImage> load_state();
     void start_control(const std::optional<StateImage>& loaded);
+    void start_export(const std::optional<StateImage>& loaded);
+    void stop_export();
+    void add_export_json(nlohmann::json& j) const;
+    void add_export_metrics(stats::Metrics& m) const;
     size_t max_response_frame(uint16_t port, size_t l3_offset) const;
     void register_key_telemetry();
     nlohmann::json key_json(const std::string& params);
@@ -77,6 +82,10 @@ class KvService {
     std::vector<uint64_t> worker_keys_;  // each table's keys at the stop (per-worker tables)
     bool dump_failed_ = false;
     uint64_t loaded_checkpoint_ = 0;  // --state: the checkpoint this run resumed from (0: none)
+    // --export: the epochs not acknowledged yet, the thread that exports them, their counters.
+    ExportCounters export_counters_;
+    std::unique_ptr<ExportBacklog> backlog_;
+    std::unique_ptr<ExportThread> exporter_;
 };
 
 }  // namespace linerate::kvagg

@@ -43,7 +43,8 @@ Tags: HTML comments on the lines right before a block's fence, readable in the s
                                                    of this test; a pass is XPASS, a reminder to
                                                    remove the tag once the fix is in
 
-Environments (namespaces and veth pairs are created here and removed afterwards):
+Environments (namespaces and veth pairs are created here and removed afterwards, with whatever the
+block left running in them; their loopback is up):
 
 - netns: the block runs in a network namespace with a veth end named `eth1` (2 queues) and two
   more, `veth-a` and `veth-b`; their peers are in a second namespace, where kvagg frames of
@@ -453,6 +454,8 @@ class Netns:
         self.app, self.peer = f"lrdoc{os.getpid()}{tag}", f"lrdoc{os.getpid()}{tag}peer"
         sh("ip", "netns", "add", self.app)
         sh("ip", "netns", "add", self.peer)
+        for ns in (self.app, self.peer):  # 127.0.0.1 of the namespace (a Redis Cluster's)
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
 
     def veth(self, name, peer_name, queues=1):
         q = ["numtxqueues", str(queues), "numrxqueues", str(queues)]
@@ -463,6 +466,12 @@ class Netns:
 
     def close(self):
         for ns in (self.app, self.peer):
+            # What a block left running there (a daemon it started, when it failed before its
+            # stop): a deleted namespace does not end its processes.
+            pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True,
+                                  text=True).stdout.split()
+            for pid in pids:
+                subprocess.run(["kill", "-9", pid], capture_output=True)
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 

@@ -176,7 +176,7 @@ TEST(KvaggState, BadFileIsOneLineExit2AndStaysAsItWas) {
         {file, {"--dup-window", "512"}, "written with other options: --dup-window 256"},
         {{file.begin(), file.end() - 7}, {}, "truncated: body"},
         {flipped, {}, "damaged body (checksum)"},
-        {newer, {}, "format version 2 is newer than this kvagg's 1"},
+        {newer, {}, "format version 3 is newer than this kvagg's 2"},
         {{text.begin(), text.end()}, {}, "not a kvagg state file"},
     };
     for (const auto& c : cases) {

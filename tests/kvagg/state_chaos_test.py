@@ -136,8 +136,23 @@ class Kvagg:
         self.state = os.path.join(tmp, "kvagg.state")
         self.json = os.path.join(tmp, "kvagg.json")
         self.proc, self.starts, self.outputs = None, 0, []
+        self.extra = []  # options added to every start
 
     def start(self, kvagg=None):
+        self.proc = self.ns.run(self.ns.kv, *self.argv(kvagg), env=self.env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.procs.append(self.proc)
+        self.starts += 1
+        if not st.wait_ready(self.ns, 30, self.ip):
+            self.proc.kill()
+            raise SystemExit("kvagg did not answer within 30 s:\n" + self.proc.communicate()[0])
+
+    @staticmethod
+    def env():
+        return dict(os.environ, LINERATE_TEST_CHECKPOINT_PAUSE_MS="20")
+
+    def argv(self, kvagg=None):
+        """The command line of every start (self.extra appended: the caller's options)."""
         vdevs = [f"--vdev=net_af_packet0,iface={self.ns.kv_if}"]
         port = []
         if self.a.af_xdp:
@@ -149,17 +164,10 @@ class Kvagg:
         if self.a.workers == 2:
             vdevs.append(f"--vdev=net_af_packet1,iface={self.a.kv_if2}")
             lcores = "0@0,1@0,2@1"
-        env = dict(os.environ, LINERATE_TEST_CHECKPOINT_PAUSE_MS="20")
-        self.proc = self.ns.run(
-            self.ns.kv, kvagg or self.a.kvagg, "--lcores", lcores, "--no-huge", "-m", "512", "--no-pci",
-            f"--file-prefix={self.ns.kv}", *vdevs, "--", *port, "--keys", "64K", "--stats-period", "0", "--state", self.state,
-            "--checkpoint-ms", "100", "--json", self.json, env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.procs.append(self.proc)
-        self.starts += 1
-        if not st.wait_ready(self.ns, 30, self.ip):
-            self.proc.kill()
-            raise SystemExit("kvagg did not answer within 30 s:\n" + self.proc.communicate()[0])
+        return [kvagg or self.a.kvagg, "--lcores", lcores, "--no-huge", "-m", "512", "--no-pci",
+                f"--file-prefix={self.ns.kv}", *vdevs, "--", *port, "--keys", "64K",
+                "--stats-period", "0", "--state", self.state, "--checkpoint-ms", "100",
+                "--json", self.json, *self.extra]
 
     def kill(self):
         self.proc.send_signal(signal.SIGKILL)

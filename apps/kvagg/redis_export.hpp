@@ -1,0 +1,94 @@
+#pragma once
+// kvagg --export: epochs of sums (what a flush with reset took out of the tables) moved to a
+// Redis Cluster exactly once (docs/scale-out.md "Export to Redis Cluster").
+//
+// Layout in Redis: key k's sum is field "k" (decimal) of the hash "kvagg:{pP}:sums", P = k % 16;
+// the hash "kvagg:{pP}:epochs" holds, per kvagg instance (field: its 16-hex-digit id), the last
+// epoch applied to that partition. Both keys of a partition share the hash tag {pP}: one slot,
+// so one Lua script (kApplyScript) adds an epoch's deltas and moves the marker atomically, and
+// only when the epoch is above the marker: applying an epoch again changes nothing. Epochs of an
+// instance are applied in order (the backlog exports its oldest first and an epoch's partitions
+// all before the next epoch), so the marker is a high-water mark and stays one field per
+// instance. The 16 tags land on slots spread over the primaries.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kvagg/agg_table.hpp"
+#include "kvagg/export_backlog.hpp"
+#include "kvagg/redis_cluster.hpp"
+
+namespace linerate::kvagg {
+
+inline constexpr unsigned kExportPartitions = 16;
+inline unsigned export_partition(uint64_t key) {
+    return unsigned(key % kExportPartitions);
+}
+std::string export_sums_key(unsigned partition);      // "kvagg:{p7}:sums"
+std::string export_marker_key(unsigned partition);    // "kvagg:{p7}:epochs"
+std::string export_instance_name(uint64_t instance);  // 16 hex digits
+
+// KEYS[1] sums, KEYS[2] marker; ARGV[1] instance, ARGV[2] epoch, then key, delta pairs.
+// Returns 1 when applied, 0 when the marker says it was already.
+extern const char* const kApplyScript;
+
+// Applies epochs on a cluster (one thread).
+class RedisExporter {
+  public:
+    RedisExporter(RedisCluster& cluster, uint64_t instance, ExportCounters& counters,
+                  std::chrono::milliseconds wait_timeout);
+    // True once every partition of `e` is applied (now or before) and, where the partition's
+    // primary has replicas, WAIT saw one of them take it. Throws RedisError (unreachable, an
+    // error reply): nothing is applied twice when it is called again.
+    bool export_epoch(const ExportEpoch& e);
+
+  private:
+    bool apply_partition(unsigned p, uint64_t epoch, std::span<const AggSlot> sums);
+    std::vector<std::string> script_args(const char* verb, const std::string& script, unsigned p,
+                                         uint64_t epoch, std::span<const AggSlot> sums) const;
+
+    RedisCluster& cluster_;
+    std::string instance_;
+    ExportCounters& counters_;
+    std::chrono::milliseconds wait_timeout_;
+    std::string sha_;  // SHA1 of kApplyScript
+};
+
+// The exporter's thread: takes the backlog's oldest durable epoch, exports it, retries after
+// `retry` while Redis fails (one line when it starts failing and one when it is back).
+class ExportThread {
+  public:
+    ExportThread(ExportBacklog& backlog, std::vector<RedisEndpoint> seeds,
+                 std::chrono::milliseconds timeout, ExportCounters& counters);
+    ~ExportThread() { stop(); }
+    // The slot map learned now (before start()): throws RedisNotCluster, RedisError.
+    size_t connect_now();
+    void start();  // after the backlog's restore() or set_instance()
+    // Keeps exporting up to `drain` while epochs are left, then stops the thread.
+    void stop(std::chrono::milliseconds drain = std::chrono::milliseconds(0));
+    const ClusterCounters& cluster_counters() const { return cluster_.counters(); }
+
+  private:
+    void loop();
+    bool try_once(const EpochPtr& e);
+
+    ExportBacklog& backlog_;
+    RedisCluster cluster_;
+    ExportCounters& counters_;
+    std::chrono::milliseconds timeout_;
+    std::unique_ptr<RedisExporter> exporter_;  // made at start(): the backlog knows the instance
+    std::atomic<bool> stopping_{false};
+    std::atomic<int64_t> drain_until_ns_{0};
+    bool failing_ = false;
+    std::thread thread_;
+};
+
+}  // namespace linerate::kvagg

@@ -1,0 +1,301 @@
+#!/usr/bin/env python3
+"""kvagg --export to a real Redis Cluster, on the veth pair of kvagg_redis_export_test.cpp
+(namespaces it creates and passes in, as state_chaos_test.py's): six redis-server processes
+(three primaries, three replicas, `redis-cli --cluster create`) on 127.0.0.1 of kvagg's
+namespace (its own loopback: the ports are free there, nothing else runs in it), in a scratch
+directory, killed at the end whatever happens.
+
+  1. A Redis without cluster mode at start: kvagg exits 2 with one "--export:" line.
+  2. kvagg (--state, --export every 300 ms) starts before any Redis runs: one line, it
+     aggregates, its epochs wait in the backlog; then the cluster is created and takes them.
+  3. Three clients (two Python, one C++ kvagg_load --durable, state_chaos_test.py's) send while
+     kvagg is killed with SIGKILL and restarted on its --state, the primary serving partition 0
+     is killed with SIGKILL (its replica takes over; the node restarts as a replica), every node
+     is stopped (SIGSTOP) for 3 s, and one field of partition 3 is pushed near the signed 64-bit
+     bound for 2 s, so that every batch of partition 3 holding it is refused with an error reply
+     (counted and retried; nothing of the batch applied) before it is put back.
+  4. The clients end with wait_durable(); once Redis holds their sums (the exporter catches up
+     with its backlog; at most 30 s), kvagg stops on SIGINT (its last epoch exported): the sums
+     in Redis, read with redis-cli, equal everything sent, key by key, exactly; the JSON
+     has no backlog left, counted the errors, and docs/json.md lists its `export` keys.
+
+    redis_export_chaos_test.py run --kvagg K --load L --kv-ns A --cl-ns B --kv-if I
+"""
+import argparse
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import service_test as st  # noqa: E402  (the namespaces, sums files)
+import state_chaos_test as chaos  # noqa: E402  (kvagg restarted on its --state, the clients)
+
+MASK = 2**64 - 1
+PORTS = range(7000, 7006)  # the cluster's nodes; 6999 the plain Redis of the bad-input check
+PARTITIONS = 16
+NEAR_BOUND = 9200000000000000000  # the apply script refuses a sum this far from zero
+
+
+class Redis:
+    """redis-server processes in kvagg's namespace, one directory each under tmp."""
+
+    def __init__(self, ns, tmp, procs):
+        self.ns, self.tmp, self.procs, self.nodes = ns, tmp, procs, {}
+
+    def start(self, port, cluster=True):
+        d = os.path.join(self.tmp, f"redis{port}")
+        os.makedirs(d, exist_ok=True)
+        argv = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", d,
+                "--save", "", "--appendonly", "no", "--logfile", os.path.join(d, "log")]
+        if cluster:
+            argv += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                     "--cluster-node-timeout", "1000"]
+        p = self.ns.run(self.ns.kv, *argv)
+        self.procs.append(p)
+        self.nodes[port] = p
+        end = time.time() + 10
+        while self.cli(port, "PING") != "PONG":
+            if time.time() > end:
+                raise SystemExit(f"redis-server on {port} did not answer in 10 s")
+            time.sleep(0.05)
+
+    def cli(self, port, *args):
+        r = subprocess.run(["ip", "netns", "exec", self.ns.kv, "redis-cli", "-p", str(port),
+                            *args], capture_output=True, text=True)
+        return r.stdout.strip()
+
+    def create_cluster(self):
+        for port in PORTS:
+            self.start(port)
+        r = subprocess.run(["ip", "netns", "exec", self.ns.kv, "redis-cli", "--cluster", "create",
+                            *[f"127.0.0.1:{p}" for p in PORTS], "--cluster-replicas", "1",
+                            "--cluster-yes"], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SystemExit(f"redis-cli --cluster create failed:\n{r.stdout}{r.stderr}")
+        self.wait_ok(PORTS)
+        self.wait_synced()
+        print("redis: cluster of 3 primaries and 3 replicas on 127.0.0.1:7000-7005")
+
+    def wait_ok(self, ports):
+        end = time.time() + 30
+        while not all("cluster_state:ok" in self.cli(p, "CLUSTER", "INFO") for p in ports):
+            if time.time() > end:
+                raise SystemExit("the cluster is not ok after 30 s")
+            time.sleep(0.1)
+
+    def wait_synced(self):
+        """Until every replica has its primary's data (a replica still in its first sync is not
+        one that can take over)."""
+        end = time.time() + 30
+        while sum("master_link_status:up" in self.cli(p, "INFO", "replication")
+                  for p in PORTS) < 3:
+            if time.time() > end:
+                raise SystemExit("the replicas are not in sync after 30 s")
+            time.sleep(0.1)
+
+    def primary_of(self, key, ask):
+        """The port of the primary serving key's slot, as node `ask` sees it."""
+        slot = int(self.cli(ask, "CLUSTER", "KEYSLOT", key))
+        for line in self.cli(ask, "CLUSTER", "NODES").splitlines():
+            f = line.split()
+            if "master" not in f[2] or "fail" in f[2]:
+                continue
+            for r in f[8:]:
+                lo, _, hi = r.partition("-")
+                if r[0] != "[" and int(lo) <= slot <= int(hi or lo):
+                    return int(f[1].split(":")[1].split("@")[0])
+        return None
+
+    def fail_over(self, key):
+        """SIGKILL of the primary serving key; waits for its replica to serve the slot, then
+        starts the node again (it comes back as a replica)."""
+        port = self.primary_of(key, PORTS[0])
+        self.nodes[port].send_signal(signal.SIGKILL)
+        self.nodes[port].wait()
+        others = [p for p in PORTS if p != port]
+        end = time.time() + 30
+        while self.primary_of(key, others[0]) in (None, port):
+            if time.time() > end:
+                raise SystemExit(f"no replica took over from {port} in 30 s")
+            time.sleep(0.1)
+        new = self.primary_of(key, others[0])
+        self.wait_ok(others)
+        self.start(port)
+        self.wait_ok(PORTS)
+        self.wait_synced()
+        print(f"redis: primary {port} killed, replica {new} took over, {port} back as replica")
+
+    def pause(self, seconds):
+        for p in self.nodes.values():
+            p.send_signal(signal.SIGSTOP)
+        time.sleep(seconds)
+        for p in self.nodes.values():
+            p.send_signal(signal.SIGCONT)
+        self.wait_ok(PORTS)
+        print(f"redis: every node stopped (SIGSTOP) for {seconds} s")
+
+    def wait_exported(self):
+        """Until an epoch newer than the one partition 0 holds now is applied: the exporter
+        succeeds again (its next failure is told on a line of its own)."""
+        def marker():
+            m = self.cli(PORTS[0], "-c", "HGETALL", "kvagg:{p0}:epochs").split()
+            return max((int(v) for v in m[1::2]), default=0)
+        now, end = marker(), time.time() + 30
+        while marker() <= now:
+            if time.time() > end:
+                raise SystemExit("no epoch exported within 30 s")
+            time.sleep(0.05)
+
+    def wait_sums(self, sent, deadline_s):
+        """Until Redis holds what the clients sent: the clients are durable in kvagg, whose
+        exporter catches up with its backlog (a backlog left at the stop would stay in --state)."""
+        end = time.time() + deadline_s
+        while self.sums()[0] != sent:
+            if time.time() > end:
+                return print(f"redis: the sums not all exported after {deadline_s} s")
+            time.sleep(0.5)
+
+    def sums(self):
+        """Every partition's hash, read with redis-cli -c (it follows MOVED)."""
+        got, markers = {}, []
+        for p in range(PARTITIONS):
+            flat = self.cli(PORTS[0], "-c", "HGETALL", f"kvagg:{{p{p}}}:sums").split()
+            for k, v in zip(flat[::2], flat[1::2]):
+                got[int(k)] = int(v) & MASK
+            markers.append(self.cli(PORTS[0], "-c", "HGETALL", f"kvagg:{{p{p}}}:epochs").split())
+        return got, markers
+
+
+def not_cluster(kv, redis):
+    """A plain Redis as --export's seed: exit 2, one line."""
+    redis.start(6999, cluster=False)
+    argv = kv.argv()
+    argv[argv.index("--export") + 1] = "redis://127.0.0.1:6999"
+    p = kv.ns.run(kv.ns.kv, *argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = p.communicate(timeout=60)
+    lines = [ln for ln in err.splitlines() if "--export" in ln]
+    if p.returncode != 2 or len(lines) != 1:
+        raise SystemExit(f"a non-cluster Redis: exit {p.returncode}, stderr:\n{err}")
+    print(f"bad input: non-cluster Redis at start: exit 2, '{lines[0]}'")
+
+
+def refuse_partition3(redis, seconds):
+    """Key 2995 (partition 3, sent by every client) pushed near the bound: the script refuses
+    each batch holding it, until the amount is taken back off (exactly)."""
+    key = "kvagg:{p3}:sums"
+    redis.cli(PORTS[0], "-c", "HINCRBY", key, "2995", str(NEAR_BOUND))
+    time.sleep(seconds)
+    redis.cli(PORTS[0], "-c", "HINCRBY", key, "2995", str(-NEAR_BOUND))
+    print(f"redis: partition 3 refused with error replies for {seconds} s")
+
+
+def start_clients(a, ns, tmp, procs, stop):
+    me = [sys.executable, os.path.join(HERE, "state_chaos_test.py")]
+    sums = [os.path.join(tmp, f"sent{i}.csv") for i in range(3)]
+    cmds = [me + ["send", "--seed", "41", "--sums-out", sums[0], "--stop", stop],
+            me + ["send", "--seed", "42", "--sums-out", sums[1], "--stop", stop],
+            [a.load, "--host", st.KV_IP, "--tuples", "100000000", "--until", stop, "--keys",
+             "4000", "--seed", "43", "--pace", "300", "--timeout-ms", "500", "--status-every",
+             "300", "--durable", "--sums-out", sums[2]]]
+    clients = []
+    for cmd in cmds:
+        clients.append(ns.run(ns.cl, *cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True))
+        procs.append(clients[-1])
+    return clients, sums
+
+
+def end_clients(clients):
+    for p in clients:
+        print(p.communicate(timeout=120)[0], end="")
+        if p.returncode != 0:
+            raise SystemExit(f"client {p.args[3:]} failed with {p.returncode}")
+
+
+def drive(a, ns, tmp, procs):
+    procs.append(st.hold_port(ns))
+    kv = chaos.Kvagg(a, ns, tmp, procs)
+    kv.extra = ["--export", "redis://127.0.0.1:7000,127.0.0.1:7001", "--export-ms", "300",
+                "--export-timeout-ms", "500"]
+    redis = Redis(ns, tmp, procs)
+    not_cluster(kv, redis)
+    kv.start()  # no cluster yet
+    stop = os.path.join(tmp, "stop")
+    clients, sums = start_clients(a, ns, tmp, procs, stop)
+    rng = random.Random(a.seed)
+    time.sleep(1)
+    redis.create_cluster()
+    time.sleep(rng.uniform(0.5, 1.5))
+    kv.kill()
+    kv.start()
+    print("kvagg: killed (SIGKILL) and restarted on its --state")
+    time.sleep(rng.uniform(0.5, 1.5))
+    redis.fail_over("kvagg:{p0}:sums")
+    time.sleep(rng.uniform(0.5, 1.5))
+    redis.pause(3)
+    redis.wait_exported()
+    refuse_partition3(redis, 2)
+    time.sleep(1)
+    open(stop, "w").close()
+    end_clients(clients)
+    redis.wait_sums(st.read_sums(sums), 30)
+    kv.proc.send_signal(signal.SIGINT)
+    out = kv.proc.communicate(timeout=60)[0]
+    if kv.proc.returncode != 0:
+        raise SystemExit(f"kvagg exit {kv.proc.returncode}:\n{out[-3000:]}")
+    return check(kv, [*kv.outputs, out], redis, st.read_sums(sums))
+
+
+def check(kv, outputs, redis, sent):
+    if "aggregating, epochs wait in the backlog" not in outputs[0]:
+        raise SystemExit(f"no line for the cluster not answering at start:\n{outputs[0][-3000:]}")
+    print("bad input: no Redis at start: one line, kvagg aggregated, the backlog waited")
+    got, markers = redis.sums()
+    e = json.load(open(kv.json))["export"]
+    bad = [k for k in sent if got.get(k, 0) != sent[k]]
+    if bad or set(got) - set(sent):
+        k = bad[0] if bad else min(set(got) - set(sent))
+        raise SystemExit(f"{len(bad)} of {len(sent)} keys differ in Redis, e.g. {k}: "
+                         f"{got.get(k)} != sent {sent.get(k)}; export {e}; "
+                         f"kvagg's last run:\n{outputs[-1][-2000:]}")
+    print(f"check: the sums in Redis (redis-cli) == sent for all {len(sent)} keys")
+    if any(len(m) != 2 for m in markers):
+        raise SystemExit(f"markers: {markers}: one instance expected in each partition")
+    refused = sum("would overflow" in o for o in outputs)
+    if e["backlog"] != 0 or e["errors"] == 0 or refused == 0:
+        raise SystemExit(f"JSON export {e}, {refused} runs told the refusal")
+    documented = json_md_keys("export")
+    if set(e) - documented:
+        raise SystemExit(f"docs/json.md's `export` row lacks {sorted(set(e) - documented)}")
+    print(f"kvagg JSON: backlog 0, {e['errors']} failed tries retried, "
+          f"{e['already_applied']} batches found applied before, {e['epochs']} epochs")
+    return 0
+
+
+def json_md_keys(row):
+    """The names in backquotes on docs/json.md's row for `row`."""
+    with open(os.path.join(HERE, "..", "..", "docs", "json.md")) as f:
+        line = next(ln for ln in f if ln.startswith(f"| `{row}` |"))
+    return set(re.findall(r"`([a-z_]+)`", line))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("run")
+    for opt in ("--kvagg", "--load", "--kv-ns", "--cl-ns", "--kv-if"):
+        d.add_argument(opt, required=True)
+    d.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    a.workers, a.af_xdp = 1, False  # state_chaos_test.Kvagg's options
+    return st.in_namespaces(a, "kvredis", lambda ns, tmp, procs: drive(a, ns, tmp, procs))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
