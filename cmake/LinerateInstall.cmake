@@ -26,7 +26,8 @@ set(LINERATE_PUBLIC_HEADERS
     runtime/exception_path.hpp runtime/feature.hpp runtime/forward_loop.hpp
     runtime/forward_mode.hpp runtime/mbuf_frame.hpp runtime/runtime.hpp runtime/rx_step.hpp
     runtime/tx.hpp
-    stats/counters.hpp stats/histogram.hpp stats/metrics.hpp stats/names.hpp stats/port_drops.hpp
+    stats/counters.hpp stats/figures.hpp stats/histogram.hpp stats/metrics.hpp stats/names.hpp
+    stats/port_drops.hpp
     stats/telemetry.hpp
     worker/quiescence.hpp worker/stop.hpp worker/worker_map.hpp
     xdp/rx_stamp.hpp xdp/steer.hpp)

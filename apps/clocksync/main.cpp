@@ -77,11 +77,8 @@ int run_master(Runtime& runtime, const Options& cs) {
     config["timestamps"] = xdp ? "xdp" : clock->nic() ? "hw" : "sw";
     stats::register_telemetry("/linerate/clocksync", "Role and timestamp source",
                               [config](const std::string&) { return config; });
-    runtime.add_json([config](nlohmann::json& j) {
-        j["role"] = "master";
-        j["timestamps"] = config["timestamps"];
-        j["clocksync"] = config;
-    });
+    runtime.json_keys().update(
+        {{"role", "master"}, {"timestamps", config["timestamps"]}, {"clocksync", config}});
     return runtime.run([&](WorkerContext& ctx) {
         master_loop(ctx, *clock, cs.udp_port, macs,
                     {.verify = cs.verify_checksums, .accept_offloaded = !cs.strict_checksums});
@@ -115,7 +112,7 @@ ClientIo client_io(const Runtime& runtime, const Options& cs) {
         try {
             io.background = BackgroundLoad(io.pool, io.spec, cs.background_size, cs.background_pps);
         } catch (const std::invalid_argument& e) {
-            cli::usage_error(kApp, e.what());
+            throw cli::UsageError(e.what());
         }
         fmt::print("{}: background load: {} frames/s of {} bytes on port {} (UDP port 9)\n", kApp,
                    cs.background_pps, cs.background_size, runtime.ports()[0]->id());
@@ -129,16 +126,16 @@ std::unique_ptr<xdp::XdpTransmitter> open_xdp_tx(const Runtime& runtime, const O
     const auto& port = *runtime.ports()[0];
     const std::string ifname = xdp::af_xdp_interface(port.id());
     if (ifname.empty())
-        cli::usage_error(kApp, fmt::format("--xdp-tx sends from an interface's XDP layer: port {} "
-                                           "is {}, not an --af-xdp port",
-                                           port.id(), port.driver()));
+        throw cli::UsageError(fmt::format(
+            "--xdp-tx sends from an interface's XDP layer: port {} is {}, not an --af-xdp port",
+            port.id(), port.driver()));
     try {
         auto sender = std::make_unique<xdp::XdpTransmitter>(ifname);
         fmt::print("{}: requests leave by XDP_TX on {} (t1 stamped in {})\n", kApp, ifname,
                    xdp::kXdpTxObjectName);
         return sender;
     } catch (const std::runtime_error& e) {
-        cli::usage_error(kApp, std::string("--xdp-tx: ") + e.what());
+        throw cli::UsageError(std::string("--xdp-tx: ") + e.what());
     }
 }
 
@@ -179,38 +176,43 @@ ClientSinks open_sinks(const Options& cs, const LocalClock& local) {
     return sinks;
 }
 
-// Telemetry, JSON and summary of the client, read from the session after the run.
-void report_client(Runtime& runtime, const Options& cs, const ClientSession& session,
-                   const SyncedClock& synced, const ClientWorker& client,
-                   const ClientSinks& sinks) {
-    stats::register_telemetry(
-        "/linerate/clocksync", "Synchronized clock: theta, epsilon now, syncs, violations",
-        [&synced](const std::string&) {
-            SyncSnapshot s = synced.snapshot();
-            return client_telemetry(s, SyncedClock::at(s, synced.local().now()));
-        });
-    runtime.add_metrics([&synced](stats::Metrics& m) {
-        SyncSnapshot s = synced.snapshot();
-        add_client_metrics(m, s, SyncedClock::at(s, synced.local().now()), synced.epsilon_ns.read(),
-                           synced.rtt_ns.read());
-    });
-    auto report = [&] {
-        return ClientReport{session.summary(), session.sync(), client.master_mac(),
-                            cs.verification()};
-    };
-    runtime.add_json([&, report, config = config_json(cs)](nlohmann::json& j) {
+// The client's report as a runtime feature: its figures (report.hpp), its other JSON keys and
+// its summary, read from the session after the run.
+class ClientReportFeature : public Feature {
+  public:
+    ClientReportFeature(const Options& cs, const ClientSession& session, const SyncedClock& synced,
+                        const ClientWorker& client, const ClientSinks& sinks)
+        : cs_(cs),
+          session_(session),
+          client_(client),
+          sinks_(sinks),
+          figures_(client_figures(session, synced)) {}
+
+    const stats::FigureSet* figures() const override { return &figures_; }
+    void add_json(nlohmann::json& j) const override {
         add_client_json(j, report());
-        if (sinks.page) j["export"] = sinks.page->path();
-        if (sinks.chrony) j["chrony_samples"] = sinks.chrony->samples();
-        if (sinks.clockbound) {
-            j["clockbound"] = sinks.clockbound->path();
-            j["clockbound_writes"] = sinks.clockbound->writes();
+        if (sinks_.page) j["export"] = sinks_.page->path();
+        if (sinks_.chrony) j["chrony_samples"] = sinks_.chrony->samples();
+        if (sinks_.clockbound) {
+            j["clockbound"] = sinks_.clockbound->path();
+            j["clockbound_writes"] = sinks_.clockbound->writes();
         }
         j["role"] = "client";
-        j["clocksync"] = config;
-    });
-    runtime.add_summary([report] { return client_summary_text(report()); });
-}
+        j["clocksync"] = config_json(cs_);
+    }
+    std::string summary() const override { return client_summary_text(report()); }
+
+  private:
+    ClientReport report() const {
+        return {session_.summary(), session_.sync(), client_.master_mac(), cs_.verification()};
+    }
+
+    const Options& cs_;
+    const ClientSession& session_;
+    const ClientWorker& client_;
+    const ClientSinks& sinks_;
+    const stats::FigureSet figures_;
+};
 
 int run_client(Runtime& runtime, const Options& cs, ClientSession& session, LocalClock local,
                std::unique_ptr<ClockBoundWriter> clockbound) {
@@ -231,7 +233,8 @@ int run_client(Runtime& runtime, const Options& cs, ClientSession& session, Loca
     fmt::print("{}: client {}, timestamps sw: clock_gettime({}){}\n", kApp, cs.client_id,
                clock_name(cs.client_clock()),
                local.sim ? " through the simulated clock (verification mode)" : "");
-    report_client(runtime, cs, session, synced, client, sinks);
+    ClientReportFeature report(cs, session, synced, client, sinks);
+    runtime.add_feature(report);
     return runtime.run([&](WorkerContext& ctx) {
         if (ctx.slot.index == 0)
             client.run(ctx);
@@ -281,6 +284,8 @@ int main(int argc, char** argv) {
                  client ? stats::Names(kClientCounters) : stats::Names(kMasterCounters), served};
     info.xdp_datapath = xdp_spec(cs, options);
     Runtime runtime(info, std::move(args), options);
-    return client ? run_client(runtime, cs, *session, local, std::move(clockbound))
-                  : run_master(runtime, cs);
+    return runtime.run_app([&] {
+        return client ? run_client(runtime, cs, *session, local, std::move(clockbound))
+                      : run_master(runtime, cs);
+    });
 }

@@ -6,14 +6,6 @@ namespace linerate::clocksync {
 
 void add_client_json(nlohmann::json& j, const ClientReport& r) {
     const ClientSummary& s = r.summary;
-    j["syncs"] = s.syncs;
-    j["violations"] = s.violations;
-    j["epsilon_ns"] = {{"mean", s.epsilon_ns.mean},
-                       {"p50", s.epsilon_ns.p50},
-                       {"p99", s.epsilon_ns.p99},
-                       {"p999", s.epsilon_ns.p999},
-                       {"max", s.epsilon_ns.max}};
-    j["rtt_ns"] = {{"min", s.rtt_ns.min}, {"p50", s.rtt_ns.p50}, {"p99", s.rtt_ns.p99}};
     j["timeouts"] = s.timeouts;
     j["rounds"] = s.rounds;
     j["rounds_kept"] = s.rounds_kept;
@@ -28,9 +20,6 @@ void add_client_json(nlohmann::json& j, const ClientReport& r) {
                            {"epsilon_ns", s.first_sync_epsilon_ns}};
     else
         j["first_sync"] = nullptr;
-    j["synced"] = r.last.synced;
-    j["theta_ns"] = r.last.theta_ns;
-    j["delta_ns"] = r.last.delta_ns;
     if (r.master_mac)
         j["master_mac"] = format_mac(*r.master_mac);
     else
@@ -74,48 +63,123 @@ std::string client_summary_text(const ClientReport& r) {
     return out;
 }
 
-nlohmann::json client_telemetry(const SyncSnapshot& s, const ClockReading& now) {
-    nlohmann::json j;
-    j["synced"] = s.state.synced ? 1u : 0u;
-    j["theta_ns"] = std::to_string(s.state.theta_ns);
-    j["epsilon_ns"] = now.epsilon_ns;
-    j["eps0_ns"] = s.state.eps0_ns;
-    j["delta_ns"] = s.state.delta_ns;
-    j["syncs"] = s.syncs;
-    j["violations"] = s.violations;
-    j["local_ns"] = now.local_ns;
-    j["master_ns"] = now.master_ns;
-    return j;
-}
-
 namespace {
+
 // 100 ns to 10 ms: ε and RTT on a host (a few µs) to a congested path.
 constexpr double kClockBuckets[] = {1e-7,   2.5e-7, 5e-7, 1e-6,   2.5e-6, 5e-6, 1e-5,
                                     2.5e-5, 5e-5,   1e-4, 2.5e-4, 5e-4,   1e-3, 1e-2};
+
+using stats::Figure;
+using stats::FigureKind;
+using stats::FigureReading;
+using stats::FigureUnit;
+using stats::HistStat;
+using stats::LogHistogram;
+
+// The synchronized clock's state: θ, δ, ε₀ and flags of the sync in force.
+std::vector<Figure> sync_state_figures(const ClientSession& session, const SyncedClock& synced) {
+    const auto live = [&synced] { return synced.snapshot().state; };
+    return {
+        {.kind = FigureKind::gauge,
+         .json = "synced",
+         .telemetry = "synced",
+         .metric = "linerate_clocksync_synced",
+         .help = "1 once the client has a good sync, else 0",
+         .read_live = [live](unsigned) { return FigureReading{live().synced}; },
+         .read_final = [&session](unsigned) { return FigureReading{session.sync().synced}; }},
+        {.kind = FigureKind::gauge,
+         .unit = FigureUnit::ns,
+         .json = "theta_ns",
+         .telemetry = "theta_ns",
+         .metric = "linerate_clocksync_theta_seconds",
+         .help = "The offset of the master's clock from the local clock (theta), last sync",
+         .read_live = [live](unsigned) { return FigureReading{live().theta_ns}; },
+         .read_final = [&session](unsigned) { return FigureReading{session.sync().theta_ns}; }},
+        {.kind = FigureKind::gauge,
+         .unit = FigureUnit::ns,
+         .json = "delta_ns",
+         .telemetry = "delta_ns",
+         .read_live = [live](unsigned) { return FigureReading{live().delta_ns}; },
+         .read_final = [&session](unsigned) { return FigureReading{session.sync().delta_ns}; }},
+        {.kind = FigureKind::gauge,
+         .unit = FigureUnit::ns,
+         .telemetry = "eps0_ns",
+         .read_live = [live](unsigned) { return FigureReading{live().eps0_ns}; }},
+    };
+}
+
+// The clock now: ε (served at --metrics once synced), the local and the master's time.
+std::vector<Figure> clock_now_figures(const SyncedClock& synced) {
+    return {
+        {.kind = FigureKind::gauge,
+         .unit = FigureUnit::ns,
+         .telemetry = "epsilon_ns",
+         .metric = "linerate_clocksync_epsilon_seconds",
+         .help = "The bound now on |master's clock - the synchronized clock| (epsilon)",
+         .read_live =
+             [&synced](unsigned) {
+                 const ClockReading now = synced.now();
+                 return FigureReading{now.epsilon_ns, now.synced};
+             }},
+        {.kind = FigureKind::gauge,
+         .unit = FigureUnit::ns,
+         .telemetry = "local_ns",
+         .read_live = [&synced](unsigned) { return FigureReading{synced.local().now()}; }},
+        {.kind = FigureKind::gauge,
+         .unit = FigureUnit::ns,
+         .telemetry = "master_ns",
+         .read_live = [&synced](unsigned) { return FigureReading{synced.now().master_ns}; }},
+    };
+}
+
+// What the session counted and measured: syncs, violations, ε on the grid, round trips.
+std::vector<Figure> session_figures(const ClientSession& session, const SyncedClock& synced) {
+    return {
+        {.kind = FigureKind::histogram,
+         .unit = FigureUnit::ns,
+         .json = "epsilon_ns",
+         .metric = "linerate_clocksync_epsilon_grid_seconds",
+         .help = "Epsilon on the sample grid since the first sync",
+         .json_stats = {HistStat::mean, HistStat::p50, HistStat::p99, HistStat::p999,
+                        HistStat::max},
+         .buckets = kClockBuckets,
+         .live_histogram = [&synced](unsigned) { return synced.epsilon_ns.read(); },
+         .final_histogram = [&session](unsigned) { return session.epsilon_histogram(); }},
+        {.kind = FigureKind::histogram,
+         .unit = FigureUnit::ns,
+         .json = "rtt_ns",
+         .metric = "linerate_clocksync_rtt_seconds",
+         .help = "Round trips of the answered probes",
+         .json_stats = {HistStat::min, HistStat::p50, HistStat::p99},
+         .buckets = kClockBuckets,
+         .live_histogram = [&synced](unsigned) { return synced.rtt_ns.read(); },
+         .final_histogram = [&session](unsigned) { return session.rtt_histogram(); }},
+        {.kind = FigureKind::total,
+         .json = "syncs",
+         .telemetry = "syncs",
+         .metric = "linerate_clocksync_syncs_total",
+         .help = "Good synchronizations",
+         .read_live = [&synced](unsigned) { return FigureReading{synced.snapshot().syncs}; },
+         .read_final = [&session](unsigned) { return FigureReading{session.syncs()}; }},
+        {.kind = FigureKind::total,
+         .json = "violations",
+         .telemetry = "violations",
+         .metric = "linerate_clocksync_violations_total",
+         .help = "Verification mode: reads where the master's time fell outside [t - eps, t + eps]",
+         .read_live = [&synced](unsigned) { return FigureReading{synced.snapshot().violations}; },
+         .read_final = [&session](unsigned) { return FigureReading{session.violations()}; }},
+    };
+}
+
 }  // namespace
 
-void add_client_metrics(stats::Metrics& m, const SyncSnapshot& s, const ClockReading& now,
-                        const stats::LogHistogram& epsilon, const stats::LogHistogram& rtt) {
-    using stats::MetricType;
-    m.add("linerate_clocksync_synced", "1 once the client has a good sync, else 0",
-          MetricType::gauge, {}, s.state.synced ? 1 : 0);
-    if (now.synced)
-        m.add("linerate_clocksync_epsilon_seconds",
-              "The bound now on |master's clock - the synchronized clock| (epsilon)",
-              MetricType::gauge, {}, double(now.epsilon_ns) * 1e-9);
-    m.add("linerate_clocksync_theta_seconds",
-          "The offset of the master's clock from the local clock (theta), last sync",
-          MetricType::gauge, {}, double(s.state.theta_ns) * 1e-9);
-    m.add_histogram("linerate_clocksync_epsilon_grid_seconds",
-                    "Epsilon on the sample grid since the first sync", {}, epsilon, 1e-9,
-                    kClockBuckets);
-    m.add_histogram("linerate_clocksync_rtt_seconds", "Round trips of the answered probes", {}, rtt,
-                    1e-9, kClockBuckets);
-    m.add("linerate_clocksync_syncs_total", "Good synchronizations", MetricType::counter, {},
-          double(s.syncs));
-    m.add("linerate_clocksync_violations_total",
-          "Verification mode: reads where the master's time fell outside [t - eps, t + eps]",
-          MetricType::counter, {}, double(s.violations));
+stats::FigureSet client_figures(const ClientSession& session, const SyncedClock& synced) {
+    stats::FigureSet set{"/linerate/clocksync",
+                         "Synchronized clock: theta, epsilon now, syncs, violations",
+                         sync_state_figures(session, synced)};
+    for (auto part : {clock_now_figures(synced), session_figures(session, synced)})
+        set.figures.insert(set.figures.end(), part.begin(), part.end());
+    return set;
 }
 
 }  // namespace linerate::clocksync

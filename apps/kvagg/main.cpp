@@ -44,5 +44,5 @@ int main(int argc, char** argv) {
                      {{kAggbufFlag, options.aggbuf}}},
                     std::move(args), common);
     fmt::print("{}: config {}\n", kApp, config_json(options).dump());
-    return serve(runtime, options);
+    return runtime.run_app([&] { return serve(runtime, options); });
 }

@@ -55,8 +55,8 @@ int KvService<Table>::run() {
     if (!place_tables()) return 1;
     make_kernels();
     start_control(load_state());
-    register_key_telemetry();
-    hook_into_runtime();
+    figure_set_ = declare_figures();
+    runtime_.add_feature(*this);
     const int status = runtime_.run([this](WorkerContext& ctx) { poll(ctx); });
     return dump_failed_ ? std::max(status, 1) : status;
 }
@@ -70,7 +70,7 @@ bool KvService<Table>::place_tables() {
                                               AggGeometry::slots_for(cfg), kShared ? 1 : workers_,
                                               runtime_.ports().front()->socket());
     } catch (const mem::RegionError& e) {
-        cli::usage_error(kApp, std::string("--aggbuf: ") + e.what());
+        throw cli::UsageError(std::string("--aggbuf: ") + e.what());
     } catch (const std::exception& e) {
         fmt::print(stderr, "{}: {}\n", kApp, e.what());
         return false;
@@ -103,8 +103,8 @@ std::optional<StateImage> KvService<Table>::load_state() {
         try {
             image = load_state_file(o_.state, state_layout(o_, workers_));
         } catch (const StateError& e) {
-            cli::usage_error(kApp,
-                             fmt::format("--state {}: {}; nothing loaded", o_.state, e.what()));
+            throw cli::UsageError(
+                fmt::format("--state {}: {}; nothing loaded", o_.state, e.what()));
         }
         if (!image) {
             fmt::print("{}: state {}: no such file, starting empty\n", kApp, o_.state);
@@ -206,7 +206,7 @@ size_t KvService<Table>::max_response_frame(uint16_t port, size_t l3_offset) con
 }
 
 template <class Table>
-void KvService<Table>::register_key_telemetry() {
+void KvService<Table>::register_telemetry() {
     stats::register_telemetry(
         "/linerate/kvagg/key",
         "One key's value (params: the key, decimal or 0x hex) summed over the tables, and the "
@@ -270,47 +270,95 @@ typename KvService<Table>::KeyLookup KvService<Table>::lookup_per_worker(uint64_
     return sum;
 }
 
+// The service counters (atomics of the control thread) and what each worker publishes once per
+// burst (WorkerLink: its table's key count, its duplicate window's gaps), read live beside the
+// workers; at the end the JSON reads the kernels' own figures.
 template <class Table>
-void KvService<Table>::hook_into_runtime() {
-    runtime_.on_stopped([this] { on_stopped(); });
-    runtime_.add_summary([this] { return figures_line(figures_); });
-    runtime_.add_json([this](nlohmann::json& j) { add_json(j); });
-    runtime_.add_worker_json([this](unsigned w, nlohmann::json& wj) { add_worker_json(w, wj); });
-    runtime_.add_metrics([this](stats::Metrics& m) { add_metrics(m); });
+stats::FigureSet KvService<Table>::declare_figures() const {
+    std::vector<stats::Figure> f = service_figures();
+    for (stats::Figure& w : worker_figures()) f.push_back(std::move(w));
+    if (!o_.export_to.empty())
+        for (stats::Figure& e : export_figures()) f.push_back(std::move(e));
+    return {"", "", std::move(f)};
 }
 
-// The control thread's counters are atomics: readable while it runs (the JSON's "service").
 template <class Table>
-void KvService<Table>::add_metrics(stats::Metrics& m) const {
+std::vector<stats::Figure> KvService<Table>::service_figures() const {
+    using stats::FigureReading;
     const ControlCounters& cc = control_->counters();
-    const std::pair<const char*, uint64_t> kinds[] = {
-        {"read", cc.reads.load()}, {"status", cc.statuses.load()}, {"flush", cc.flushes.load()}};
-    for (const auto& [kind, n] : kinds)
-        m.add("linerate_kvagg_service_requests_total",
-              "Control requests the service thread answered, by kind", stats::MetricType::counter,
-              {{"kind", kind}}, double(n));
-    // What each worker publishes once per burst (WorkerLink): its table's key count, its
-    // duplicate window's gaps summed over the streams.
-    for (unsigned w = 0; w < workers_; ++w) {
-        const WorkerLink& l = links_[w];
-        const stats::MetricLabels worker = {{"worker", std::to_string(w)}};
-        m.add("linerate_kvagg_keys", "Distinct keys in the worker's table (shared: all of them)",
-              stats::MetricType::gauge, worker, double(l.keys.load(std::memory_order_relaxed)));
-        m.add("linerate_kvagg_gaps_opened_total",
-              "Sequence numbers its streams jumped over (a higher one arrived first)",
-              stats::MetricType::counter, worker,
-              double(l.gaps_opened.load(std::memory_order_relaxed)));
-        m.add("linerate_kvagg_gaps_filled_total",
-              "Sequence numbers jumped over that arrived later (accepted late)",
-              stats::MetricType::counter, worker,
-              double(l.gaps_filled.load(std::memory_order_relaxed)));
-    }
-    add_export_metrics(m);
+    auto atomic = [](const std::atomic<uint64_t>& a) {
+        return [&a](unsigned) { return FigureReading{a.load()}; };
+    };
+    const std::string requests = "linerate_kvagg_service_requests_total";
+    const std::string by_kind = "Control requests the service thread answered, by kind";
+    return {
+        {.json = "service.reads",
+         .metric = requests,
+         .help = by_kind,
+         .labels = {{"kind", "read"}},
+         .read_live = atomic(cc.reads),
+         .read_final = atomic(cc.reads)},
+        {.json = "service.statuses",
+         .metric = requests,
+         .help = by_kind,
+         .labels = {{"kind", "status"}},
+         .read_live = atomic(cc.statuses),
+         .read_final = atomic(cc.statuses)},
+        {.json = "service.flushes",
+         .metric = requests,
+         .help = by_kind,
+         .labels = {{"kind", "flush"}},
+         .read_live = atomic(cc.flushes),
+         .read_final = atomic(cc.flushes)},
+        {.json = "service.flushed_sum", .read_final = atomic(cc.flushed_sum)},
+        {.json = "service.flush_repeats", .read_final = atomic(cc.flush_repeats)},
+    };
+}
+
+template <class Table>
+std::vector<stats::Figure> KvService<Table>::worker_figures() const {
+    using stats::FigureKind;
+    using stats::FigureReading;
+    const WorkerLink* links = links_.get();
+    auto link = [links](std::atomic<uint64_t> WorkerLink::*field) {
+        return [links, field](unsigned w) {
+            return FigureReading{(links[w].*field).load(std::memory_order_relaxed)};
+        };
+    };
+    auto gaps = [this](uint64_t SeqGaps::*field) {
+        return [this, field](unsigned w) {
+            return FigureReading{kernels_[w]->dup_filter().gaps().*field};
+        };
+    };
+    return {
+        {.kind = FigureKind::gauge,
+         .json = "keys",
+         .metric = "linerate_kvagg_keys",
+         .help = "Distinct keys in the worker's table (shared: all of them)",
+         .per_worker = true,
+         .read_live = link(&WorkerLink::keys),
+         .read_final =
+             kShared ? nullptr : std::function<FigureReading(unsigned)>([this](unsigned w) {
+                 return FigureReading{worker_keys_[w]};
+             })},
+        {.json = "gaps_opened",
+         .metric = "linerate_kvagg_gaps_opened_total",
+         .help = "Sequence numbers its streams jumped over (a higher one arrived first)",
+         .per_worker = true,
+         .read_live = link(&WorkerLink::gaps_opened),
+         .read_final = gaps(&SeqGaps::opened)},
+        {.json = "gaps_filled",
+         .metric = "linerate_kvagg_gaps_filled_total",
+         .help = "Sequence numbers jumped over that arrived later (accepted late)",
+         .per_worker = true,
+         .read_live = link(&WorkerLink::gaps_filled),
+         .read_final = gaps(&SeqGaps::filled)},
+    };
 }
 
 // After the workers stopped: the tables merged into the run's figures, then the dump.
 template <class Table>
-void KvService<Table>::on_stopped() {
+void KvService<Table>::workers_stopped() {
     control_->stop();
     if (exporter_) stop_export();
     control_->checkpoint_now();  // the last sums: a clean stop loses nothing
@@ -347,14 +395,8 @@ void KvService<Table>::add_json(nlohmann::json& j) const {
     j["aggbuf"] = buffer_->placement();
     j["aggbuf_bytes"] = buffer_->count() * buffer_->table_bytes();
     j["kvagg"] = config_json(o_);
-    const ControlCounters& cc = control_->counters();
-    j["service"] = {{"reads", cc.reads.load()},
-                    {"statuses", cc.statuses.load()},
-                    {"flushes", cc.flushes.load()},
-                    {"flushed_sum", cc.flushed_sum.load()},
-                    {"flush_repeats", cc.flush_repeats.load()}};
     j["instance"] = control_->instance();
-    add_export_json(j);
+    if (exporter_) j["export"]["instance"] = export_instance_name(backlog_->instance());
     if (o_.state.empty()) return;
     const StateCounters& sc = control_->state_counters();
     j["state"] = {{"path", o_.state},
@@ -369,48 +411,57 @@ void KvService<Table>::add_json(nlohmann::json& j) const {
                   {"copy_total_us", sc.copy_total_us.load()}};
 }
 
+// --export's figures: its counters (ExportCounters) and the cluster client's (read through
+// exporter_, made at start_export, before any output reads them).
 template <class Table>
-void KvService<Table>::add_export_json(nlohmann::json& j) const {
-    if (!exporter_) return;
+std::vector<stats::Figure> KvService<Table>::export_figures() const {
+    using stats::FigureKind;
+    using stats::FigureReading;
     const ExportCounters& c = export_counters_;
-    const ClusterCounters& cc = exporter_->cluster_counters();
-    j["export"] = {{"instance", export_instance_name(backlog_->instance())},
-                   {"epochs", c.epochs.load()},
-                   {"keys", c.keys.load()},
-                   {"taken_sum", c.taken_sum.load()},
-                   {"applied", c.applied.load()},
-                   {"already_applied", c.already.load()},
-                   {"errors", c.errors.load()},
-                   {"wait_short", c.wait_short.load()},
-                   {"backlog", c.backlog.load()},
-                   {"backlog_full", c.backlog_full.load()},
-                   {"last_export_us", c.last_export_us.load()},
-                   {"moved", cc.moved.load()},
-                   {"ask", cc.ask.load()},
-                   {"connects", cc.connects.load()},
-                   {"slot_maps", cc.slot_maps.load()}};
-}
-
-template <class Table>
-void KvService<Table>::add_export_metrics(stats::Metrics& m) const {
-    if (!exporter_) return;
-    const ExportCounters& c = export_counters_;
-    using stats::MetricType;
-    m.add("linerate_kvagg_export_backlog_epochs", "Epochs Redis has not acknowledged yet",
-          MetricType::gauge, {}, double(c.backlog.load()));
-    m.add("linerate_kvagg_export_backlog_full_total",
-          "Export periods skipped because the backlog was full", MetricType::counter, {},
-          double(c.backlog_full.load()));
-    m.add("linerate_kvagg_export_epochs_total", "Epochs Redis acknowledged", MetricType::counter,
-          {}, double(c.epochs.load()));
-    m.add("linerate_kvagg_export_keys_total", "Key deltas in the acknowledged epochs",
-          MetricType::counter, {}, double(c.keys.load()));
-    m.add("linerate_kvagg_export_errors_total",
-          "Export tries that failed (unreachable, error reply) and were retried",
-          MetricType::counter, {}, double(c.errors.load()));
-    m.add("linerate_kvagg_export_already_applied_total",
-          "Partition batches Redis had applied before (a retry or a restart): not applied twice",
-          MetricType::counter, {}, double(c.already.load()));
+    auto atomic = [](const std::atomic<uint64_t>& a) {
+        return [&a](unsigned) { return FigureReading{a.load()}; };
+    };
+    auto cluster = [this](std::atomic<uint64_t> ClusterCounters::*field) {
+        return [this, field](unsigned) {
+            return FigureReading{exporter_ ? (exporter_->cluster_counters().*field).load() : 0};
+        };
+    };
+    auto total = [&](std::string json, std::string metric, std::string help,
+                     const std::atomic<uint64_t>& a) {
+        return stats::Figure{.json = std::move(json),
+                             .metric = std::move(metric),
+                             .help = std::move(help),
+                             .read_live = atomic(a),
+                             .read_final = atomic(a)};
+    };
+    std::vector<stats::Figure> f = {
+        total("export.epochs", "linerate_kvagg_export_epochs_total", "Epochs Redis acknowledged",
+              c.epochs),
+        total("export.keys", "linerate_kvagg_export_keys_total",
+              "Key deltas in the acknowledged epochs", c.keys),
+        total("export.errors", "linerate_kvagg_export_errors_total",
+              "Export tries that failed (unreachable, error reply) and were retried", c.errors),
+        total("export.already_applied", "linerate_kvagg_export_already_applied_total",
+              "Partition batches Redis had applied before (a retry or a restart): not applied "
+              "twice",
+              c.already),
+        total("export.backlog_full", "linerate_kvagg_export_backlog_full_total",
+              "Export periods skipped because the backlog was full", c.backlog_full),
+        total("export.backlog", "linerate_kvagg_export_backlog_epochs",
+              "Epochs Redis has not acknowledged yet", c.backlog),
+    };
+    f.back().kind = FigureKind::gauge;
+    for (auto [key, a] : {std::pair{"export.applied", &c.applied},
+                          {"export.taken_sum", &c.taken_sum},
+                          {"export.wait_short", &c.wait_short},
+                          {"export.last_export_us", &c.last_export_us}})
+        f.push_back({.json = key, .read_final = atomic(*a)});
+    for (auto [key, field] : {std::pair{"export.moved", &ClusterCounters::moved},
+                              {"export.ask", &ClusterCounters::ask},
+                              {"export.connects", &ClusterCounters::connects},
+                              {"export.slot_maps", &ClusterCounters::slot_maps}})
+        f.push_back({.json = key, .read_final = cluster(field)});
+    return f;
 }
 
 template <class Table>
@@ -419,9 +470,6 @@ void KvService<Table>::add_worker_json(unsigned w, nlohmann::json& wj) const {
     const KvCounters& c = kernels_[w]->counters();
     wj["overflow_sum"] = c.overflow_sum;
     wj["aggregated_sum"] = c.value_sum;
-    wj["gaps_opened"] = kernels_[w]->dup_filter().gaps().opened;
-    wj["gaps_filled"] = kernels_[w]->dup_filter().gaps().filled;
-    if (!kShared) wj["keys"] = worker_keys_[w];
 }
 
 template <class Table>

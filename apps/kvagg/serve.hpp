@@ -27,9 +27,11 @@ namespace linerate::kvagg {
 // Aggregates on the started runtime until a stop; the process exit status.
 int serve(Runtime& runtime, const Options& o);
 
-// The service on one kind of table: AggTable (one per worker) or SharedAggTable (one for all).
+// The service on one kind of table: AggTable (one per worker) or SharedAggTable (one for all),
+// a feature of the runtime: its figures, JSON and summary reach the runtime's outputs by its
+// hooks. A usage error found here (--aggbuf, --state) throws cli::UsageError.
 template <class Table>
-class KvService {
+class KvService : public Feature {
   public:
     static constexpr bool kShared = std::is_same_v<Table, SharedAggTable>;
 
@@ -53,20 +55,25 @@ class KvService {
     void start_control(const std::optional<StateImage>& loaded);
     void start_export(const std::optional<StateImage>& loaded);
     void stop_export();
-    void add_export_json(nlohmann::json& j) const;
-    void add_export_metrics(stats::Metrics& m) const;
     size_t max_response_frame(uint16_t port, size_t l3_offset) const;
-    void register_key_telemetry();
     nlohmann::json key_json(const std::string& params);
     KeyLookup lookup_shared(uint64_t key) const;
     KeyLookup lookup_per_worker(uint64_t key, nlohmann::json& j);
-    void hook_into_runtime();
-    void on_stopped();
+    stats::FigureSet declare_figures() const;
+    std::vector<stats::Figure> service_figures() const;
+    std::vector<stats::Figure> worker_figures() const;
+    std::vector<stats::Figure> export_figures() const;
     void write_dump_file(const AggResult& merged);
-    void add_json(nlohmann::json& j) const;
-    void add_worker_json(unsigned w, nlohmann::json& wj) const;
-    void add_metrics(stats::Metrics& m) const;
     void poll(WorkerContext& ctx);
+
+    // Feature: /linerate/kvagg/key, the figures, and after the stop the merge, the dump, the
+    // summary and the JSON.
+    void register_telemetry() override;
+    const stats::FigureSet* figures() const override { return &figure_set_; }
+    void workers_stopped() override;
+    std::string summary() const override { return figures_line(figures_); }
+    void add_json(nlohmann::json& j) const override;
+    void add_worker_json(unsigned w, nlohmann::json& wj) const override;
 
     Runtime& runtime_;
     const Options& o_;
@@ -86,6 +93,7 @@ class KvService {
     ExportCounters export_counters_;
     std::unique_ptr<ExportBacklog> backlog_;
     std::unique_ptr<ExportThread> exporter_;
+    stats::FigureSet figure_set_;
 };
 
 }  // namespace linerate::kvagg

@@ -41,6 +41,24 @@ std::shared_ptr<const XdpDatapathSpec> xdp_spec(xdp::Datapath datapath, xdp::Xdp
     return spec;
 }
 
+// Reflects on the started runtime until a stop; ports that do not pair for --forward pair are a
+// usage error.
+int reflect(Runtime& runtime, const ForwardChoice& forward) {
+    const std::vector<uint16_t> ports = runtime.port_ids();
+    if (std::string e = forward_pairing_error(runtime.workers().slots(), forward.mode, ports);
+        !e.empty())
+        throw cli::UsageError(e);
+    runtime.json_keys().update(
+        {{"forward", forward_mode_name(forward.mode)}, {"mac_swap", forward.swaps_macs()}});
+    report_datapath(runtime);
+    XdpDatapath* xdp = runtime.xdp_datapath();
+    const bool swap = forward.swaps_macs();
+    return runtime.run([&](WorkerContext& ctx) {
+        const ForwardOptions fo{std::nullopt, forward_tx_queues(ctx.slot, forward.mode, ports)};
+        swap ? run_worker<true>(ctx, fo, xdp) : run_worker<false>(ctx, fo, xdp);
+    });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -59,21 +77,5 @@ int main(int argc, char** argv) {
     AppInfo info{"l2reflect", "MAC-swap reflector", l2reflect::kDrops};
     info.xdp_datapath = xdp_spec(datapath, xdp_mode, forward);
     Runtime runtime(info, std::move(args), options);
-    const std::vector<uint16_t> ports = runtime.port_ids();
-    if (std::string e = forward_pairing_error(runtime.workers().slots(), forward.mode, ports);
-        !e.empty()) {
-        fmt::print(stderr, "l2reflect: {}\n", e);
-        return 2;
-    }
-    runtime.add_json([&forward](nlohmann::json& j) {
-        j["forward"] = forward_mode_name(forward.mode);
-        j["mac_swap"] = forward.swaps_macs();
-    });
-    report_datapath(runtime);
-    XdpDatapath* xdp = runtime.xdp_datapath();
-    const bool swap = forward.swaps_macs();
-    return runtime.run([&](WorkerContext& ctx) {
-        const ForwardOptions fo{std::nullopt, forward_tx_queues(ctx.slot, forward.mode, ports)};
-        swap ? run_worker<true>(ctx, fo, xdp) : run_worker<false>(ctx, fo, xdp);
-    });
+    return runtime.run_app([&] { return reflect(runtime, forward); });
 }

@@ -77,23 +77,51 @@ std::shared_ptr<const XdpDatapathSpec> xdp_spec(xdp::Datapath datapath, xdp::Xdp
     return spec;
 }
 
-// --forward pair's pairing and --bad-port against the ports in use; false: one line said why.
-bool ports_fit(const Runtime& runtime, ForwardMode mode, std::optional<uint16_t> bad_port) {
+// --forward pair's pairing and --bad-port against the ports in use: a usage error when they
+// do not fit.
+void check_ports_fit(const Runtime& runtime, ForwardMode mode, std::optional<uint16_t> bad_port) {
     const std::vector<uint16_t> ports = runtime.port_ids();
-    if (std::string e = forward_pairing_error(runtime.workers().slots(), mode, ports); !e.empty()) {
-        fmt::print(stderr, "{}: {}\n", kApp, e);
-        return false;
-    }
-    if (bad_port && !port_in_use(runtime, *bad_port)) {
-        fmt::print(stderr, "{}: --bad-port {}: not one of the ports in use (see --help)\n", kApp,
-                   *bad_port);
-        return false;
-    }
+    if (std::string e = forward_pairing_error(runtime.workers().slots(), mode, ports); !e.empty())
+        throw cli::UsageError(e);
+    if (bad_port && !port_in_use(runtime, *bad_port))
+        throw cli::UsageError(fmt::format("--bad-port {}: not one of the ports in use", *bad_port));
     for (const worker::WorkerSlot& slot : runtime.workers().slots())
         if (bad_port && !slot.queues.empty() && !divert_for(slot, bad_port))
             fmt::print(stderr, "{}: warning: worker {} has no queue on port {}, frees bad frames\n",
                        kApp, slot.index, *bad_port);
-    return true;
+}
+
+// Checks frames on the started runtime until a stop; ports that do not fit --forward pair or
+// --bad-port are a usage error.
+int check_frames(Runtime& runtime, const nfv::Options& o, const nfv::CheckIpHeader& check) {
+    const std::vector<uint16_t> ports = runtime.port_ids();
+    const ForwardMode mode = o.forward.mode;
+    const std::optional<uint16_t> bad_port = o.bad_port;
+    check_ports_fit(runtime, mode, bad_port);
+
+    const nlohmann::json config = nfv::config_json(o, check);
+    fmt::print("{}: config {}\n", kApp, config.dump());
+    stats::register_telemetry("/linerate/nfv/config", "Effective CheckIPHeader configuration",
+                              [config](const std::string&) { return config; });
+    runtime.json_keys()["nfv"] = config;
+    report_datapath(runtime);
+    XdpDatapath* xdp = runtime.xdp_datapath();
+
+    nfv::FirstBadLog first_bad(kApp);
+    nfv::FirstBadLog* log = o.verbose ? &first_bad : nullptr;
+    const bool mac_swap = o.forward.swaps_macs();
+    return runtime.run([&](WorkerContext& ctx) {
+        // Non-IPv4 frames are not nfv's (unless --pass-non-ip forwards them).
+        const ForwardOptions forward{divert_for(ctx.slot, bad_port),
+                                     forward_tx_queues(ctx.slot, mode, ports),
+                                     unsigned(nfv::Verdict::not_ipv4)};
+        nfv::with_mbuf_kernel(check, log, mac_swap, [&](auto& kernel) {
+            // On an interface the program runs in the kernel, and this loop is its slow path.
+            if (!xdp || xdp->on_interface()) return forward_loop(ctx, kernel, forward);
+            XdpTestRunKernel xdp_kernel(*xdp, xdp->slots(), kernel);  // the slow path: `kernel`
+            forward_loop(ctx, xdp_kernel, forward);
+        });
+    });
 }
 
 }  // namespace
@@ -121,32 +149,5 @@ int main(int argc, char** argv) {
     info.xdp_datapath = xdp_spec(datapath, xdp_mode, check, nfv_options);
     Runtime runtime(std::move(info), std::move(args), options);
 
-    const std::vector<uint16_t> ports = runtime.port_ids();
-    const ForwardMode mode = nfv_options.forward.mode;
-    const std::optional<uint16_t> bad_port = nfv_options.bad_port;
-    if (!ports_fit(runtime, mode, bad_port)) return 2;
-
-    const nlohmann::json config = nfv::config_json(nfv_options, check);
-    fmt::print("{}: config {}\n", kApp, config.dump());
-    stats::register_telemetry("/linerate/nfv/config", "Effective CheckIPHeader configuration",
-                              [config](const std::string&) { return config; });
-    runtime.add_json([config](nlohmann::json& j) { j["nfv"] = config; });
-    report_datapath(runtime);
-    XdpDatapath* xdp = runtime.xdp_datapath();
-
-    nfv::FirstBadLog first_bad(kApp);
-    nfv::FirstBadLog* log = nfv_options.verbose ? &first_bad : nullptr;
-    const bool mac_swap = nfv_options.forward.swaps_macs();
-    return runtime.run([&](WorkerContext& ctx) {
-        // Non-IPv4 frames are not nfv's (unless --pass-non-ip forwards them).
-        const ForwardOptions forward{divert_for(ctx.slot, bad_port),
-                                     forward_tx_queues(ctx.slot, mode, ports),
-                                     unsigned(nfv::Verdict::not_ipv4)};
-        nfv::with_mbuf_kernel(check, log, mac_swap, [&](auto& kernel) {
-            // On an interface the program runs in the kernel, and this loop is its slow path.
-            if (!xdp || xdp->on_interface()) return forward_loop(ctx, kernel, forward);
-            XdpTestRunKernel xdp_kernel(*xdp, xdp->slots(), kernel);  // the slow path: `kernel`
-            forward_loop(ctx, xdp_kernel, forward);
-        });
-    });
+    return runtime.run_app([&] { return check_frames(runtime, nfv_options, check); });
 }

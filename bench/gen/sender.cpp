@@ -70,10 +70,7 @@ Sender::Sender(Runtime& runtime, const GenOptions& options, const TrafficPlan& p
         if (plan.frame_len() > room) worker->scratch.resize(plan.frame_len());
         workers_.push_back(std::move(worker));
     }
-    rt_.on_stopped([this] { merge_and_write(); });
-    rt_.add_metrics([this](stats::Metrics& m) { add_metrics(m); });
-    rt_.add_json([this](nlohmann::json& j) { add_json(j); });
-    rt_.add_summary([this] { return summary(); });
+    rt_.add_feature(*this);
 }
 
 // The run's own figures in the JSON: what came back, round trips, the rate sent, the sums.

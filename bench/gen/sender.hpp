@@ -27,7 +27,8 @@ LINERATE_COUNTERS(GenCounter, kGenCounters, LINERATE_GEN_COUNTERS);
 #define LINERATE_GEN_DROPS(X) X(no_mbuf, "no mbuf")
 LINERATE_DROPS(GenDrop, kGenDrops, LINERATE_GEN_DROPS);
 
-class Sender {
+// A feature of the runtime: its figures reach the JSON, the summary and --metrics by its hooks.
+class Sender : public Feature {
   public:
     // Throws std::invalid_argument when the traffic cannot be split over the workers.
     Sender(Runtime& runtime, const GenOptions& options, const TrafficPlan& plan);
@@ -40,9 +41,10 @@ class Sender {
     class Loop;
     void work(WorkerContext& ctx);
     void merge_and_write();
-    void add_metrics(stats::Metrics& m) const;
-    void add_json(nlohmann::json& j) const;
-    std::string summary() const;
+    void workers_stopped() override { merge_and_write(); }
+    void add_metrics(stats::Metrics& m) const override;
+    void add_json(nlohmann::json& j) const override;
+    std::string summary() const override;
 
     Runtime& rt_;
     const GenOptions& opt_;

@@ -261,8 +261,12 @@ void check_common_options(const CommonOptions& o) {
             o.mbufs, o.mbuf_cache, (uint64_t(o.mbuf_cache) * 3 + 1) / 2, o.mbufs * 2 / 3));
 }
 
-void usage_error(const std::string& program, const std::string& message) {
+void print_usage_error(const std::string& program, const std::string& message) {
     fmt::print(stderr, "{}: {} (see --help)\n", program, message);
+}
+
+void usage_error(const std::string& program, const std::string& message) {
+    print_usage_error(program, message);
     std::exit(2);
 }
 

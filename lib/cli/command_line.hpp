@@ -3,6 +3,7 @@
 // the error convention (one line on stderr, exit status 2; --help exits 0).
 #include <CLI/CLI.hpp>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -72,7 +73,15 @@ void check_writable(const std::string& path, const std::string& option);
 // on a bad option or value, or on an EAL option given without `--`.
 SplitArgs parse_or_exit(CLI::App& app, int argc, const char* const* argv);
 
+// A usage error: "program: message (see --help)" on stderr, exit 2.
 [[noreturn]] void usage_error(const std::string& program, const std::string& message);
+void print_usage_error(const std::string& program, const std::string& message);
+
+// A usage error found once the runtime started (Runtime::run_app ends the run on it with
+// exit 2): what() is the message.
+struct UsageError : std::invalid_argument {
+    using std::invalid_argument::invalid_argument;
+};
 
 // Port list from --ports "0,1,3" or -p hex mask; empty means all ports.
 std::vector<uint16_t> parse_port_list(const CommonOptions& opts);

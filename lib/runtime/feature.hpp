@@ -1,6 +1,8 @@
 #pragma once
 // A runtime feature: an optional part of the runtime (pcap test mode, AF_XDP ports and XDP
-// steering, the exception path, and what later issues add) as one object with a hook per stage,
+// steering, the exception path, and what later issues add) or an app's service (kvagg's tables
+// and control thread, clocksync's client report: Runtime::add_feature) as one object with a
+// hook per stage, the one way to extend the runtime,
 // the way testpmd's fwd_engine keeps a forwarding mode apart from the framework that owns ports
 // and options. The runtime calls every feature's hooks in stage order (runtime.hpp, and
 // docs/architecture.md); a hook's default does nothing. No hook runs per packet: what a worker
@@ -20,6 +22,7 @@
 #include "eal/port.hpp"
 #include "mem/mempool.hpp"
 #include "stats/counters.hpp"
+#include "stats/figures.hpp"
 #include "stats/metrics.hpp"
 
 namespace linerate {
@@ -82,11 +85,17 @@ class Feature {
     // workers run): it may only read, as its telemetry does.
     virtual void add_metrics(stats::Metrics& /*m*/) const {}
 
-    // Right after the workers stopped, before the app's on_stopped hooks.
+    // Its own figures, declared once: the runtime writes them to the final JSON, their telemetry
+    // endpoint and --metrics (stats/figures.hpp). Read while the workers run: live readers only.
+    virtual const stats::FigureSet* figures() const { return nullptr; }
+
+    // Right after the workers stopped (the runtime's features first, then the app's).
     virtual void workers_stopped() {}
     // After the workers stopped, before the ports close: frees what it holds.
     virtual void drain() {}
     virtual void add_json(nlohmann::json& /*j*/) const {}
+    // Keys of worker `worker`'s object of the final JSON ("workers"[worker]).
+    virtual void add_worker_json(unsigned /*worker*/, nlohmann::json& /*wj*/) const {}
     // A line for the final summary, or "".
     virtual std::string summary() const { return {}; }
 };

@@ -23,6 +23,7 @@
 #include "runtime/service_notify.hpp"
 #include "runtime/xdp_datapath.hpp"
 #include "stats/board_metrics.hpp"
+#include "stats/figures.hpp"
 #include "stats/port_drops.hpp"
 #include "stats/report.hpp"
 #include "stats/telemetry.hpp"
@@ -98,6 +99,7 @@ void Runtime::make_plan() {
             info_.xdp_filter ? info_.xdp_filter() : xdp::SteerFilter{xdp::SteerMode::ipv4, 0};
         cli::check_common_options(options_);
         add_features();
+        for (auto& f : plan_.features) features_.push_back(f.get());
     } catch (const std::invalid_argument& e) {
         cli::usage_error(info_.name, e.what());
     } catch (const std::exception& e) {
@@ -376,12 +378,12 @@ void Runtime::monitor(ServiceNotify& service) {
     double last_print = start, last_link_check = start;
     stats::Totals last = stats_->totals();
     std::chrono::milliseconds period = Feature::kDefaultTick;
-    for (const auto& f : plan_.features) period = std::min(period, f->tick_period());
+    for (const Feature* f : features_) period = std::min(period, f->tick_period());
     while (!worker::stop_requested()) {
         std::this_thread::sleep_for(period);
         const double now = now_s();
         const stats::Totals t = stats_->totals();
-        for (auto& f : plan_.features) f->tick({now, t.rx_packets});
+        for (Feature* f : features_) f->tick({now, t.rx_packets});
         service.tick(now);
         if (options_.duration_s > 0 && now - start >= options_.duration_s) worker::request_stop();
         if (!pcap_mode() && now - last_link_check >= 1.0) {
@@ -400,7 +402,7 @@ void Runtime::monitor(ServiceNotify& service) {
 // The periodic stats line: the board's rates, what features add, the ports' own drops.
 void Runtime::print_interval(const stats::Totals& now, const stats::Totals& last, double seconds) {
     std::string line = stats::interval_line(*stats_, now, last, seconds);
-    for (auto& f : plan_.features) line += f->interval_text();
+    for (Feature* f : features_) line += f->interval_text();
     const uint64_t port_drops = stats::total(port_drops_now());
     fmt::print("{} | port drops {}\n", line, port_drops - last_port_drops_);
     last_port_drops_ = port_drops;
@@ -417,7 +419,15 @@ void Runtime::register_telemetry() {
     stats::register_telemetry("/linerate/drops", "Drops by reason", [this](const std::string&) {
         return stats::drops_json(*stats_, stats_->totals());
     });
-    for (auto& f : plan_.features) f->register_telemetry();
+    for (Feature* f : features_) {
+        f->register_telemetry();
+        const stats::FigureSet* set = f->figures();
+        if (!set || set->telemetry_endpoint.empty()) continue;
+        stats::register_telemetry(set->telemetry_endpoint, set->telemetry_help,
+                                  [this, set](const std::string&) {
+                                      return stats::figures_telemetry(*set, workers_->size());
+                                  });
+    }
 }
 
 // Read as the stats line, telemetry and the JSON read them: the board's per-worker counters,
@@ -434,9 +444,12 @@ std::vector<stats::MetricFamily> Runtime::collect_metrics() {
     const double start = start_s_;
     m.add("linerate_uptime_seconds", "Seconds the workers have run", stats::MetricType::gauge, {},
           start > 0 ? now_s() - start : 0.0);
-    for (const auto& f : plan_.features) f->add_metrics(m);
-    std::lock_guard lock(metrics_mutex_);
-    for (auto& hook : metrics_hooks_) hook(m);
+    std::lock_guard lock(features_mutex_);
+    for (const Feature* f : features_) {
+        f->add_metrics(m);
+        if (const stats::FigureSet* set = f->figures())
+            stats::add_figure_metrics(*set, workers_->size(), m);
+    }
     return m.families();
 }
 
@@ -465,8 +478,22 @@ void Runtime::add_port_metrics(stats::Metrics& m) const {
 WorkerContext Runtime::worker_context(const worker::WorkerSlot& slot) {
     WorkerContext ctx{slot,    stats_->worker(slot.index), options_.burst, options_.tx_retries,
                       nullptr, unfinished_checksums_};
-    for (auto& f : plan_.features) f->fill_worker_context(ctx);
+    for (Feature* f : features_) f->fill_worker_context(ctx);
     return ctx;
+}
+
+void Runtime::add_feature(Feature& feature) {
+    std::lock_guard lock(features_mutex_);
+    features_.push_back(&feature);
+}
+
+int Runtime::run_app(const std::function<int()>& app) {
+    try {
+        return app();
+    } catch (const cli::UsageError& e) {
+        cli::print_usage_error(info_.name, e.what());
+        return 2;
+    }
 }
 
 int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
@@ -487,8 +514,7 @@ int Runtime::run(const std::function<void(WorkerContext&)>& worker) {
         },
         [&] { monitor(service); });
     elapsed_s_ = now_s() - start_s_;
-    for (auto& f : plan_.features) f->workers_stopped();
-    for (auto& f : stopped_hooks_) f();
+    for (Feature* f : features_) f->workers_stopped();
     leak_for_test();
     const Closed closed = close_ports();
     print_summary(closed);
@@ -512,7 +538,7 @@ Runtime::Closed Runtime::close_ports() {
         held_bound += port->held_after_close();
     }
     stats::clear_telemetry();
-    for (auto& f : plan_.features) f->drain();
+    for (Feature* f : features_) f->drain();
     Closed c;
     c.port_drops = port_drops_now();
     c.links = nlohmann::json::object();
@@ -529,9 +555,8 @@ void Runtime::print_summary(const Closed& closed) const {
     if (int sig = worker::stop_signal()) fmt::print("{}: stopped by signal {}\n", info_.name, sig);
     fmt::print("{}\n", stats::final_summary(*stats_, elapsed_s_, closed.in_use, closed.pmd_held));
     fmt::print("{}\n", stats::port_drops_summary(closed.port_drops));
-    for (const auto& f : plan_.features)
+    for (const Feature* f : features_)
         if (std::string line = f->summary(); !line.empty()) fmt::print("{}\n", line);
-    for (auto& f : summary_hooks_) fmt::print("{}\n", f());
     std::fflush(stdout);
 }
 
@@ -540,10 +565,13 @@ bool Runtime::write_json(const Closed& closed) const {
     j["netbuf"] = pool_->describe();
     j["port_drops"] = stats::port_drops_json(closed.port_drops);
     j["links"] = closed.links;
-    for (const auto& f : plan_.features) f->add_json(j);
-    for (unsigned w = 0; w < j["workers"].size(); ++w)
-        for (auto& f : worker_json_hooks_) f(w, j["workers"][w]);
-    for (auto& f : json_hooks_) f(j);
+    j.update(json_keys_);
+    for (const Feature* f : features_) {
+        f->add_json(j);
+        for (unsigned w = 0; w < j["workers"].size(); ++w) f->add_worker_json(w, j["workers"][w]);
+        if (const stats::FigureSet* set = f->figures())
+            stats::add_figures_json(*set, workers_->size(), j);
+    }
     std::ofstream out(options_.json_path);
     out << j.dump(2) << "\n";
     if (!out) fmt::print(stderr, "{}: error: cannot write {}\n", info_.name, options_.json_path);

@@ -120,26 +120,22 @@ class Runtime {
     // The XDP datapath's feature (AppInfo::xdp_datapath), or none.
     XdpDatapath* xdp_datapath() const { return xdp_datapath_; }
     // Seconds the workers ran: the JSON's duration_s, set once run() stopped them (for the
-    // on_stopped, summary and JSON hooks).
+    // features' workers_stopped, summary and JSON hooks).
     double elapsed_s() const { return elapsed_s_; }
 
-    // Extra keys for the final JSON (called once, after the workers stopped).
-    void add_json(std::function<void(nlohmann::json&)> fn) { json_hooks_.push_back(std::move(fn)); }
-    // Extra keys for each worker's object of the final JSON ("workers"[worker]).
-    void add_worker_json(std::function<void(unsigned worker, nlohmann::json&)> fn) {
-        worker_json_hooks_.push_back(std::move(fn));
-    }
-    // Extra lines for the final summary.
-    void add_summary(std::function<std::string()> fn) { summary_hooks_.push_back(std::move(fn)); }
-    // The app's own figures for the --metrics endpoint (docs/metrics.md), added at each scrape
-    // on the endpoint's thread while the workers run: it may only read what is safe to read
-    // beside them (what its telemetry reads), never worker-owned state.
-    void add_metrics(std::function<void(stats::Metrics&)> fn) {
-        std::lock_guard lock(metrics_mutex_);
-        metrics_hooks_.push_back(std::move(fn));
-    }
-    // Called after the workers stopped and before ports close (e.g. to merge worker state).
-    void on_stopped(std::function<void()> fn) { stopped_hooks_.push_back(std::move(fn)); }
+    // An app's own feature (its service), the one way an app extends the runtime: from
+    // register_telemetry on, its hooks run after the runtime's features' (the stages before,
+    // from add_eal_args to start, are over when an app has a Runtime). Added before run(); the
+    // app keeps it alive until run() returns.
+    void add_feature(Feature& feature);
+    // Keys the final JSON carries as they are (the app's configuration: forward, nfv, ...).
+    nlohmann::json& json_keys() { return json_keys_; }
+
+    // Runs the app on the started runtime: its set-up, then its run() (the exit status). A usage
+    // error it finds only now (cli::UsageError: ports that do not pair, a region too small) is
+    // one line and exit 2, as before start-up, with the runtime closed as on any return: no
+    // summary, no JSON.
+    int run_app(const std::function<int()>& app);
 
     // Runs `worker` on every worker until a stop; returns the process exit status. A worker
     // that polls in a loop of its own makes `worker::keep_polling()` its condition (or calls
@@ -204,12 +200,10 @@ class Runtime {
     std::atomic<double> start_s_ = 0;            // read by the telemetry thread
     uint64_t last_port_drops_ = 0;               // the stats line's previous figure
     double elapsed_s_ = 0;
-    std::vector<std::function<void(nlohmann::json&)>> json_hooks_;
-    std::vector<std::function<void(unsigned, nlohmann::json&)>> worker_json_hooks_;
-    std::vector<std::function<std::string()>> summary_hooks_;
-    std::vector<std::function<void()>> stopped_hooks_;
-    std::mutex metrics_mutex_;  // the app may add hooks while the endpoint collects
-    std::vector<std::function<void(stats::Metrics&)>> metrics_hooks_;
+    // Every feature whose hooks run from register_telemetry on: plan_.features, then the app's.
+    std::vector<Feature*> features_;
+    std::mutex features_mutex_;  // the app may add one while the metrics endpoint collects
+    nlohmann::json json_keys_ = nlohmann::json::object();
 };
 
 }  // namespace linerate

@@ -274,8 +274,7 @@ std::string XdpDatapath::summary() const {
 }
 
 void report_datapath(Runtime& runtime) {
-    if (!runtime.xdp_datapath())
-        runtime.add_json([](nlohmann::json& j) { j["datapath"] = "dpdk"; });
+    if (!runtime.xdp_datapath()) runtime.json_keys()["datapath"] = "dpdk";
 }
 
 }  // namespace linerate
