@@ -1,25 +1,29 @@
 #!/usr/bin/env python3
-"""kvagg --export to a real Redis Cluster, on the veth pair of kvagg_redis_export_test.cpp
-(namespaces it creates and passes in, as state_chaos_test.py's): six redis-server processes
-(three primaries, three replicas, `redis-cli --cluster create`) on 127.0.0.1 of kvagg's
-namespace (its own loopback: the ports are free there, nothing else runs in it), in a scratch
-directory, killed at the end whatever happens.
+"""Two kvagg instances exporting to one real Redis Cluster, on the veth pairs of
+kvagg_redis_export_test.cpp (namespaces it creates and passes in): A and B as shard_chaos_test.py
+runs them (a namespace each, net_af_packet, --state; A on 10.213.0.1, B on 10.213.1.1), both
+with --export to six redis-server processes (three primaries, three replicas, `redis-cli
+--cluster create`) on 10.213.0.2 in the clients' namespace (B's namespace has a route to it over
+B's pair), in a scratch directory, killed at the end whatever happens.
 
   1. A Redis without cluster mode at start: kvagg exits 2 with one "--export:" line.
-  2. kvagg (--state, --export every 300 ms) starts before any Redis runs: one line, it
-     aggregates, its epochs wait in the backlog; then the cluster is created and takes them.
-  3. Three clients (two Python, one C++ kvagg_load --durable, state_chaos_test.py's) send while
-     kvagg is killed with SIGKILL and restarted on its --state, the primary serving partition 0
-     is killed with SIGKILL (its replica takes over; the node restarts as a replica), every node
-     is stopped (SIGSTOP) for 3 s, and one field of partition 3 is pushed near the signed 64-bit
+  2. A and B (--state, --export every 300 ms) start before any Redis runs: one line each, they
+     aggregate, their epochs wait in the backlog; then the cluster is created and takes them.
+  3. Three sharded clients over A and B (two Python ShardedClient, shard_chaos_test.py's `send`;
+     one C++ kvagg_load --endpoints --durable) send while A is killed with SIGKILL and restarted
+     on its --state (the clients hold A's share meanwhile), the primary serving partition 0 is
+     killed with SIGKILL (its replica takes over; the node restarts as a replica), every node is
+     stopped (SIGSTOP) for 3 s, and one field of partition 3 is pushed near the signed 64-bit
      bound for 2 s, so that every batch of partition 3 holding it is refused with an error reply
      (counted and retried; nothing of the batch applied) before it is put back.
-  4. The clients end with wait_durable(); once Redis holds their sums (the exporter catches up
-     with its backlog; at most 30 s), kvagg stops on SIGINT (its last epoch exported): the sums
-     in Redis, read with redis-cli, equal everything sent, key by key, exactly; the JSON
+  4. The clients end with wait_durable(); once Redis holds their sums (the exporters catch up
+     with their backlogs; at most 30 s), A and B stop on SIGINT (their last epochs exported):
+     the sums in Redis, read with redis-cli, equal everything sent, key by key, exactly (A and
+     B add into the same hashes); every partition's markers are A's and B's instances; the JSON
      has no backlog left, counted the errors, and docs/json.md lists its `export` keys.
 
-    redis_export_chaos_test.py run --kvagg K --load L --kv-ns A --cl-ns B --kv-if I
+    redis_export_chaos_test.py run --kvagg K --load L --kv-ns NA --kv-ns2 NB --cl-ns CL
+                                   --kv-if IA --kv-if2 IB
 """
 import argparse
 import json
@@ -34,16 +38,20 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import service_test as st  # noqa: E402  (the namespaces, sums files)
-import state_chaos_test as chaos  # noqa: E402  (kvagg restarted on its --state, the clients)
+import shard_chaos_test as shard  # noqa: E402  (kvagg instances, a namespace each; the clients)
 
 MASK = 2**64 - 1
 PORTS = range(7000, 7006)  # the cluster's nodes; 6999 the plain Redis of the bad-input check
 PARTITIONS = 16
+# The cluster's address: the clients' end of instance A's veth pair (kvagg_redis_export_test.cpp
+# routes B's namespace to it over B's pair), so that both instances reach the same nodes and the
+# nodes announce an address both can follow.
+HOST = st.CLIENT_IP
 NEAR_BOUND = 9200000000000000000  # the apply script refuses a sum this far from zero
 
 
 class Redis:
-    """redis-server processes in kvagg's namespace, one directory each under tmp."""
+    """redis-server processes on HOST in the clients' namespace, one directory each under tmp."""
 
     def __init__(self, ns, tmp, procs):
         self.ns, self.tmp, self.procs, self.nodes = ns, tmp, procs, {}
@@ -51,12 +59,14 @@ class Redis:
     def start(self, port, cluster=True):
         d = os.path.join(self.tmp, f"redis{port}")
         os.makedirs(d, exist_ok=True)
-        argv = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", d,
-                "--save", "", "--appendonly", "no", "--logfile", os.path.join(d, "log")]
+        argv = ["redis-server", "--port", str(port), "--bind", HOST, "--dir", d,
+                "--save", "", "--appendonly", "no", "--logfile", os.path.join(d, "log"),
+                # HOST is not a loopback address; it exists in this test's namespaces only.
+                "--protected-mode", "no"]
         if cluster:
             argv += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                      "--cluster-node-timeout", "1000"]
-        p = self.ns.run(self.ns.kv, *argv)
+        p = self.ns.run(self.ns.cl, *argv)
         self.procs.append(p)
         self.nodes[port] = p
         end = time.time() + 10
@@ -66,21 +76,21 @@ class Redis:
             time.sleep(0.05)
 
     def cli(self, port, *args):
-        r = subprocess.run(["ip", "netns", "exec", self.ns.kv, "redis-cli", "-p", str(port),
-                            *args], capture_output=True, text=True)
+        r = subprocess.run(["ip", "netns", "exec", self.ns.cl, "redis-cli", "-h", HOST, "-p",
+                            str(port), *args], capture_output=True, text=True)
         return r.stdout.strip()
 
     def create_cluster(self):
         for port in PORTS:
             self.start(port)
-        r = subprocess.run(["ip", "netns", "exec", self.ns.kv, "redis-cli", "--cluster", "create",
-                            *[f"127.0.0.1:{p}" for p in PORTS], "--cluster-replicas", "1",
+        r = subprocess.run(["ip", "netns", "exec", self.ns.cl, "redis-cli", "--cluster", "create",
+                            *[f"{HOST}:{p}" for p in PORTS], "--cluster-replicas", "1",
                             "--cluster-yes"], capture_output=True, text=True)
         if r.returncode != 0:
             raise SystemExit(f"redis-cli --cluster create failed:\n{r.stdout}{r.stderr}")
         self.wait_ok(PORTS)
         self.wait_synced()
-        print("redis: cluster of 3 primaries and 3 replicas on 127.0.0.1:7000-7005")
+        print(f"redis: cluster of 3 primaries and 3 replicas on {HOST}:7000-7005")
 
     def wait_ok(self, ports):
         end = time.time() + 30
@@ -176,7 +186,7 @@ def not_cluster(kv, redis):
     """A plain Redis as --export's seed: exit 2, one line."""
     redis.start(6999, cluster=False)
     argv = kv.argv()
-    argv[argv.index("--export") + 1] = "redis://127.0.0.1:6999"
+    argv[argv.index("--export") + 1] = f"redis://{HOST}:6999"
     p = kv.ns.run(kv.ns.kv, *argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = p.communicate(timeout=60)
     lines = [ln for ln in err.splitlines() if "--export" in ln]
@@ -196,13 +206,20 @@ def refuse_partition3(redis, seconds):
 
 
 def start_clients(a, ns, tmp, procs, stop):
-    me = [sys.executable, os.path.join(HERE, "state_chaos_test.py")]
+    """Three sharded clients over A and B: two Python (shard_chaos_test.py's `send`, with an
+    endpoints file that stays "A,B"), one C++ kvagg_load --endpoints --durable."""
+    ep_file = os.path.join(tmp, "endpoints")
+    with open(ep_file, "w") as f:
+        f.write(shard.endpoints("A", "B") + "\n")
+    me = [sys.executable, os.path.join(HERE, "shard_chaos_test.py")]
     sums = [os.path.join(tmp, f"sent{i}.csv") for i in range(3)]
-    cmds = [me + ["send", "--seed", "41", "--sums-out", sums[0], "--stop", stop],
-            me + ["send", "--seed", "42", "--sums-out", sums[1], "--stop", stop],
-            [a.load, "--host", st.KV_IP, "--tuples", "100000000", "--until", stop, "--keys",
-             "4000", "--seed", "43", "--pace", "300", "--timeout-ms", "500", "--status-every",
-             "300", "--durable", "--sums-out", sums[2]]]
+    cmds = [me + ["send", "--seed", "41", "--sums-out", sums[0], "--stop", stop,
+                  "--endpoints-file", ep_file],
+            me + ["send", "--seed", "42", "--sums-out", sums[1], "--stop", stop,
+                  "--endpoints-file", ep_file],
+            [a.load, "--endpoints", shard.endpoints("A", "B"), "--tuples", "100000000", "--until",
+             stop, "--keys", "4000", "--seed", "43", "--pace", "300", "--timeout-ms", "500",
+             "--status-every", "300", "--durable", "--sums-out", sums[2]]]
     clients = []
     for cmd in cmds:
         clients.append(ns.run(ns.cl, *cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -218,23 +235,31 @@ def end_clients(clients):
             raise SystemExit(f"client {p.args[3:]} failed with {p.returncode}")
 
 
+def exporters(a, ns, tmp, procs):
+    """kvagg A and B (shard_chaos_test.py's instances, a namespace each), both exporting to the
+    cluster."""
+    kvs = shard.instances(a, ns, tmp, procs, {"A": (a.kv_ns, a.kv_if), "B": (a.kv_ns2, a.kv_if2)})
+    for kv in kvs.values():
+        kv.extra = ["--export", f"redis://{HOST}:7000,{HOST}:7001", "--export-ms", "300",
+                    "--export-timeout-ms", "500"]
+    return kvs
+
+
 def drive(a, ns, tmp, procs):
-    procs.append(st.hold_port(ns))
-    kv = chaos.Kvagg(a, ns, tmp, procs)
-    kv.extra = ["--export", "redis://127.0.0.1:7000,127.0.0.1:7001", "--export-ms", "300",
-                "--export-timeout-ms", "500"]
+    kvs = exporters(a, ns, tmp, procs)
     redis = Redis(ns, tmp, procs)
-    not_cluster(kv, redis)
-    kv.start()  # no cluster yet
+    not_cluster(kvs["A"], redis)
+    for kv in kvs.values():
+        kv.start()  # no cluster yet
     stop = os.path.join(tmp, "stop")
     clients, sums = start_clients(a, ns, tmp, procs, stop)
     rng = random.Random(a.seed)
     time.sleep(1)
     redis.create_cluster()
     time.sleep(rng.uniform(0.5, 1.5))
-    kv.kill()
-    kv.start()
-    print("kvagg: killed (SIGKILL) and restarted on its --state")
+    kvs["A"].kill()
+    kvs["A"].start()
+    print("kvagg: A killed (SIGKILL) and restarted on its --state")
     time.sleep(rng.uniform(0.5, 1.5))
     redis.fail_over("kvagg:{p0}:sums")
     time.sleep(rng.uniform(0.5, 1.5))
@@ -245,37 +270,47 @@ def drive(a, ns, tmp, procs):
     open(stop, "w").close()
     end_clients(clients)
     redis.wait_sums(st.read_sums(sums), 30)
-    kv.proc.send_signal(signal.SIGINT)
-    out = kv.proc.communicate(timeout=60)[0]
-    if kv.proc.returncode != 0:
-        raise SystemExit(f"kvagg exit {kv.proc.returncode}:\n{out[-3000:]}")
-    return check(kv, [*kv.outputs, out], redis, st.read_sums(sums))
+    return check(kvs, shard.interrupt(kvs), redis, st.read_sums(sums))
 
 
-def check(kv, outputs, redis, sent):
-    if "aggregating, epochs wait in the backlog" not in outputs[0]:
-        raise SystemExit(f"no line for the cluster not answering at start:\n{outputs[0][-3000:]}")
-    print("bad input: no Redis at start: one line, kvagg aggregated, the backlog waited")
+def check(kvs, outputs, redis, sent):
+    """The sums in Redis against what was sent; each instance's JSON and lines."""
+    for n, outs in outputs.items():
+        if "aggregating, epochs wait in the backlog" not in outs[0]:
+            raise SystemExit(f"{n}: no line for the cluster not answering at start:\n"
+                             f"{outs[0][-3000:]}")
+    print("bad input: no Redis at start: one line, kvagg A and B aggregated, the backlog waited")
     got, markers = redis.sums()
-    e = json.load(open(kv.json))["export"]
+    js = {n: json.load(open(kv.json))["export"] for n, kv in kvs.items()}
     bad = [k for k in sent if got.get(k, 0) != sent[k]]
     if bad or set(got) - set(sent):
         k = bad[0] if bad else min(set(got) - set(sent))
         raise SystemExit(f"{len(bad)} of {len(sent)} keys differ in Redis, e.g. {k}: "
-                         f"{got.get(k)} != sent {sent.get(k)}; export {e}; "
-                         f"kvagg's last run:\n{outputs[-1][-2000:]}")
-    print(f"check: the sums in Redis (redis-cli) == sent for all {len(sent)} keys")
-    if any(len(m) != 2 for m in markers):
-        raise SystemExit(f"markers: {markers}: one instance expected in each partition")
-    refused = sum("would overflow" in o for o in outputs)
-    if e["backlog"] != 0 or e["errors"] == 0 or refused == 0:
-        raise SystemExit(f"JSON export {e}, {refused} runs told the refusal")
-    documented = json_md_keys("export")
-    if set(e) - documented:
-        raise SystemExit(f"docs/json.md's `export` row lacks {sorted(set(e) - documented)}")
-    print(f"kvagg JSON: backlog 0, {e['errors']} failed tries retried, "
-          f"{e['already_applied']} batches found applied before, {e['epochs']} epochs")
+                         f"{got.get(k)} != sent {sent.get(k)}; export {js}; "
+                         f"kvagg A's last run:\n{outputs['A'][-1][-2000:]}")
+    print(f"check: the sums in Redis (redis-cli) == sent for all {len(sent)} keys, "
+          f"added by A and B")
+    check_json(js, outputs, markers)
     return 0
+
+
+def check_json(js, outputs, markers):
+    """Each partition's markers are A's and B's instances; no backlog left; the refusal of
+    partition 3 (one instance owns key 2995) counted and told."""
+    ids = {e["instance"] for e in js.values()}
+    if len(ids) != 2 or any(set(m[::2]) != ids for m in markers):
+        raise SystemExit(f"markers: {markers}: instances {sorted(ids)} expected in each partition")
+    refused = sum("would overflow" in o for outs in outputs.values() for o in outs)
+    errors = sum(e["errors"] for e in js.values())
+    if any(e["backlog"] != 0 for e in js.values()) or errors == 0 or refused == 0:
+        raise SystemExit(f"JSON export {js}, {refused} runs told the refusal")
+    documented = json_md_keys("export")
+    for e in js.values():
+        if set(e) - documented:
+            raise SystemExit(f"docs/json.md's `export` row lacks {sorted(set(e) - documented)}")
+    print(f"kvagg JSON: backlog 0 in A and B, {errors} failed tries retried, "
+          f"{sum(e['already_applied'] for e in js.values())} batches found applied before, "
+          f"epochs {[e['epochs'] for e in js.values()]}")
 
 
 def json_md_keys(row):
@@ -289,7 +324,7 @@ def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("run")
-    for opt in ("--kvagg", "--load", "--kv-ns", "--cl-ns", "--kv-if"):
+    for opt in ("--kvagg", "--load", "--kv-ns", "--kv-ns2", "--cl-ns", "--kv-if", "--kv-if2"):
         d.add_argument(opt, required=True)
     d.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()

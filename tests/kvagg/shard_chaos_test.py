@@ -151,16 +151,26 @@ def wait_for_file(path, what, timeout_s=60):
         time.sleep(0.05)
 
 
-def drive(a, ns, tmp, procs):
-    me = [sys.executable, os.path.abspath(__file__)]
-    where = {"A": (a.kv_ns, a.kv_if), "B": (a.kv_ns2, a.kv_if2), "C": (a.kv_ns3, a.kv_if3)}
+def instances(a, ns, tmp, procs, where):
+    """A chaos.Kvagg (not started) for each name in `where` (name: its namespace, its interface),
+    A on CPU 0, B on CPU 1, C on CPU 0; a directory of its own under tmp, its port held also
+    while it is down. redis_export_chaos_test.py runs A and B the same way."""
     kvs = {}
     for n, cpu in (("A", "0"), ("B", "1"), ("C", "0")):
+        if n not in where:
+            continue
         d = os.path.join(tmp, n)
         os.mkdir(d)
         kv_ns = st.Namespaces(where[n][0], ns.cl, where[n][1])
         procs.append(st.hold_port(kv_ns))  # also while it is down
         kvs[n] = chaos.Kvagg(a, kv_ns, d, procs, ip=IPS[n], cpu=cpu)
+    return kvs
+
+
+def drive(a, ns, tmp, procs):
+    me = [sys.executable, os.path.abspath(__file__)]
+    where = {"A": (a.kv_ns, a.kv_if), "B": (a.kv_ns2, a.kv_if2), "C": (a.kv_ns3, a.kv_if3)}
+    kvs = instances(a, ns, tmp, procs, where)
     kvs["A"].start()
     kvs["B"].start()
     ep_file = os.path.join(tmp, "endpoints")
@@ -270,13 +280,23 @@ def check_clients(outs):
           f"{[f['restarts seen'] for f in figures]}, and removed B once")
 
 
-def check_json(kvs, sent):
-    js = {}
+def interrupt(kvs):
+    """SIGINT to each instance, which must exit 0 (its JSON written); returns each one's output
+    of every run, the last one's included."""
+    outputs = {}
     for n, kv in kvs.items():
         kv.proc.send_signal(signal.SIGINT)
         out = kv.proc.communicate(timeout=60)[0]
         if kv.proc.returncode != 0:
             raise SystemExit(f"kvagg {n} exit {kv.proc.returncode}:\n{out[-3000:]}")
+        outputs[n] = [*kv.outputs, out]
+    return outputs
+
+
+def check_json(kvs, sent):
+    interrupt(kvs)
+    js = {}
+    for n, kv in kvs.items():
         with open(kv.json) as f:
             js[n] = json.load(f)
     total = sum(sent.values()) & MASK
