@@ -76,9 +76,24 @@ using stats::FigureUnit;
 using stats::HistStat;
 using stats::LogHistogram;
 
+// One live render's view of the clock (FigureSet::take_live): the sync in force and the clock
+// read from it, so that a telemetry reply's θ, ε, local and master time belong together, as
+// they did when one function wrote them. thread_local: telemetry and --metrics render on their
+// own threads.
+struct LiveView {
+    SyncSnapshot snap;
+    ClockReading now;
+};
+thread_local LiveView live_view;
+
+void take_live_view(const SyncedClock& synced) {
+    live_view.snap = synced.snapshot();
+    live_view.now = SyncedClock::at(live_view.snap, synced.local().now());
+}
+
 // The synchronized clock's state: θ, δ, ε₀ and flags of the sync in force.
-std::vector<Figure> sync_state_figures(const ClientSession& session, const SyncedClock& synced) {
-    const auto live = [&synced] { return synced.snapshot().state; };
+std::vector<Figure> sync_state_figures(const ClientSession& session) {
+    const auto live = [] { return live_view.snap.state; };
     return {
         {.kind = FigureKind::gauge,
          .json = "synced",
@@ -109,7 +124,7 @@ std::vector<Figure> sync_state_figures(const ClientSession& session, const Synce
 }
 
 // The clock now: ε (served at --metrics once synced), the local and the master's time.
-std::vector<Figure> clock_now_figures(const SyncedClock& synced) {
+std::vector<Figure> clock_now_figures() {
     return {
         {.kind = FigureKind::gauge,
          .unit = FigureUnit::ns,
@@ -117,18 +132,17 @@ std::vector<Figure> clock_now_figures(const SyncedClock& synced) {
          .metric = "linerate_clocksync_epsilon_seconds",
          .help = "The bound now on |master's clock - the synchronized clock| (epsilon)",
          .read_live =
-             [&synced](unsigned) {
-                 const ClockReading now = synced.now();
-                 return FigureReading{now.epsilon_ns, now.synced};
+             [](unsigned) {
+                 return FigureReading{live_view.now.epsilon_ns, live_view.now.synced};
              }},
         {.kind = FigureKind::gauge,
          .unit = FigureUnit::ns,
          .telemetry = "local_ns",
-         .read_live = [&synced](unsigned) { return FigureReading{synced.local().now()}; }},
+         .read_live = [](unsigned) { return FigureReading{live_view.now.local_ns}; }},
         {.kind = FigureKind::gauge,
          .unit = FigureUnit::ns,
          .telemetry = "master_ns",
-         .read_live = [&synced](unsigned) { return FigureReading{synced.now().master_ns}; }},
+         .read_live = [](unsigned) { return FigureReading{live_view.now.master_ns}; }},
     };
 }
 
@@ -159,14 +173,14 @@ std::vector<Figure> session_figures(const ClientSession& session, const SyncedCl
          .telemetry = "syncs",
          .metric = "linerate_clocksync_syncs_total",
          .help = "Good synchronizations",
-         .read_live = [&synced](unsigned) { return FigureReading{synced.snapshot().syncs}; },
+         .read_live = [](unsigned) { return FigureReading{live_view.snap.syncs}; },
          .read_final = [&session](unsigned) { return FigureReading{session.syncs()}; }},
         {.kind = FigureKind::total,
          .json = "violations",
          .telemetry = "violations",
          .metric = "linerate_clocksync_violations_total",
          .help = "Verification mode: reads where the master's time fell outside [t - eps, t + eps]",
-         .read_live = [&synced](unsigned) { return FigureReading{synced.snapshot().violations}; },
+         .read_live = [](unsigned) { return FigureReading{live_view.snap.violations}; },
          .read_final = [&session](unsigned) { return FigureReading{session.violations()}; }},
     };
 }
@@ -176,8 +190,9 @@ std::vector<Figure> session_figures(const ClientSession& session, const SyncedCl
 stats::FigureSet client_figures(const ClientSession& session, const SyncedClock& synced) {
     stats::FigureSet set{"/linerate/clocksync",
                          "Synchronized clock: theta, epsilon now, syncs, violations",
-                         sync_state_figures(session, synced)};
-    for (auto part : {clock_now_figures(synced), session_figures(session, synced)})
+                         sync_state_figures(session)};
+    set.take_live = [&synced] { take_live_view(synced); };
+    for (auto part : {clock_now_figures(), session_figures(session, synced)})
         set.figures.insert(set.figures.end(), part.begin(), part.end());
     return set;
 }

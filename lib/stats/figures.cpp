@@ -106,6 +106,7 @@ void add_figures_json(const FigureSet& set, unsigned workers, nlohmann::json& j)
 }
 
 nlohmann::json figures_telemetry(const FigureSet& set, unsigned workers) {
+    if (set.take_live) set.take_live();
     nlohmann::json j = nlohmann::json::object();
     for (const Figure& f : set.figures) {
         if (f.telemetry.empty() || !f.read_live) continue;
@@ -121,6 +122,7 @@ nlohmann::json figures_telemetry(const FigureSet& set, unsigned workers) {
 }
 
 void add_figure_metrics(const FigureSet& set, unsigned workers, Metrics& m) {
+    if (set.take_live) set.take_live();
     for (const Figure& f : set.figures) {
         if (f.metric.empty()) continue;
         for (unsigned w = 0; w < instances(f, workers); ++w) add_figure_metric(f, w, m);

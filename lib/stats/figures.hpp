@@ -56,6 +56,10 @@ struct FigureSet {
     std::string telemetry_endpoint;  // "/linerate/clocksync"; "": no endpoint
     std::string telemetry_help;
     std::vector<Figure> figures;
+    // Called on the rendering thread before each live render (a telemetry reply, a --metrics
+    // scrape): figures that must agree with one another (a clock's local and master time, its
+    // epsilon and its sync state) read one snapshot it takes, kept thread_local by the app.
+    std::function<void()> take_live = nullptr;
 };
 
 // The final JSON's keys of `set` (after the workers stopped), `workers` for per-worker figures.

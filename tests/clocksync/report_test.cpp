@@ -81,5 +81,31 @@ TEST(CsReport, EachOutputGetsItsOwnNamesAndForms) {
                   "linerate_clocksync_syncs_total", "linerate_clocksync_violations_total"}));
 }
 
+// One telemetry reply reads one snapshot (FigureSet::take_live): its master time is its local
+// time plus its θ, to the nanosecond, and its ε is the one at that local time, as when one
+// function wrote the reply from one reading.
+TEST(CsReport, ATelemetryReplyIsOneReadingOfTheClock) {
+    ClientSession session{ClientConfig{}};
+    SyncedClock synced{LocalClock{}};
+    SyncSnapshot s;
+    s.state = {.synced = true,
+               .theta_ns = 123456789,
+               .delta_ns = 800,
+               .eps0_ns = 450,
+               .t1 = 1,
+               .t4 = 2,
+               .rho_ppb = 10000};
+    s.syncs = 7;
+    synced.publish(s);
+    const stats::FigureSet set = client_figures(session, synced);
+    for (int i = 0; i < 1000; ++i) {
+        const nlohmann::json t = stats::figures_telemetry(set, 1);
+        const uint64_t local = t["local_ns"], master = t["master_ns"];
+        ASSERT_EQ(master - local, 123456789u);
+        ASSERT_EQ(uint64_t(t["epsilon_ns"]), s.state.epsilon_at(local));
+        ASSERT_EQ(t["syncs"], 7u);
+    }
+}
+
 }  // namespace
 }  // namespace linerate::clocksync
