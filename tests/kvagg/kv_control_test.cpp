@@ -260,6 +260,26 @@ TEST(KvControl, StatusListsOnlyWhatFitsAFrame) {
     EXPECT_EQ(load_be64(app + kKvHeaderLen + 48 + 8 * 11), w.control.instance());
 }
 
+// A reset flush's answer is kept per stream for its last sequence number only; past kStreams
+// streams the lowest stream number is forgotten first.
+TEST(KvControl, FlushMemoryKeepsEachStreamsLastResetFlush) {
+    FlushMemory memory;
+    const FlushMemory::Frames a = {{1, 2}}, b = {{3}};
+    memory.remember(7, 1, a);
+    ASSERT_NE(memory.repeat_of(7, 1), nullptr);
+    EXPECT_EQ(*memory.repeat_of(7, 1), a);
+    memory.remember(7, 2, b);
+    EXPECT_EQ(memory.repeat_of(7, 1), nullptr);  // an older request is no repeat
+    EXPECT_EQ(*memory.repeat_of(7, 2), b);
+    EXPECT_EQ(memory.repeat_of(8, 2), nullptr);  // nor the same number on another stream
+    for (uint32_t stream = 100; memory.saved().size() < FlushMemory::kStreams; ++stream)
+        memory.remember(stream, 1, a);
+    memory.remember(5000, 1, a);
+    EXPECT_EQ(memory.saved().size(), FlushMemory::kStreams);
+    EXPECT_EQ(memory.repeat_of(7, 2), nullptr);  // the lowest stream number went
+    EXPECT_NE(memory.repeat_of(5000, 1), nullptr);
+}
+
 // The worker's one slot: each kind of request posted sets its bit; the worker's poll sees it,
 // serves a query and a job in one take, and gets response frames a burst at a time.
 TEST(KvControl, RequestSlotServesEveryKindPosted) {
