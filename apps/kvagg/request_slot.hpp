@@ -39,6 +39,8 @@ struct RequestSlot {
     // Worker side: the poll (once per loop round) and the take of what was posted.
     bool has_pending() const { return pending.load(std::memory_order_relaxed) != 0; }
     uint32_t take_pending() { return pending.exchange(0, std::memory_order_acquire); }
+    // Poster side, once its payload is written: the worker sees the payload when it takes the
+    // bit.
     void post(uint32_t bit) { pending.fetch_or(bit, std::memory_order_release); }
 
     alignas(64) std::atomic<uint32_t> pending{0};
