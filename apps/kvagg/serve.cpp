@@ -177,7 +177,7 @@ void KvService<Table>::start_export(const std::optional<StateImage>& loaded) {
             "export\n",
             kApp, o_.export_to, primaries, id, backlog_->size());
     } catch (const RedisNotCluster& e) {
-        cli::usage_error(kApp, fmt::format("--export: {}", e.what()));
+        throw cli::UsageError(fmt::format("--export: {}", e.what()));
     } catch (const RedisError& e) {
         fmt::print(stderr,
                    "{}: --export: {}; aggregating, epochs wait in the backlog (instance {}) until "

@@ -57,10 +57,11 @@ class SinkLoop {
             return bytes;
         };
         while (worker::keep_polling()) {
-            serve_query(link_, kernel_.table());
-            if (link_.job.load(std::memory_order_relaxed) != nullptr ||
-                link_.outbox_size.load(std::memory_order_relaxed) != 0) [[unlikely]]
-                serve_control(ctx);
+            // Telemetry's and the control thread's requests: one relaxed load per round.
+            if (link_.has_pending()) [[unlikely]] {
+                if (serve_requests(link_, kernel_.table(), kernel_.dup_filter()))
+                    send_responses(ctx);
+            }
             rx_step.round(pkts, kvagg_frames, sink);
         }
         link_.stopped.store(true, std::memory_order_release);
@@ -83,19 +84,9 @@ class SinkLoop {
         handed_ = kernel_.counters()[KvVerdict::request];
     }
 
-    // Its part of a service request, then up to a burst of response frames.
-    void serve_control(WorkerContext& ctx) {
-        serve_job(link_, kernel_.table(), kernel_.dup_filter());
-        if (link_.outbox_size.load(std::memory_order_acquire) == 0) return;
-        std::vector<OutgoingFrame> frames;
-        {
-            std::lock_guard lock(link_.outbox_mutex);
-            while (!link_.outbox.empty() && frames.size() < ctx.burst) {
-                frames.push_back(std::move(link_.outbox.front()));
-                link_.outbox.pop_front();
-            }
-            link_.outbox_size.store(uint32_t(link_.outbox.size()), std::memory_order_relaxed);
-        }
+    // Up to a burst of the response frames the control thread posted.
+    void send_responses(WorkerContext& ctx) {
+        const std::vector<OutgoingFrame> frames = take_frames(link_, ctx.burst);
         stats::WorkerCounters& c = ctx.counters;
         TxStep tx(c, ctx.tx_retries);
         const uint16_t room = uint16_t(rte_pktmbuf_data_room_size(pool_) - RTE_PKTMBUF_HEADROOM);

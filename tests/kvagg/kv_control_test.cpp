@@ -260,6 +260,67 @@ TEST(KvControl, StatusListsOnlyWhatFitsAFrame) {
     EXPECT_EQ(load_be64(app + kKvHeaderLen + 48 + 8 * 11), w.control.instance());
 }
 
+// A reset flush's answer is kept per stream for its last sequence number only; past kStreams
+// streams the lowest stream number is forgotten first.
+TEST(KvControl, FlushMemoryKeepsEachStreamsLastResetFlush) {
+    FlushMemory memory;
+    const FlushMemory::Frames a = {{1, 2}}, b = {{3}};
+    memory.remember(7, 1, a);
+    ASSERT_NE(memory.repeat_of(7, 1), nullptr);
+    EXPECT_EQ(*memory.repeat_of(7, 1), a);
+    memory.remember(7, 2, b);
+    EXPECT_EQ(memory.repeat_of(7, 1), nullptr);  // an older request is no repeat
+    EXPECT_EQ(*memory.repeat_of(7, 2), b);
+    EXPECT_EQ(memory.repeat_of(8, 2), nullptr);  // nor the same number on another stream
+    for (uint32_t stream = 100; memory.saved().size() < FlushMemory::kStreams; ++stream)
+        memory.remember(stream, 1, a);
+    memory.remember(5000, 1, a);
+    EXPECT_EQ(memory.saved().size(), FlushMemory::kStreams);
+    EXPECT_EQ(memory.repeat_of(7, 2), nullptr);  // the lowest stream number went
+    EXPECT_NE(memory.repeat_of(5000, 1), nullptr);
+}
+
+// The worker's one slot: each kind of request posted sets its bit; the worker's poll sees it,
+// serves a query and a job in one take, and gets response frames a burst at a time.
+TEST(KvControl, RequestSlotServesEveryKindPosted) {
+    TwoWorkers w;
+    RequestSlot& slot = w.links[0];
+    slot.stopped = false;
+    send(w.k0, 1, 1, {{5, 50}});
+    EXPECT_FALSE(slot.has_pending());
+    post_frames(slot, 3, {{1}, {2}, {3}});
+    ASSERT_TRUE(slot.has_pending());
+    EXPECT_TRUE(serve_requests(slot, w.t0, w.k0.dup_filter()));
+    const auto first = take_frames(slot, 2);
+    ASSERT_EQ(first.size(), 2u);
+    EXPECT_EQ(first[1].port, 3u);
+    EXPECT_EQ(first[1].frame, std::vector<uint8_t>{2});
+    ASSERT_TRUE(slot.has_pending());  // the third frame: the next round's
+    EXPECT_TRUE(serve_requests(slot, w.t0, w.k0.dup_filter()));
+    EXPECT_EQ(take_frames(slot, 2).size(), 1u);
+    EXPECT_FALSE(slot.has_pending());
+    // A worker thread polling as the sink loop does answers a query and a read job.
+    std::atomic<bool> stop{false};
+    std::thread worker([&] {
+        while (!stop.load(std::memory_order_relaxed))
+            if (slot.has_pending()) serve_requests(slot, w.t0, w.k0.dup_filter());
+    });
+    const auto present = ask(slot, w.t0, 5, std::chrono::seconds(10));
+    const auto absent = ask(slot, w.t0, 6, std::chrono::seconds(10));
+    ASSERT_TRUE(present && absent);  // answered
+    EXPECT_EQ(*present, std::optional<uint64_t>(50));
+    EXPECT_EQ(*absent, std::optional<uint64_t>());
+    const auto f = request(kKvOpRead, 1, 0, 1, 0, {5});
+    const KvRequest r = parse_kv_request(f.data(), f.size(), kKvDefaultPort);
+    ControlJob job{.request = &r};
+    post_job(slot, &job);
+    wait_job(slot, [] { FAIL() << "the running worker does its job"; });
+    EXPECT_EQ(job.values, std::vector<uint64_t>{50});
+    stop = true;
+    worker.join();
+    EXPECT_FALSE(slot.has_pending());
+}
+
 // Two worker threads add to their own tables and serve their jobs between "bursts", as the sink
 // loop does; the control thread flush-resets meanwhile. Every amount is flushed exactly once or
 // still in a table at the end.
@@ -275,7 +336,7 @@ TEST(KvControl, FlushResetWhileWorkersAddIsExact) {
         std::mt19937_64 rng(i);
         uint64_t seq = 0;
         while (!stop.load(std::memory_order_relaxed)) {
-            serve_job(w.links[i], t, k.dup_filter());
+            if (w.links[i].has_pending()) serve_requests(w.links[i], t, k.dup_filter());
             std::vector<KvTuple> tuples(8);
             for (auto& tp : tuples) {
                 tp = {rng() % 64, rng() % 1000};

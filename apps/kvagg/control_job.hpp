@@ -1,0 +1,64 @@
+#pragma once
+// The job protocol between kvagg's control thread and its workers: one worker's part of a
+// service request (read, flush, status) or of a checkpoint, posted through the worker's request
+// slot (request_slot.hpp) and done by that worker between two bursts, or by the control thread
+// once the worker stopped. A per-worker table and duplicate window have one writer, their worker,
+// so only that worker reads them while it runs. The shared table (--agg shared) is read and
+// reset by the control thread itself with atomic loads and exchanges: its workers' part is their
+// duplicate window only.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "kvagg/agg_table.hpp"
+#include "kvagg/dup_window.hpp"
+#include "kvagg/kv_state.hpp"
+#include "kvagg/kv_wire.hpp"
+#include "kvagg/request_slot.hpp"
+#include "kvagg/shared_agg_table.hpp"
+
+namespace linerate::kvagg {
+
+// One worker's part of a request, filled by that worker (or by the control thread once the
+// worker stopped).
+struct ControlJob {
+    const KvRequest* request = nullptr;
+    WorkerImage* snapshot = nullptr;  // a checkpoint: copy the table and windows here instead
+    uint64_t copy_ns = 0;             // a checkpoint: how long the worker spent copying
+    size_t max_missing = 0;
+    std::vector<uint64_t> values;      // read: one per key (0 when absent)
+    std::vector<AggSlot> sums;         // flush
+    uint64_t flushed = 0;              // flush with reset: wrapping sum taken out
+    std::optional<StreamState> state;  // status
+};
+
+// Does `job` on a per-worker table and window (the owner's thread, or after it stopped).
+void run_job(ControlJob& job, AggTable& table, const DupFilter& dup);
+// A worker's part beside the shared table: its window (status).
+inline void run_job(ControlJob& job, SharedAggTable&, const DupFilter& dup) {
+    job.state = dup.state(job.request->stream, job.max_missing);
+}
+// The shared table's part of a read or flush (any thread: atomic reads and exchanges).
+void run_shared_table_job(ControlJob& job, SharedAggTable& table);
+
+// Worker side: does the posted job, if any, and clears the slot.
+template <class Table>
+inline void serve_job(RequestSlot& slot, Table& table, const DupFilter& dup) {
+    ControlJob* job = slot.job.load(std::memory_order_acquire);
+    if (job == nullptr) return;
+    run_job(*job, table, dup);
+    slot.job.store(nullptr, std::memory_order_release);
+}
+
+// Worker side, when its slot has something pending (RequestSlot::has_pending): answers the
+// query, does the job; true when response frames wait (take_frames).
+template <class Table>
+inline bool serve_requests(RequestSlot& slot, Table& table, const DupFilter& dup) {
+    const uint32_t bits = slot.take_pending();
+    if (bits & RequestSlot::kQuery) serve_query(slot, table);
+    if (bits & RequestSlot::kJob) serve_job(slot, table, dup);
+    return (bits & RequestSlot::kFrames) != 0;
+}
+
+}  // namespace linerate::kvagg
