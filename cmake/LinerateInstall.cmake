@@ -11,7 +11,7 @@ install(TARGETS linerate_core linerate EXPORT linerateTargets
 # The headers find_package(linerate) users get: what an app on the runtime writes against (the
 # runtime and its loops, the packet helpers a kernel uses, names and counters, options, pcap
 # files) and what those include. The rest of lib/ is the runtime's inside and is not installed:
-# how the EAL is started (eal/eal.hpp), AF_XDP vdevs (eal/af_xdp.hpp), flow isolation, the
+# how the EAL is started (eal/eal.hpp), AF_XDP vdevs (eal/af_xdp_ports.hpp), flow isolation, the
 # feature objects (pcap mode, AF_XDP and steering, the exception path's side on the main lcore),
 # XDP steering through libbpf, the summary texts, CPU affinity and pacing. A public header that
 # includes a private one fails the configure step here.
@@ -20,17 +20,20 @@ set(LINERATE_PUBLIC_HEADERS
     eal/port.hpp
     mem/mempool.hpp mem/region.hpp mem/region_spec.hpp
     pcapio/pcap_file.hpp
-    pkt/address.hpp pkt/build.hpp pkt/bytes.hpp pkt/checksum.hpp pkt/headers.hpp
-    pkt/udp_payload.hpp
+    pkt/address.hpp pkt/build.hpp pkt/bytes.hpp pkt/check_ipv4.h pkt/checksum.hpp pkt/headers.hpp
+    pkt/mac_swap.h pkt/udp_payload.hpp
     ring/ring.hpp
     runtime/exception_path.hpp runtime/feature.hpp runtime/forward_loop.hpp
     runtime/forward_mode.hpp runtime/mbuf_frame.hpp runtime/runtime.hpp runtime/rx_step.hpp
     runtime/tx.hpp
-    stats/counters.hpp stats/figures.hpp stats/histogram.hpp stats/metrics.hpp stats/names.hpp
+    stats/counters.hpp stats/drop_list.h stats/figures.hpp stats/histogram.hpp stats/metrics.hpp
+    stats/names.hpp
     stats/port_drops.hpp
     stats/telemetry.hpp
     worker/quiescence.hpp worker/stop.hpp worker/worker_map.hpp
-    xdp/rx_stamp.hpp xdp/steer.hpp)
+    xdp/bpf_object.hpp
+    xdp/reflect/reflect_abi.h
+    xdp/steer/rx_stamp.hpp xdp/steer/steer_abi.h xdp/steer/steer_program.hpp)
 foreach(header IN LISTS LINERATE_PUBLIC_HEADERS)
   file(STRINGS ${PROJECT_SOURCE_DIR}/lib/${header} includes REGEX "^#include \"")
   foreach(line IN LISTS includes)
@@ -44,11 +47,6 @@ foreach(header IN LISTS LINERATE_PUBLIC_HEADERS)
   install(FILES ${PROJECT_SOURCE_DIR}/lib/${header}
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/linerate/${header_dir})
 endforeach()
-# The C both tiers compile that public headers include: the ABI headers, and check_ipv4.h
-# (pkt/checksum.hpp's checksum test is its lr_word_sum_verifies).
-install(FILES ${PROJECT_SOURCE_DIR}/bpf/steer_abi.h ${PROJECT_SOURCE_DIR}/bpf/reflect_abi.h
-              ${PROJECT_SOURCE_DIR}/bpf/check_ipv4.h
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/linerate)
 # The C/C++ headers of the services (truetime.h, kvagg_client.hpp, kvagg_wire.h):
 # #include <linerate/...>.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/linerate DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -8,15 +8,16 @@
 #include <iterator>
 #include <string_view>
 
-#include "cs_wire.h"
 #include "pkt/build.hpp"
 #include "pkt/checksum.hpp"
 #include "pkt/headers.hpp"
 #include "stats/names.hpp"
+#include "xdp/datapath/cs_wire.h"
 
 namespace linerate::clocksync {
 
-// The layout is bpf/cs_wire.h's, the one the XDP master (bpf/clocksync.bpf.c) compiles.
+// The layout is lib/xdp/datapath/cs_wire.h's, the one the XDP master
+// (lib/xdp/datapath/clocksync.bpf.c) compiles.
 inline constexpr uint16_t kCsUdpPort = LR_CS_UDP_PORT;
 inline constexpr uint16_t kCsMagic = LR_CS_MAGIC;
 inline constexpr uint8_t kCsVersion = LR_CS_VERSION;
@@ -72,19 +73,15 @@ inline constexpr uint16_t kCsFlagEcho = LR_CS_FLAG_ECHO;
 LINERATE_DROPS(Drop, kDrops, LINERATE_CS_DROPS);
 inline constexpr size_t kDropCount = std::size(kDrops);
 
-// The XDP master counts its drops by bpf/cs_wire.h's numbers, from not_clocksync on.
+// The XDP master counts its drops by lib/xdp/datapath/cs_wire.h's numbers, from not_clocksync on.
 constexpr unsigned xdp_drop_number(Drop d) {
     return unsigned(d) - unsigned(Drop::not_clocksync);
 }
-static_assert(xdp_drop_number(Drop::not_clocksync) == LR_CS_NOT_CLOCKSYNC &&
-              xdp_drop_number(Drop::malformed) == LR_CS_MALFORMED &&
-              xdp_drop_number(Drop::bad_ip_checksum) == LR_CS_BAD_IP_CHECKSUM &&
-              xdp_drop_number(Drop::bad_udp_checksum) == LR_CS_BAD_UDP_CHECKSUM &&
-              xdp_drop_number(Drop::bad_magic) == LR_CS_BAD_MAGIC &&
-              xdp_drop_number(Drop::bad_version) == LR_CS_BAD_VERSION &&
-              xdp_drop_number(Drop::bad_type) == LR_CS_BAD_TYPE &&
-              xdp_drop_number(Drop::split_header) == LR_CS_SPLIT_HEADER &&
-              xdp_drop_number(Drop::warmup) == LR_CS_DROP_WARMUP);
+// The same names in the same order, followed by the client's first reason (no master drops it).
+inline constexpr const char* kXdpDropKeys[] = {LR_CS_DROPS(LR_DROP_KEY_ITEM)};
+static_assert(stats::same_keys(kDrops, stats::drop_slot(Drop::not_clocksync), kXdpDropKeys,
+                               "unknown_sequence"),
+              "lib/xdp/datapath/cs_wire.h's LR_CS_DROPS and LINERATE_CS_DROPS differ");
 
 // Snake-case name, usable as a JSON key ("drops": {name: count}).
 constexpr std::string_view drop_name(Drop d) {

@@ -13,12 +13,11 @@
 #include "clocksync/options.hpp"
 #include "clocksync/report.hpp"
 #include "clocksync/worker_loops.hpp"
-#include "eal/af_xdp.hpp"
+#include "eal/af_xdp_ports.hpp"
 #include "runtime/runtime.hpp"
-#include "runtime/xdp_datapath.hpp"
+#include "runtime/xdp_datapath_feature.hpp"
 #include "stats/telemetry.hpp"
-#include "xdp/steering.hpp"
-#include "xdp/xdp_tx.hpp"
+#include "xdp/xdp_tx/xdp_transmitter.hpp"
 
 using namespace linerate;
 using namespace linerate::clocksync;
@@ -30,11 +29,12 @@ constexpr const char* kXdpStamps =
     "xdp: bpf_ktime_get_ns() (CLOCK_MONOTONIC) at the program's entry and right before XDP_TX; "
     "its slow path ";
 
-// --datapath xdp: bpf/clocksync.bpf.c on the --af-xdp interface. Its reasons are the master's
-// drops from not_clocksync on (bpf/cs_wire.h); what it passes to the kernel (a served frame that
-// is no clocksync datagram) is counted as not_clocksync, as the C++ master counts it.
-std::shared_ptr<const XdpDatapathSpec> xdp_spec(const Options& cs,
-                                                const cli::CommonOptions& options) {
+// --datapath xdp: lib/xdp/datapath/clocksync.bpf.c on the --af-xdp interface. Its reasons are the
+// master's drops from not_clocksync on (lib/xdp/datapath/cs_wire.h); what it passes to the kernel
+// (a served frame that is no clocksync datagram) is counted as not_clocksync, as the C++ master
+// counts it.
+std::shared_ptr<const XdpDatapathSpec> xdp_program(const Options& cs,
+                                                   const cli::CommonOptions& options) {
     if (cs.role != Role::master || cs.datapath != xdp::Datapath::xdp) return nullptr;
     // One interface: the program's config carries that interface's MAC.
     if (options.af_xdp.size() != 1)
@@ -42,18 +42,15 @@ std::shared_ptr<const XdpDatapathSpec> xdp_spec(const Options& cs,
                          "--datapath xdp: the master runs its XDP program on one --af-xdp "
                          "interface (its frames are tested with BPF_PROG_TEST_RUN in "
                          "unit_clocksync_xdp)");
-    auto spec = std::make_shared<XdpDatapathSpec>();
-    spec->object = "clocksync.bpf.o";
-    spec->flags = cs.verify_checksums ? DP_VERIFY_CHECKSUM : 0;
-    spec->slots.passed = stats::drop_slot(Drop::not_clocksync);
+    XdpBoardSlots slots{stats::drop_slot(Drop::not_clocksync), {}};
     for (unsigned r = LR_CS_NOT_CLOCKSYNC; r <= LR_CS_DROP_WARMUP; ++r)
-        spec->slots.drops.push_back(stats::drop_slot(Drop::not_clocksync) + r);
-    const std::string iface = eal::parse_af_xdp_spec(options.af_xdp.front()).iface;
-    spec->configure = [port = cs.udp_port, accept = !cs.strict_checksums,
-                       iface](xdp::DatapathProgram& program) {
+        slots.drops.push_back(stats::drop_slot(Drop::not_clocksync) + r);
+    auto spec = xdp_datapath_spec(cs.datapath, cs.xdp_mode, "clocksync.bpf.o",
+                                  cs.verify_checksums ? DP_VERIFY_CHECKSUM : 0, std::move(slots));
+    spec->configure = [port = cs.udp_port, accept = !cs.strict_checksums](
+                          xdp::DatapathProgram& program, const std::string& iface) {
         program.set_clocksync(port, accept, xdp::interface_mac(iface).value_or(pkt::MacAddr{}));
     };
-    spec->mode = cs.xdp_mode;
     return spec;
 }
 
@@ -124,7 +121,7 @@ ClientIo client_io(const Runtime& runtime, const Options& cs) {
 std::unique_ptr<xdp::XdpTransmitter> open_xdp_tx(const Runtime& runtime, const Options& cs) {
     if (!cs.xdp_tx) return nullptr;
     const auto& port = *runtime.ports()[0];
-    const std::string ifname = xdp::af_xdp_interface(port.id());
+    const std::string ifname = eal::af_xdp_interface(port.id());
     if (ifname.empty())
         throw cli::UsageError(fmt::format(
             "--xdp-tx sends from an interface's XDP layer: port {} is {}, not an --af-xdp port",
@@ -282,7 +279,7 @@ int main(int argc, char** argv) {
     };
     AppInfo info{kApp, client ? "clocksync client" : "clocksync master", kDrops,
                  client ? stats::Names(kClientCounters) : stats::Names(kMasterCounters), served};
-    info.xdp_datapath = xdp_spec(cs, options);
+    info.xdp_datapath = xdp_program(cs, options);
     Runtime runtime(info, std::move(args), options);
     return runtime.run_app([&] {
         return client ? run_client(runtime, cs, *session, local, std::move(clockbound))

@@ -170,13 +170,14 @@ void add_path_options(CLI::App& app, Options& o) {
         "--no-rx-stamps", [&o] { o.rx_stamps = false; },
         "Client behind --af-xdp: t4 read in the poll loop, not the steering program's receive "
         "stamp");
-    app.add_flag("--xdp-tx", o.xdp_tx,
-                 "Client behind --af-xdp: requests leave from the interface's XDP layer "
-                 "(bpf/xdp_tx.bpf.c by a live-frames test run, XDP_TX) with t1 the program's "
-                 "stamp, not through the AF_XDP socket; needs --master-clock monotonic, and a "
-                 "receiver that takes XDP frames (a veth's peer needs an XDP program in native "
-                 "mode); without an answer to the first requests the client goes back to the "
-                 "socket");
+    app.add_flag(
+        "--xdp-tx", o.xdp_tx,
+        "Client behind --af-xdp: requests leave from the interface's XDP layer "
+        "(lib/xdp/xdp_tx/xdp_tx.bpf.c by a live-frames test run, XDP_TX) with t1 the program's "
+        "stamp, not through the AF_XDP socket; needs --master-clock monotonic, and a "
+        "receiver that takes XDP frames (a veth's peer needs an XDP program in native "
+        "mode); without an answer to the first requests the client goes back to the "
+        "socket");
     app.add_option("--background-pps", o.background_pps,
                    "Client, benchmark aid: also send this many plain UDP frames/s (not clocksync) "
                    "on the probe port, background traffic for the master's port (0 = none)")

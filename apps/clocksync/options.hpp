@@ -17,7 +17,7 @@
 #include "linerate/truetime.h"
 #include "pkt/address.hpp"
 #include "pkt/build.hpp"
-#include "xdp/datapath.hpp"
+#include "xdp/datapath/datapath_program.hpp"
 
 namespace linerate::clocksync {
 

@@ -16,7 +16,7 @@
 #include "runtime/rx_step.hpp"
 #include "runtime/tx.hpp"
 #include "worker/quiescence.hpp"
-#include "xdp/rx_stamp.hpp"
+#include "xdp/steer/rx_stamp.hpp"
 
 namespace linerate::clocksync {
 

@@ -23,7 +23,7 @@
 #include "runtime/mbuf_frame.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/rx_step.hpp"
-#include "xdp/xdp_tx.hpp"
+#include "xdp/xdp_tx/xdp_transmitter.hpp"
 
 namespace linerate::clocksync {
 

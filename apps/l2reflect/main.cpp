@@ -9,7 +9,7 @@
 #include "runtime/forward_loop.hpp"
 #include "runtime/forward_mode.hpp"
 #include "runtime/runtime.hpp"
-#include "runtime/xdp_datapath.hpp"
+#include "runtime/xdp_datapath_feature.hpp"
 
 using namespace linerate;
 
@@ -28,16 +28,14 @@ void run_worker(WorkerContext& ctx, const ForwardOptions& forward, XdpDatapath* 
     forward_loop(ctx, xdp_kernel, forward);
 }
 
-// --datapath xdp: bpf/l2reflect.bpf.c, its one reason (slot DP_DROP_FIRST + 0) the runt.
-std::shared_ptr<const XdpDatapathSpec> xdp_spec(xdp::Datapath datapath, xdp::XdpMode mode,
-                                                const ForwardChoice& forward) {
-    if (datapath != xdp::Datapath::xdp) return nullptr;
-    auto spec = std::make_shared<XdpDatapathSpec>();
-    spec->object = "l2reflect.bpf.o";
-    spec->flags = forward.swaps_macs() ? DP_MAC_SWAP : 0;
-    spec->slots = {kTransmit, {stats::drop_slot(l2reflect::Drop::runt)}};
-    spec->forward_pair = forward.mode == ForwardMode::pair;
-    spec->mode = mode;
+// --datapath xdp: lib/xdp/datapath/l2reflect.bpf.c, its one reason (slot DP_DROP_FIRST + 0) the
+// runt.
+std::shared_ptr<const XdpDatapathSpec> xdp_program(xdp::Datapath datapath, xdp::XdpMode mode,
+                                                   const ForwardChoice& forward) {
+    auto spec =
+        xdp_datapath_spec(datapath, mode, "l2reflect.bpf.o", forward.swaps_macs() ? DP_MAC_SWAP : 0,
+                          {kTransmit, {stats::drop_slot(l2reflect::Drop::runt)}});
+    if (spec) spec->forward_pair = forward.mode == ForwardMode::pair;
     return spec;
 }
 
@@ -75,7 +73,7 @@ int main(int argc, char** argv) {
     xdp::add_datapath_option(cli, datapath, xdp_mode);
     cli::SplitArgs args = cli::parse_or_exit(cli, argc, argv);
     AppInfo info{"l2reflect", "MAC-swap reflector", l2reflect::kDrops};
-    info.xdp_datapath = xdp_spec(datapath, xdp_mode, forward);
+    info.xdp_datapath = xdp_program(datapath, xdp_mode, forward);
     Runtime runtime(info, std::move(args), options);
     return runtime.run_app([&] { return reflect(runtime, forward); });
 }

@@ -5,9 +5,10 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "check_ipv4.h"
 #include "pkt/headers.hpp"
+#include "pkt/mac_swap.h"
 #include "stats/names.hpp"
+#include "xdp/datapath/datapath_abi.h"
 
 namespace linerate::l2reflect {
 
@@ -16,13 +17,16 @@ namespace linerate::l2reflect {
     X(runt, "runt")                 \
     X(split_header, "split header")
 LINERATE_DROPS(Drop, kDrops, LINERATE_L2REFLECT_DROPS);
-
-// What reflect_frame returns to have the frame transmitted; a drop is its board slot.
-inline constexpr unsigned kTransmit = 0;
+// The XDP program's reasons (lib/xdp/datapath/datapath_abi.h): the runt; split_header is this
+// kernel's only.
+inline constexpr const char* kXdpDropKeys[] = {LR_L2REFLECT_DROPS(LR_DROP_KEY_ITEM)};
+static_assert(stats::same_keys(kDrops, stats::drop_slot(Drop::runt), kXdpDropKeys, "split_header"),
+              "lib/xdp/datapath/datapath_abi.h's LR_L2REFLECT_DROPS and LINERATE_L2REFLECT_DROPS "
+              "differ");
 
 // A frame of `frame_len` bytes whose first `len` bytes are contiguous at `frame` (the first
 // segment of a chain; the whole frame otherwise): MACs swapped when kSwap, by
-// bpf/check_ipv4.h's swap (the one bpf/reflect.bpf.c compiles). A frame shorter
+// lib/pkt/mac_swap.h's lr_swap_macs (the one the XDP program compiles). A frame shorter
 // than an Ethernet header has no MACs and is a runt; one whose first segment ends inside the
 // MACs (no PMD does that, but nothing forbids it) is dropped under its own reason.
 template <bool kSwap = true>

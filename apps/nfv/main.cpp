@@ -13,7 +13,7 @@
 #include "runtime/forward_loop.hpp"
 #include "runtime/forward_mode.hpp"
 #include "runtime/runtime.hpp"
-#include "runtime/xdp_datapath.hpp"
+#include "runtime/xdp_datapath_feature.hpp"
 #include "stats/telemetry.hpp"
 
 using namespace linerate;
@@ -57,23 +57,21 @@ XdpBoardSlots xdp_board_slots() {
     return slots;
 }
 
-// --datapath xdp: bpf/nfv.bpf.c configured as `check` (options, address sets).
-std::shared_ptr<const XdpDatapathSpec> xdp_spec(xdp::Datapath datapath, xdp::XdpMode mode,
-                                                const nfv::CheckIpHeader& check,
-                                                const nfv::Options& o) {
-    if (datapath != xdp::Datapath::xdp) return nullptr;
-    auto spec = std::make_shared<XdpDatapathSpec>();
-    spec->object = "nfv.bpf.o";
-    spec->flags = xdp_flags(check, o);
-    spec->configure = [bad = check.bad_src(), good = check.good_dst()](xdp::DatapathProgram& p) {
+// --datapath xdp: lib/xdp/datapath/nfv.bpf.c configured as `check` (options, address sets).
+std::shared_ptr<const XdpDatapathSpec> xdp_program(xdp::Datapath datapath, xdp::XdpMode mode,
+                                                   const nfv::CheckIpHeader& check,
+                                                   const nfv::Options& o) {
+    auto spec =
+        xdp_datapath_spec(datapath, mode, "nfv.bpf.o", xdp_flags(check, o), xdp_board_slots());
+    if (!spec) return nullptr;
+    spec->configure = [bad = check.bad_src(), good = check.good_dst()](xdp::DatapathProgram& p,
+                                                                       const std::string&) {
         p.set_nfv_sources(bad, good);
     };
-    spec->slots = xdp_board_slots();
     spec->forward_pair = o.forward.mode == ForwardMode::pair;
     // The program drops bad frames (no divert) and logs none.
     if (o.bad_port) spec->not_on_interface = "--bad-port";
     if (o.verbose) spec->not_on_interface = "--verbose";
-    spec->mode = mode;
     return spec;
 }
 
@@ -146,7 +144,7 @@ int main(int argc, char** argv) {
     const stats::Names counters =
         nfv_options.bad_port ? stats::Names(kDivertCounters) : stats::kRuntimeCounters;
     AppInfo info{kApp, "CheckIPHeader network function", nfv::kDrops, counters};
-    info.xdp_datapath = xdp_spec(datapath, xdp_mode, check, nfv_options);
+    info.xdp_datapath = xdp_program(datapath, xdp_mode, check, nfv_options);
     Runtime runtime(std::move(info), std::move(args), options);
 
     return runtime.run_app([&] { return check_frames(runtime, nfv_options, check); });

@@ -10,6 +10,7 @@
 #include "nfv/check_ip_header.hpp"
 #include "nfv/first_bad_log.hpp"
 #include "pkt/headers.hpp"
+#include "pkt/mac_swap.h"
 #include "runtime/forward_loop.hpp"
 #include "runtime/mbuf_frame.hpp"
 
@@ -41,7 +42,7 @@ class MbufKernel {
             trimmed_bytes_ += len - r.out_len;
             rte_pktmbuf_trim(m, uint16_t(len - r.out_len));
         }
-        // bpf/check_ipv4.h's swap, as the XDP program does it.
+        // lib/pkt/mac_swap.h's swap, as the XDP program does it.
         if constexpr (kMacSwap) lr_swap_macs(frame, frame + r.out_len);
         return kTransmit;
     }

@@ -35,7 +35,7 @@ def size_result(net, size, runs, seconds):
 
 def run(args):
     """gen <-> DUT over a veth pair, AF_XDP on both ends: l2reflect vs dpdk-testpmd macswap vs
-    the XDP-native reflector (bpf/reflect.bpf.c, XDP_TX), alternated in the same run."""
+    the XDP-native reflector (lib/xdp/reflect/reflect.bpf.c, XDP_TX), alternated in the same run."""
     runs = max(1, min(args.runs, 5))
     out = {"description": "gen (AF_XDP, lcore 1) -> veth -> DUT -> veth -> gen, one DUT core: "
                           "rate gen gets back (Mpps, median of per-second samples, median over "

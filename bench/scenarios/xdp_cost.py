@@ -8,7 +8,7 @@ import benchkit as bk
 
 def run(args):
     """Per-packet cost of nfv's and l2reflect's XDP programs against the bare XDP_TX reflector
-    (bpf/reflect.bpf.c), by the kernel: BPF_PROG_TEST_RUN with repeat (bench/xdp_cost, root),
+    (lib/xdp/reflect/reflect.bpf.c), by the kernel: BPF_PROG_TEST_RUN with repeat (bench/xdp_cost, root),
     64 and 1518 B, the programs configured as on an interface of MTU 1500 (loaded single-buffer,
     serving IPv4 as --xdp-steer app does), alternated `runs` times; median ns per packet of a valid
     IPv4/UDP frame and the ratio to the reflector (issue 24's goal for nfv: at most 1.1). A run

@@ -1,8 +1,8 @@
 // xdp_cost: the per-packet cost of the apps' XDP programs against the bare XDP_TX reflector
-// (bpf/reflect.bpf.c), measured by the kernel with BPF_PROG_TEST_RUN and `repeat` (no NIC, no
-// driver: the program alone on one frame in a loop), alternated `runs` times; prints JSON with
-// each program's median ns per packet and the ratios to the reflector. The apps' programs run as
-// on a default interface (MTU 1500: loaded single-buffer, no multi-buffer check; lib/xdp's
+// (lib/xdp/reflect/reflect.bpf.c), measured by the kernel with BPF_PROG_TEST_RUN and `repeat` (no
+// NIC, no driver: the program alone on one frame in a loop), alternated `runs` times; prints JSON
+// with each program's median ns per packet and the ratios to the reflector. The apps' programs run
+// as on a default interface (MTU 1500: loaded single-buffer, no multi-buffer check; lib/xdp's
 // multi_buffer_for_mtu), serving what `--xdp-steer app` serves (IPv4). A run
 // takes one frame, so the 10 % bad mix is computed: 0.9 x the valid frame's ns + 0.1 x the mean
 // of the bad frames' (a bad checksum, a bad source), each measured alone. Root (loads programs).
@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "pkt/build.hpp"
-#include "xdp/datapath.hpp"
+#include "xdp/datapath/datapath_program.hpp"
 
 using namespace linerate;
 
@@ -40,9 +40,9 @@ struct Frame {
     std::vector<uint8_t> bytes;
 };
 
-// An app's program as it runs on an interface of MTU 1500 (lib/runtime/xdp_datapath): single-
-// buffer, the frames `--xdp-steer app` serves (IPv4); nfv with RFC 1812's bad sources, as by
-// default.
+// An app's program as it runs on an interface of MTU 1500 (lib/runtime/xdp_datapath_feature):
+// single-buffer, the frames `--xdp-steer app` serves (IPv4); nfv with RFC 1812's bad sources, as
+// by default.
 void configure(Candidate& c) {
     if (c.object == "reflect.bpf.o") return;  // the reflector and the loop: no config
     c.loaded->set_config(c.flags, {xdp::SteerMode::ipv4, 0});
@@ -86,8 +86,7 @@ nlohmann::json report(const std::vector<Candidate>& cands, const std::vector<Fra
     }
     // Each program's own work: its time less the loop's.
     const double loop = median(cands[1].ns.at("valid"));
-    for (const Candidate& c : cands)
-        out["work_ns"][c.name] = median(c.ns.at("valid")) - loop;
+    for (const Candidate& c : cands) out["work_ns"][c.name] = median(c.ns.at("valid")) - loop;
     out["work_over_reflect"] = nlohmann::json::object();
     for (const Candidate& c : cands)
         if (base > loop)

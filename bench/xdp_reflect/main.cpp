@@ -1,6 +1,6 @@
-// xdp_reflect: attaches bpf/reflect.bpf.c (XDP MAC-swap reflector, XDP_TX) to an interface with
-// libbpf, prints its rate every second like the apps' stats line, detaches at the end. The
-// XDP-native baseline of `bench/run af-xdp`.
+// xdp_reflect: attaches lib/xdp/reflect/reflect.bpf.c (XDP MAC-swap reflector, XDP_TX) to an
+// interface with libbpf, prints its rate every second like the apps' stats line, detaches at the
+// end. The XDP-native baseline of `bench/run af-xdp`.
 //
 //   xdp_reflect IFACE [--duration S] [--generic] [--json FILE]
 #include <bpf/bpf.h>
@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "reflect_abi.h"
-#include "xdp/steer.hpp"
+#include "xdp/bpf_object.hpp"
+#include "xdp/reflect/reflect_abi.h"
 
 namespace {
 

@@ -19,7 +19,6 @@ namespace ttl_forward {
     X(ttl_expired, "TTL expired")
 LINERATE_DROPS(Drop, kDrops, TTL_FORWARD_DROPS);
 
-inline constexpr unsigned kTransmit = 0;
 inline constexpr size_t kTtlOffset = linerate::pkt::kEthHdrLen + 8;
 inline constexpr size_t kChecksumOffset = linerate::pkt::kEthHdrLen + 10;
 

@@ -40,7 +40,7 @@ TEST(DecrementTtl, LowersTheTtlAndKeepsTheChecksumValid) {
     for (int ttl = 2; ttl <= 255; ++ttl)
         for (uint8_t proto : {1, 6, 17, 255}) {
             Frame f = ipv4_frame(uint8_t(ttl), proto);
-            ASSERT_EQ(ttl_forward::decrement_ttl(f.data(), f.size()), ttl_forward::kTransmit);
+            ASSERT_EQ(ttl_forward::decrement_ttl(f.data(), f.size()), linerate::kTransmit);
             EXPECT_EQ(f[22], ttl - 1);
             EXPECT_EQ(header_checksum(&f[14]), 0) << "ttl " << ttl << " proto " << int(proto);
             Frame want = ipv4_frame(uint8_t(ttl - 1), proto);

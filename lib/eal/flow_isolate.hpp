@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "xdp/steer.hpp"
+#include "xdp/steer/steer_program.hpp"
 
 namespace linerate::eal {
 

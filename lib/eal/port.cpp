@@ -1,6 +1,6 @@
 #include "eal/port.hpp"
 
-#include "eal/af_xdp.hpp"
+#include "eal/af_xdp_ports.hpp"
 #include "pkt/address.hpp"
 
 #include <fmt/core.h>

@@ -61,9 +61,10 @@ rte_mempool* create_packed_pool(const std::string& name, unsigned n, unsigned ca
 
 PacketPool::PacketPool(const std::string& name, unsigned mbufs, unsigned cache,
                        const RegionSpec& region, int default_socket, uint16_t data_room) {
-    size_t page = region.kind == RegionKind::pages_thp ? (2u << 20) : 4096;
-    region_ = std::make_unique<Region>(region, region_bytes_for(mbufs, data_room, page),
-                                       name + "_heap", default_socket);
+    // The kind's page size (kRegionKinds): a new region kind needs nothing here.
+    region_ =
+        std::make_unique<Region>(region, region_bytes_for(mbufs, data_room, region.page_size()),
+                                 name + "_heap", default_socket);
     pool_ = create_packed_pool(name, mbufs, std::min(cache, unsigned(RTE_MEMPOOL_CACHE_MAX_SIZE)),
                                data_room, region_->socket_id());
     if (pool_ == nullptr)

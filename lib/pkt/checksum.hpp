@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "check_ipv4.h"
 #include "pkt/bytes.hpp"
+#include "pkt/check_ipv4.h"
 #include "pkt/headers.hpp"
 
 namespace linerate::pkt {
@@ -56,7 +56,7 @@ inline uint64_t word_sum(const uint8_t* data, size_t len) {
 }
 
 // A sum of data that contains non-zero bytes, checked: its folded value is 0xFFFF, i.e. the
-// sum is 0 mod 0xFFFF, by bpf/check_ipv4.h's test (the one the XDP programs compile).
+// sum is 0 mod 0xFFFF, by lib/pkt/check_ipv4.h's test (the one the XDP programs compile).
 inline bool word_sum_verifies(uint64_t sum) {
     return lr_word_sum_verifies(sum) != 0;
 }

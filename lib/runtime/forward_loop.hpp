@@ -22,11 +22,6 @@ namespace linerate {
 
 inline constexpr unsigned kPrefetchAhead = 3;
 
-// What a kernel returns to have the frame transmitted (a drop is its board slot, never 0: slot 0
-// is tx_full, stats/names.hpp).
-inline constexpr unsigned kTransmit = 0;
-static_assert(kTransmit == stats::kTxFullSlot);
-
 // Where a worker transmits the frames its kernel rejects instead of freeing them (nfv's
 // --bad-port). They still count under their drop reason, so rx == tx + sum(drops) holds with or
 // without a divert; what became of them is told by two app counters of the board.

@@ -12,16 +12,16 @@
 #include <fstream>
 #include <thread>
 
-#include "eal/af_xdp.hpp"
+#include "eal/af_xdp_ports.hpp"
 #include "eal/eal.hpp"
 #include "eal/flow_isolate.hpp"
 #include "mem/mempool.hpp"
-#include "runtime/af_xdp_steering.hpp"
 #include "runtime/exception_feature.hpp"
 #include "runtime/metrics.hpp"
 #include "runtime/pcap_mode.hpp"
 #include "runtime/service_notify.hpp"
-#include "runtime/xdp_datapath.hpp"
+#include "runtime/xdp_datapath_feature.hpp"
+#include "runtime/xdp_steer_feature.hpp"
 #include "stats/board_metrics.hpp"
 #include "stats/figures.hpp"
 #include "stats/port_drops.hpp"

@@ -21,7 +21,7 @@
 #include "stats/counters.hpp"
 #include "stats/port_drops.hpp"
 #include "worker/worker_map.hpp"
-#include "xdp/steer.hpp"
+#include "xdp/steer/steer_program.hpp"
 
 namespace linerate {
 
@@ -55,8 +55,8 @@ struct AppInfo {
     std::function<xdp::SteerFilter()> xdp_filter;
     // The app's own region options, judged with the runtime's (Plan::app_region).
     std::vector<AppRegion> regions = {};
-    // --datapath xdp: the app's XDP program and options (runtime/xdp_datapath.hpp); none: the
-    // DPDK datapath.
+    // --datapath xdp: the app's XDP program and options (runtime/xdp_datapath_feature.hpp); none:
+    // the DPDK datapath.
     std::shared_ptr<const XdpDatapathSpec> xdp_datapath = nullptr;
 };
 

@@ -40,6 +40,20 @@ inline constexpr Name kExceptionFromKernel{"exception_from_kernel", "exception f
                                            kExceptionPathFeature};
 inline constexpr unsigned kTxFullSlot = 0;
 
+// Whether a C enum's drop reasons (`c_keys`, its board keys in its order: lib/stats/drop_list.h)
+// are the board names of `table` from slot `first` on, each at its place, followed by the name
+// `next` (the first reason the C side does not have; "" when the C list ends the table): a
+// reason added to one list and not the other, or moved, fails the static_assert that asks.
+template <size_t N>
+constexpr bool same_keys(Names table, unsigned first, const char* const (&c_keys)[N],
+                         std::string_view next) {
+    if (first + N > table.size()) return false;
+    for (size_t i = 0; i < N; ++i)
+        if (table[first + i].key != c_keys[i]) return false;
+    return next.empty() ? first + N == table.size()
+                        : first + N < table.size() && table[first + N].key == next;
+}
+
 // The board slot of a drop reason or verdict made by these macros: its value.
 template <class Reason>
 constexpr unsigned drop_slot(Reason reason) {
@@ -47,6 +61,14 @@ constexpr unsigned drop_slot(Reason reason) {
 }
 
 }  // namespace linerate::stats
+
+namespace linerate {
+
+// What a kernel returns to have the frame transmitted; a drop is its board slot, never this:
+// slot 0 is tx_full, which only the transmit step counts. Every kernel and loop uses this one.
+inline constexpr unsigned kTransmit = stats::kTxFullSlot;
+
+}  // namespace linerate
 
 #define LINERATE_NAMES_ID_(id, text, ...) id,
 #define LINERATE_NAMES_ENTRY_(id, text, ...) ::linerate::stats::Name{#id, text},

@@ -6,7 +6,8 @@
 // and ping on the same interfaces meanwhile (the steering program hands the apps their UDP port
 // only). The master runs in three ways: the C++ master on AF_XDP reading CLOCK_MONOTONIC_RAW
 // (the default) or CLOCK_MONOTONIC (--sw-clock monotonic), and the XDP master (--datapath xdp:
-// bpf/clocksync.bpf.c answering in the veth's XDP hook, CLOCK_MONOTONIC), whose clients say
+// lib/xdp/datapath/clocksync.bpf.c answering in the veth's XDP hook, CLOCK_MONOTONIC), whose
+// clients say
 // --master-clock monotonic.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -169,9 +170,9 @@ void expect_warmups_echoed(const nlohmann::json& cj, const std::string& out) {
         }
 }
 
-// The XDP master: bpf/clocksync.bpf.c answers every request in the veth's XDP hook (t2, t3 from
-// CLOCK_MONOTONIC), the client in verification mode says --master-clock monotonic. The master's
-// counters are the client's frames exactly (requests and warm-ups, --warmup-us): received,
+// The XDP master: lib/xdp/datapath/clocksync.bpf.c answers every request in the veth's XDP hook
+// (t2, t3 from CLOCK_MONOTONIC), the client in verification mode says --master-clock monotonic. The
+// master's counters are the client's frames exactly (requests and warm-ups, --warmup-us): received,
 // answered or echoed, all by the program (none left to the slow path), none dropped; ping beside
 // it goes to the kernel; the program is gone after.
 TEST(ClocksyncAfXdp, XdpMasterAnswersEveryRequestInTheDriver) {
@@ -228,9 +229,10 @@ TEST(ClocksyncAfXdp, XdpMastersSlowPathAnswersToo) {
 }
 
 // --xdp-tx: the client's requests and warm-ups leave from its interface's XDP layer
-// (bpf/xdp_tx.bpf.c, XDP_TX from a live-frames test run), each request's t1 the program's stamp.
-// The native XDP master's end has NAPI, so every one arrives: the master's counters are the
-// client's frames exactly, ε is never violated, and the client never went back to its socket.
+// (lib/xdp/xdp_tx/xdp_tx.bpf.c, XDP_TX from a live-frames test run), each request's t1 the
+// program's stamp. The native XDP master's end has NAPI, so every one arrives: the master's
+// counters are the client's frames exactly, ε is never violated, and the client never went back to
+// its socket.
 TEST(ClocksyncAfXdp, XdpTxRequestsReachTheNativeXdpMaster) {
     if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
     const PairRun r = run_pair({"--datapath", "xdp", "--xdp-mode", "native"},

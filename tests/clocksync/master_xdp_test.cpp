@@ -1,9 +1,9 @@
 // clocksync's master on both datapaths, the same frames: answer_request (C++) called directly,
-// and bpf/clocksync.bpf.c run by the kernel with BPF_PROG_TEST_RUN (root; skips otherwise). A
-// request comes back byte-identical but for t2/t3, which the program reads from CLOCK_MONOTONIC
-// between two reads of the test's; a warm-up frame that asks for its echo comes back identical,
-// unstamped; a bad request is dropped under the C++ master's reason; a
-// frame that is no request to the port goes to the kernel (XDP_PASS).
+// and lib/xdp/datapath/clocksync.bpf.c run by the kernel with BPF_PROG_TEST_RUN (root; skips
+// otherwise). A request comes back byte-identical but for t2/t3, which the program reads from
+// CLOCK_MONOTONIC between two reads of the test's; a warm-up frame that asks for its echo comes
+// back identical, unstamped; a bad request is dropped under the C++ master's reason; a frame that
+// is no request to the port goes to the kernel (XDP_PASS).
 #include <gtest/gtest.h>
 #include <linux/bpf.h>
 
@@ -17,7 +17,7 @@
 #include "pkt/bytes.hpp"
 #include "support/checksum.hpp"
 #include "support/clock.hpp"
-#include "xdp/datapath.hpp"
+#include "xdp/datapath/datapath_program.hpp"
 
 using namespace linerate;
 using namespace linerate::clocksync;

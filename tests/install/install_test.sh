@@ -81,8 +81,9 @@ check_tree() {
   [[ -f $root/include/linerate/runtime/runtime.hpp && -f $root/include/linerate/truetime.h ]] ||
     fail "headers missing under $root/include"
   # The runtime's inside stays out (cmake/LinerateInstall.cmake: LINERATE_PUBLIC_HEADERS).
-  for private in eal/eal.hpp eal/af_xdp.hpp runtime/pcap_mode.hpp runtime/exception_feature.hpp \
-      xdp/steering.hpp stats/report.hpp; do
+  for private in eal/eal.hpp eal/af_xdp_ports.hpp runtime/pcap_mode.hpp runtime/exception_feature.hpp \
+      runtime/xdp_steer_ports.hpp runtime/xdp_steer_feature.hpp xdp/datapath/datapath_program.hpp \
+      stats/report.hpp; do
     [[ ! -e $root/include/linerate/$private ]] || fail "private header installed: $private"
   done
   check_kvagg_headers "$root/include"

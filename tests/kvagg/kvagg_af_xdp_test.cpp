@@ -19,7 +19,8 @@
 #include "support/metrics_text.hpp"
 #include "support/netns.hpp"
 #include "support/process.hpp"
-#include "xdp/steer.hpp"
+#include "xdp/bpf_object.hpp"
+#include "xdp/steer/steer_program.hpp"
 
 using namespace linerate;
 using namespace linerate::test;

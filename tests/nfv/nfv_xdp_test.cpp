@@ -1,6 +1,7 @@
 // The same frames through nfv's two kernels: the C++ CheckIpHeader (with the trim and swap the
-// DPDK kernel does) called directly, and bpf/nfv.bpf.c run by the kernel with BPF_PROG_TEST_RUN
-// (root; skips otherwise). Same verdict, same reason counters, byte-identical output.
+// DPDK kernel does) called directly, and lib/xdp/datapath/nfv.bpf.c run by the kernel with
+// BPF_PROG_TEST_RUN (root; skips otherwise). Same verdict, same reason counters, byte-identical
+// output.
 #include <gtest/gtest.h>
 #include <linux/bpf.h>
 #include <unistd.h>
@@ -10,7 +11,7 @@
 
 #include "nfv/check_ip_header.hpp"
 #include "nfv/frames.hpp"
-#include "xdp/datapath.hpp"
+#include "xdp/datapath/datapath_program.hpp"
 
 using namespace linerate;
 using namespace linerate::test::nfv;

@@ -1,7 +1,7 @@
 #include "support/process.hpp"
 
 #include "pcapio/pcap_file.hpp"
-#include "xdp/datapath.hpp"
+#include "xdp/datapath/datapath_program.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "cli/command_line.hpp"
-#include "eal/af_xdp.hpp"
+#include "eal/af_xdp_ports.hpp"
 #include "eal/eal.hpp"
 #include "support/scratch.hpp"
 #include "worker/worker_map.hpp"

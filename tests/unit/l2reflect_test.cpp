@@ -3,6 +3,7 @@
 #include "l2reflect/reflect.hpp"
 
 using namespace linerate::l2reflect;
+using linerate::kTransmit;
 using linerate::stats::drop_slot;
 
 TEST(ReflectFrame, SwapsMacsAndKeepsTheRest) {

@@ -1,6 +1,6 @@
 // The same frames through l2reflect's two kernels: reflect_frame (C++) called directly, and
-// bpf/l2reflect.bpf.c run by the kernel with BPF_PROG_TEST_RUN (root; skips otherwise). Same
-// verdict, same counters, byte-identical output.
+// lib/xdp/datapath/l2reflect.bpf.c run by the kernel with BPF_PROG_TEST_RUN (root; skips
+// otherwise). Same verdict, same counters, byte-identical output.
 #include <gtest/gtest.h>
 #include <linux/bpf.h>
 
@@ -8,7 +8,7 @@
 #include <random>
 
 #include "l2reflect/reflect.hpp"
-#include "xdp/datapath.hpp"
+#include "xdp/datapath/datapath_program.hpp"
 
 using namespace linerate;
 
@@ -42,7 +42,7 @@ TEST(L2reflectXdp, SameVerdictCountersAndBytesAsTheCppKernel) {
             std::vector<uint8_t> cpp = frame;
             const unsigned verdict = swap ? l2reflect::reflect_frame<true>(cpp.data(), len)
                                           : l2reflect::reflect_frame<false>(cpp.data(), len);
-            ASSERT_EQ(verdict, l2reflect::kTransmit);
+            ASSERT_EQ(verdict, kTransmit);
             const xdp::TestRun run = prog->test_run(frame.data(), uint32_t(len), out);
             ASSERT_EQ(run.action, uint32_t(XDP_TX)) << len;
             ASSERT_EQ(run.slot, uint32_t(DP_TX)) << len;

@@ -1,5 +1,5 @@
-// bpf/steer.bpf.c run by the kernel on crafted frames (BPF_PROG_TEST_RUN, no NIC), configured
-// and read through lib/xdp: the XDP action of each frame and the exact counters.
+// lib/xdp/steer/steer.bpf.c run by the kernel on crafted frames (BPF_PROG_TEST_RUN, no NIC),
+// configured and read through lib/xdp: the XDP action of each frame and the exact counters.
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 
 #include "pkt/build.hpp"
 #include "support/clock.hpp"
-#include "xdp/rx_stamp.hpp"
-#include "xdp/steer.hpp"
+#include "xdp/steer/rx_stamp.hpp"
+#include "xdp/steer/steer_program.hpp"
 
 using namespace linerate;
 using xdp::SteerFilter;

@@ -1,0 +1,23 @@
+/* l2reflect on the XDP datapath: every frame back out (XDP_TX), MACs swapped by
+ * lib/pkt/mac_swap.h's swap (the one the C++ kernel compiles) unless the config says not; a frame
+ * shorter than an Ethernet header is a runt (dropped, counted); a multi-buffer frame goes to the
+ * slow path, a frame the app does not serve (dp_config.serve) to the kernel. */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+
+#include <bpf/bpf_helpers.h>
+
+#include "pkt/mac_swap.h"
+#include "xdp/datapath/datapath.bpf.h"
+
+SEC("xdp.frags")
+int xsk_def_prog(struct xdp_md* ctx) {
+    const struct dp_start start = dp_begin(ctx);
+    const __u32 flags = start.flags;
+    if (start.route != DP_SLOTS) return dp_finish(ctx, flags, start.route);
+    __u8* data = (__u8*)(long)ctx->data;
+    const __u8* data_end = (const __u8*)(long)ctx->data_end;
+    if (data + ETH_HLEN > data_end) return dp_finish(ctx, flags, DP_DROP_FIRST + LR_L2REFLECT_RUNT);
+    if (flags & DP_MAC_SWAP) lr_swap_macs(data, data_end);
+    return dp_finish(ctx, flags, DP_TX);
+}
