@@ -225,7 +225,10 @@ void RedisCluster::refresh_slots() {
     for (const RedisEndpoint& n : nodes)
         if (learn_from(n)) return;
     std::string names;
-    for (const RedisEndpoint& s : seeds_) names += (names.empty() ? "" : ",") + s.name();
+    for (const RedisEndpoint& s : seeds_) {
+        if (!names.empty()) names += ',';
+        names += s.name();  // appended, not "," + name: GCC 12 warns (-Wrestrict) on the latter
+    }
     throw RedisError(
         fmt::format("no Redis Cluster node answered with a full slot map (seeds {})", names));
 }
