@@ -93,33 +93,39 @@ void take_live_view(const SyncedClock& synced) {
 
 // The synchronized clock's state: θ, δ, ε₀ and flags of the sync in force.
 std::vector<Figure> sync_state_figures(const ClientSession& session) {
-    const auto live = [] { return live_view.snap.state; };
+    // A field of the sync in force: live from the render's view, final from the session.
+    const auto live = [](auto SyncState::*field) {
+        return [field](unsigned) { return FigureReading{live_view.snap.state.*field}; };
+    };
+    const auto final = [&session](auto SyncState::*field) {
+        return [&session, field](unsigned) { return FigureReading{session.sync().*field}; };
+    };
     return {
         {.kind = FigureKind::gauge,
          .json = "synced",
          .telemetry = "synced",
          .metric = "linerate_clocksync_synced",
          .help = "1 once the client has a good sync, else 0",
-         .read_live = [live](unsigned) { return FigureReading{live().synced}; },
-         .read_final = [&session](unsigned) { return FigureReading{session.sync().synced}; }},
+         .read_live = live(&SyncState::synced),
+         .read_final = final(&SyncState::synced)},
         {.kind = FigureKind::gauge,
          .unit = FigureUnit::ns,
          .json = "theta_ns",
          .telemetry = "theta_ns",
          .metric = "linerate_clocksync_theta_seconds",
          .help = "The offset of the master's clock from the local clock (theta), last sync",
-         .read_live = [live](unsigned) { return FigureReading{live().theta_ns}; },
-         .read_final = [&session](unsigned) { return FigureReading{session.sync().theta_ns}; }},
+         .read_live = live(&SyncState::theta_ns),
+         .read_final = final(&SyncState::theta_ns)},
         {.kind = FigureKind::gauge,
          .unit = FigureUnit::ns,
          .json = "delta_ns",
          .telemetry = "delta_ns",
-         .read_live = [live](unsigned) { return FigureReading{live().delta_ns}; },
-         .read_final = [&session](unsigned) { return FigureReading{session.sync().delta_ns}; }},
+         .read_live = live(&SyncState::delta_ns),
+         .read_final = final(&SyncState::delta_ns)},
         {.kind = FigureKind::gauge,
          .unit = FigureUnit::ns,
          .telemetry = "eps0_ns",
-         .read_live = [live](unsigned) { return FigureReading{live().eps0_ns}; }},
+         .read_live = live(&SyncState::eps0_ns)},
     };
 }
 

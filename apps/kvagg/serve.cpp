@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "kvagg/agg_merge.hpp"
@@ -289,30 +290,20 @@ std::vector<stats::Figure> KvService<Table>::service_figures() const {
     auto atomic = [](const std::atomic<uint64_t>& a) {
         return [&a](unsigned) { return FigureReading{a.load()}; };
     };
-    const std::string requests = "linerate_kvagg_service_requests_total";
-    const std::string by_kind = "Control requests the service thread answered, by kind";
-    return {
-        {.json = "service.reads",
-         .metric = requests,
-         .help = by_kind,
-         .labels = {{"kind", "read"}},
-         .read_live = atomic(cc.reads),
-         .read_final = atomic(cc.reads)},
-        {.json = "service.statuses",
-         .metric = requests,
-         .help = by_kind,
-         .labels = {{"kind", "status"}},
-         .read_live = atomic(cc.statuses),
-         .read_final = atomic(cc.statuses)},
-        {.json = "service.flushes",
-         .metric = requests,
-         .help = by_kind,
-         .labels = {{"kind", "flush"}},
-         .read_live = atomic(cc.flushes),
-         .read_final = atomic(cc.flushes)},
-        {.json = "service.flushed_sum", .read_final = atomic(cc.flushed_sum)},
-        {.json = "service.flush_repeats", .read_final = atomic(cc.flush_repeats)},
-    };
+    // The requests by kind: one --metrics family with a `kind` label, a JSON key each.
+    std::vector<stats::Figure> f;
+    for (auto [json, kind, n] : {std::tuple{"service.reads", "read", &cc.reads},
+                                 {"service.statuses", "status", &cc.statuses},
+                                 {"service.flushes", "flush", &cc.flushes}})
+        f.push_back({.json = json,
+                     .metric = "linerate_kvagg_service_requests_total",
+                     .help = "Control requests the service thread answered, by kind",
+                     .labels = {{"kind", kind}},
+                     .read_live = atomic(*n),
+                     .read_final = atomic(*n)});
+    f.push_back({.json = "service.flushed_sum", .read_final = atomic(cc.flushed_sum)});
+    f.push_back({.json = "service.flush_repeats", .read_final = atomic(cc.flush_repeats)});
+    return f;
 }
 
 template <class Table>
@@ -330,7 +321,7 @@ std::vector<stats::Figure> KvService<Table>::worker_figures() const {
             return FigureReading{kernels_[w]->dup_filter().gaps().*field};
         };
     };
-    return {
+    std::vector<stats::Figure> f = {
         {.kind = FigureKind::gauge,
          .json = "keys",
          .metric = "linerate_kvagg_keys",
@@ -341,19 +332,22 @@ std::vector<stats::Figure> KvService<Table>::worker_figures() const {
              kShared ? nullptr : std::function<FigureReading(unsigned)>([this](unsigned w) {
                  return FigureReading{worker_keys_[w]};
              })},
-        {.json = "gaps_opened",
-         .metric = "linerate_kvagg_gaps_opened_total",
-         .help = "Sequence numbers its streams jumped over (a higher one arrived first)",
-         .per_worker = true,
-         .read_live = link(&WorkerLink::gaps_opened),
-         .read_final = gaps(&SeqGaps::opened)},
-        {.json = "gaps_filled",
-         .metric = "linerate_kvagg_gaps_filled_total",
-         .help = "Sequence numbers jumped over that arrived later (accepted late)",
-         .per_worker = true,
-         .read_live = link(&WorkerLink::gaps_filled),
-         .read_final = gaps(&SeqGaps::filled)},
     };
+    // The duplicate windows' gaps: live from the worker's link, final from its kernel.
+    for (auto [json, metric, help, live, final] :
+         {std::tuple{"gaps_opened", "linerate_kvagg_gaps_opened_total",
+                     "Sequence numbers its streams jumped over (a higher one arrived first)",
+                     &WorkerLink::gaps_opened, &SeqGaps::opened},
+          {"gaps_filled", "linerate_kvagg_gaps_filled_total",
+           "Sequence numbers jumped over that arrived later (accepted late)",
+           &WorkerLink::gaps_filled, &SeqGaps::filled}})
+        f.push_back({.json = json,
+                     .metric = metric,
+                     .help = help,
+                     .per_worker = true,
+                     .read_live = link(live),
+                     .read_final = gaps(final)});
+    return f;
 }
 
 // After the workers stopped: the tables merged into the run's figures, then the dump.
