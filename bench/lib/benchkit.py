@@ -12,6 +12,8 @@ import statistics
 import subprocess
 import time
 
+from netns_pair import NamespacePair
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("LINERATE_BUILD", os.path.join(ROOT, "build"))
 RESULTS = os.path.join(ROOT, "bench", "results")
@@ -251,7 +253,7 @@ def write_json(path, result):
         f.write("\n")
 
 
-class VethNamespaces:
+class VethNamespaces(NamespacePair):
     """Two network namespaces joined by a veth pair (unique names, IPv6 off: the kernel sends
     nothing of its own into the measurement), removed on exit. `addresses`: (DUT end's IPv4,
     gen end's IPv4), /24, for benchmarks through the kernel's sockets."""
@@ -259,25 +261,13 @@ class VethNamespaces:
     def __init__(self, tag, addresses=None):
         self.dut_ns, self.gen_ns = f"lrb{tag}d", f"lrb{tag}g"
         self.dut_if, self.gen_if = f"lrb{tag}d", f"lrb{tag}g"
-        for ns in (self.dut_ns, self.gen_ns):
-            subprocess.run(["ip", "netns", "add", ns], check=True)
-        subprocess.run(["ip", "link", "add", self.dut_if, "netns", self.dut_ns, "type", "veth",
-                        "peer", "name", self.gen_if, "netns", self.gen_ns], check=True)
-        ends = ((self.dut_ns, self.dut_if), (self.gen_ns, self.gen_if))
-        for i, (ns, dev) in enumerate(ends):
-            subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw",
-                            "net.ipv6.conf.all.disable_ipv6=1"], check=True)
-            if addresses:
-                subprocess.run(["ip", "-n", ns, "addr", "add", f"{addresses[i]}/24", "dev", dev],
-                               check=True)
-            subprocess.run(["ip", "-n", ns, "link", "set", dev, "up"], check=True)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        for ns in (self.dut_ns, self.gen_ns):
-            subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
+        super().__init__(self.dut_ns, self.gen_ns, ipv6=False)
+        try:
+            self.veth(self.dut_if, self.gen_if,
+                      addresses=[f"{a}/24" for a in addresses] if addresses else None)
+        except Exception:
+            self.close()
+            raise
 
     def exec(self, ns, cmd):
         return ["ip", "netns", "exec", ns] + cmd

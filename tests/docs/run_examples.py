@@ -80,6 +80,11 @@ import subprocess
 import sys
 import time
 
+# The namespaces and veth pairs, as bench/ makes them (bench/lib/netns_pair.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
+                                "lib"))
+from netns_pair import NamespacePair  # noqa: E402
+
 DOC_GLOBS = ["README.md", "docs/**/*.md", "bench/*/README.md", "examples/*/README.md"]
 SHELL_LANGS = {"sh", "bash", "shell"}
 APPS = {"l2reflect", "nfv", "kvagg", "clocksync", "linerate-gen", "linerate-tt"}
@@ -441,38 +446,13 @@ class Context:
         return os.path.join(self.build, rel)
 
 
-def sh(*argv):
-    r = subprocess.run(argv, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)}: {r.stderr.strip()}")
-
-
-class Netns:
-    """Two namespaces of this run: `app` (the interfaces the docs name) and `peer`."""
+class Netns(NamespacePair):
+    """Two namespaces of this run: `app` (the interfaces the docs name) and `peer`, their
+    loopbacks up (127.0.0.1 of the namespace: a Redis Cluster's)."""
 
     def __init__(self, tag):
         self.app, self.peer = f"lrdoc{os.getpid()}{tag}", f"lrdoc{os.getpid()}{tag}peer"
-        sh("ip", "netns", "add", self.app)
-        sh("ip", "netns", "add", self.peer)
-        for ns in (self.app, self.peer):  # 127.0.0.1 of the namespace (a Redis Cluster's)
-            sh("ip", "-n", ns, "link", "set", "lo", "up")
-
-    def veth(self, name, peer_name, queues=1):
-        q = ["numtxqueues", str(queues), "numrxqueues", str(queues)]
-        sh("ip", "link", "add", name, *q, "netns", self.app, "type", "veth", "peer", "name",
-           peer_name, *q, "netns", self.peer)
-        sh("ip", "-n", self.app, "link", "set", name, "up")
-        sh("ip", "-n", self.peer, "link", "set", peer_name, "up")
-
-    def close(self):
-        for ns in (self.app, self.peer):
-            # What a block left running there (a daemon it started, when it failed before its
-            # stop): a deleted namespace does not end its processes.
-            pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True,
-                                  text=True).stdout.split()
-            for pid in pids:
-                subprocess.run(["kill", "-9", pid], capture_output=True)
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        super().__init__(self.app, self.peer, lo_up=True)
 
 
 class Service:
@@ -541,9 +521,7 @@ def env_kvagg_service(ctx):
     ns = Netns("s")
     binder = None
     try:
-        ns.veth("eth1", "peer1")
-        sh("ip", "-n", ns.app, "addr", "add", "10.0.0.1/24", "dev", "eth1")
-        sh("ip", "-n", ns.peer, "addr", "add", "10.0.0.2/24", "dev", "peer1")
+        ns.veth("eth1", "peer1", addresses=("10.0.0.1/24", "10.0.0.2/24"))
         # Without a socket on kvagg's port the kernel, which sees the datagrams too, would answer
         # ICMP port unreachable (docs/kvagg.md says to bind one).
         binder = Proc(ctx.argv([sys.executable, "-c", "import socket, time; s = socket.socket("
