@@ -224,6 +224,15 @@ unsigned follow_endpoints(linerate::kvclient::ShardedClient& c, const std::strin
     return removed;
 }
 
+// The run's JSON (with the held-share samples) on stdout and in --json, its sums in --sums-out.
+void report(const Load& l, const HeldSamples& held, const std::map<uint64_t, uint64_t>& sent,
+            nlohmann::json& j) {
+    held.to_json(j);
+    fmt::print("{}\n", j.dump());
+    if (!l.json_out.empty()) std::ofstream(l.json_out) << j.dump(2) << '\n';
+    if (!l.sums_out.empty()) write_sums(l.sums_out, sent);
+}
+
 // --endpoints: the sharded client sends, confirms (durable with --durable) and reports.
 void run_sharded(Load& l) {
     namespace kv = linerate::kvclient;
@@ -253,10 +262,7 @@ void run_sharded(Load& l) {
                         {"removed", removed},
                         {"send_s", send_s},
                         {"tuples_per_s", send_s > 0 ? double(l.tuples) / send_s : 0}};
-    held.to_json(j);
-    fmt::print("{}\n", j.dump());
-    if (!l.json_out.empty()) std::ofstream(l.json_out) << j.dump(2) << '\n';
-    if (!l.sums_out.empty()) write_sums(l.sums_out, sent);
+    report(l, held, sent, j);
 }
 
 }  // namespace
@@ -311,10 +317,7 @@ int main(int argc, char** argv) {
                             {"reads", l.reads},
                             {"read_p50_us", percentile(lat, 0.5)},
                             {"read_p99_us", percentile(lat, 0.99)}};
-        held.to_json(j);
-        fmt::print("{}\n", j.dump());
-        if (!l.json_out.empty()) std::ofstream(l.json_out) << j.dump(2) << '\n';
-        if (!l.sums_out.empty()) write_sums(l.sums_out, sent);
+        report(l, held, sent, j);
     } catch (const linerate::kvclient::Error& e) {
         fmt::print(stderr, "kvagg_load: {}\n", e.what());
         return 1;

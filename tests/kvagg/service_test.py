@@ -56,6 +56,14 @@ def client_module():
     return linerate_kvagg
 
 
+def write_sums(path, sent):
+    """A client's sums file (`key,sum` lines, ascending keys, sums mod 2^64), as read_sums reads
+    it back."""
+    with open(path, "w") as f:
+        for k, v in sorted(sent.items()):
+            f.write(f"{k},{v % 2**64}\n")
+
+
 def read_sums(paths):
     total = collections.Counter()
     for p in paths:
@@ -81,9 +89,7 @@ def cmd_send(a):
               f"dropped, {st['retransmitted']} resent, {st['rounds']} rounds")
         if c.dropped_datagrams == 0:
             raise SystemExit("no datagram was dropped: the loss path was not exercised")
-    with open(a.sums_out, "w") as f:
-        for k, v in sorted(sent.items()):
-            f.write(f"{k},{v}\n")
+    write_sums(a.sums_out, sent)
 
 
 def cmd_check(a):

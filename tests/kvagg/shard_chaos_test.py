@@ -104,9 +104,7 @@ def cmd_send(a):
         print(f"python sharded client: endpoints {','.join(c.endpoints())}, {c.sent_datagrams} "
               f"sent, {c.retransmitted} resent, {c.restarts_seen} restarts seen, {c.outages} "
               f"outages, {removed} removed")
-    with open(a.sums_out, "w") as f:
-        for k, v in sorted(sent.items()):
-            f.write(f"{k},{v & MASK}\n")
+    st.write_sums(a.sums_out, sent)
 
 
 def cmd_held(a):

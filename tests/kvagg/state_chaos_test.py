@@ -87,9 +87,7 @@ def cmd_send(a):
         print(f"python client {c.stream:#x}: {c.sent_datagrams} sent, {c.retransmitted} resent, "
               f"{c.restarts_seen} restarts seen, {c.refused} refused, "
               f"durable through {done['durable_through']}")
-    with open(a.sums_out, "w") as f:
-        for k, v in sorted(sent.items()):
-            f.write(f"{k},{v & MASK}\n")
+    st.write_sums(a.sums_out, sent)
 
 
 def cmd_durable(a):
