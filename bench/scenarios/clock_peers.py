@@ -551,11 +551,22 @@ def measure_runs(opts):
             "runs": each[-1]["runs"]}
 
 
+def runs_given(args):
+    """bench/run's own --runs (its alternations, default 5) where its command line gave one:
+    bench/run takes the option before the scenario sees it. Only a given one counts: each run
+    here is a whole measurement of minutes."""
+    given = any(a == "--runs" or a.startswith("--runs=") for a in sys.argv[1:])
+    return getattr(args, "runs", None) if given else None
+
+
 def run(args):
-    """bench/run clock-peers [options after the name, see --help]."""
+    """bench/run clock-peers [options after the name, see --help; --runs N too]."""
     if os.geteuid() != 0:
         return {"skipped": "needs root (network namespaces, XDP, chronyd -u root)"}
-    result = measure_runs(options(getattr(args, "extra", [])))
+    extra = list(getattr(args, "extra", []))
+    if runs_given(args) is not None:
+        extra += ["--runs", str(runs_given(args))]
+    result = measure_runs(options(extra))
     result["plot"] = plot(result["runs"])
     return result
 

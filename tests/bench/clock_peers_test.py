@@ -63,6 +63,14 @@ class Runs(unittest.TestCase):
         self.assertEqual(out["criteria"]["idle: clocksync bound p50 <= 0.1x chrony's"],
                          {"passed": 3, "failed": 0, "runs": 3})
 
+    def test_bench_runs_own_runs_option_counts_only_where_given(self):
+        args = mock.Mock(runs=5)  # bench/run's default
+        with mock.patch.object(sys, "argv", ["bench/run", "clock-peers", "--quick"]):
+            self.assertIsNone(cp.runs_given(args))
+        args.runs = 3
+        with mock.patch.object(sys, "argv", ["bench/run", "clock-peers", "--runs", "3"]):
+            self.assertEqual(cp.runs_given(args), 3)
+
     def test_client_legs_halve_the_difference(self):
         legs = cp.client_legs({"violations": 0, "syncs": 9, "one_way_ns": {
             "up": {"min": 560, "p50": 727, "p99": 7871},
