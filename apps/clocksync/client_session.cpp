@@ -24,7 +24,7 @@ ClientSession::ClientSession(const ClientConfig& cfg) : cfg_(cfg), est_(cfg.drif
 void ClientSession::tick(uint64_t now) {
     for (unsigned i = 0; round_open_ && i < sent_in_round_; ++i) {
         if (probes_[i].pending && diff_ns(now, probes_[i].t1) >= int64_t(cfg_.probe_timeout_ns)) {
-            ++timeouts_;
+            ++counted_.timeouts;
             resolve(i, now);
         }
     }
@@ -38,7 +38,7 @@ std::optional<ProbeToSend> ClientSession::warmup_due(uint64_t now) {
     if (started_ && diff_ns(now, next_round_at_ - cfg_.warmup_ns) < 0) return std::nullopt;
     warmed_ = true;
     if (!started_) next_round_at_ = now + cfg_.warmup_ns;
-    ++warmups_sent_;
+    ++counted_.warmups_sent;
     return ProbeToSend{.client_id = cfg_.client_id, .warmup = true, .echo = cfg_.warmup_echo};
 }
 
@@ -64,7 +64,7 @@ std::optional<ProbeToSend> ClientSession::next_probe(uint64_t now) {
         return std::nullopt;
     probes_[sent_in_round_++] = Probe{now, true};
     ++pending_;
-    ++probes_sent_;
+    ++counted_.probes_sent;
     next_probe_at_ = now + cfg_.probe_gap_ns;
     return ProbeToSend{cfg_.client_id, next_seq_++};
 }
@@ -79,14 +79,14 @@ void ClientSession::sent(uint64_t t1) {
 
 bool ClientSession::on_packet(const CsPacket& p, uint64_t t4, std::optional<uint64_t> hook_t4) {
     auto reject = [this](Drop d) {
-        drops_.add(d);
+        counted_.drops.add(d);
         return false;
     };
     if (!p.ok) return reject(p.drop);
     if (p.type != CsType::response && p.type != CsType::warmup_echo) return reject(Drop::bad_type);
     if (p.client_id != cfg_.client_id) return reject(Drop::wrong_client);
     if (p.type == CsType::warmup_echo) {  // it warmed the way down: no times in it to use
-        ++warmup_echoes_;
+        ++counted_.warmup_echoes;
         return false;
     }
     uint64_t idx = p.seq - round_first_seq_;  // wraps to huge for older sequences
@@ -105,7 +105,7 @@ bool ClientSession::on_packet(const CsPacket& p, uint64_t t4, std::optional<uint
     } else {
         rtt_hist_.record(uint64_t(diff_ns(ts.t4, ts.t1) - diff_ns(p.t3, p.t2)));
         record_one_way(ts);
-        ++responses_;
+        ++counted_.responses;
     }
     resolve(unsigned(idx), t4);
     return bad ? reject(*bad) : true;
@@ -149,7 +149,7 @@ void ClientSession::resolve(unsigned idx, uint64_t at) {
 
 void ClientSession::complete_round(uint64_t at) {
     round_open_ = false;
-    ++rounds_;
+    ++counted_.rounds;
     sample_until(at);
     if (!est_.has_candidate()) return;  // nothing usable: the old sync stays, ε keeps growing
     // The old sync's worst point, just before a new one replaces it.
@@ -157,9 +157,9 @@ void ClientSession::complete_round(uint64_t at) {
     if (replaces && est_.state().synced) sample(at);
     est_.end_round(cfg_.keep_sync_ns);
     if (!replaces) return;  // kept: the sync in use is still the tighter bound
-    if (est_.syncs() == 1 && first_sync_after_ns_ == 0) {
-        first_sync_after_ns_ = uint64_t(diff_ns(at, started_at_));
-        first_sync_epsilon_ns_ = est_.state().eps0_ns;
+    if (est_.syncs() == 1 && counted_.first_sync_after_ns == 0) {
+        counted_.first_sync_after_ns = uint64_t(diff_ns(at, started_at_));
+        counted_.first_sync_epsilon_ns = est_.state().eps0_ns;
     }
     if (!sampling_) {
         sampling_ = true;
@@ -172,7 +172,7 @@ void ClientSession::sample_until(uint64_t t) {
     uint64_t behind = uint64_t(diff_ns(t, next_sample_at_)) / cfg_.sample_period_ns + 1;
     if (behind > kMaxCatchUpSamples) {
         uint64_t skip = behind - kMaxCatchUpSamples;
-        samples_skipped_ += skip;
+        counted_.samples_skipped += skip;
         next_sample_at_ += skip * cfg_.sample_period_ns;
     }
     for (; diff_ns(t, next_sample_at_) >= 0; next_sample_at_ += cfg_.sample_period_ns) {
@@ -185,29 +185,19 @@ void ClientSession::sample(uint64_t t) {
     uint64_t eps = s.epsilon_at(t);
     eps_hist_.record(eps);
     if (!cfg_.sim) return;
-    if (!cfg_.sim->within(t, s.theta_ns, eps)) ++violations_;
+    if (!cfg_.sim->within(t, s.theta_ns, eps)) ++counted_.violations;
     // θ comes off the wire and may be anything: the difference is taken wide and saturated.
     __int128 diff = __int128(cfg_.sim->true_offset_at(t)) - s.theta_ns;
     if (diff < 0) diff = -diff;
     const int64_t err = diff > INT64_MAX ? INT64_MAX : int64_t(diff);
-    if (err > max_abs_error_ns_) max_abs_error_ns_ = err;
+    if (err > counted_.max_abs_error_ns) counted_.max_abs_error_ns = err;
 }
 
 ClientSummary ClientSession::summary() const {
-    ClientSummary r;
+    ClientSummary r = counted_;
     r.syncs = est_.syncs();
-    r.rounds = rounds_;
     r.rounds_kept = est_.kept();
-    r.probes_sent = probes_sent_;
-    r.warmups_sent = warmups_sent_;
-    r.warmup_echoes = warmup_echoes_;
-    r.responses = responses_;
     r.samples = eps_hist_.count();
-    r.samples_skipped = samples_skipped_;
-    r.first_sync_after_ns = first_sync_after_ns_;
-    r.first_sync_epsilon_ns = first_sync_epsilon_ns_;
-    r.violations = violations_;
-    r.max_abs_error_ns = max_abs_error_ns_;
     r.epsilon_ns = {eps_hist_.mean(), eps_hist_.percentile(0.5), eps_hist_.percentile(0.99),
                     eps_hist_.percentile(0.999), eps_hist_.max()};
     auto summary_of = [](const stats::LogHistogram& h) {
@@ -216,8 +206,6 @@ ClientSummary ClientSession::summary() const {
     r.rtt_ns = summary_of(rtt_hist_);
     r.up_ns = summary_of(up_hist_);
     r.down_ns = summary_of(down_hist_);
-    r.drops = drops_;
-    r.timeouts = timeouts_;
     return r;
 }
 

@@ -129,9 +129,9 @@ class ClientSession {
 
     const stats::LogHistogram& epsilon_histogram() const { return eps_hist_; }
     const stats::LogHistogram& rtt_histogram() const { return rtt_hist_; }
-    const DropCounters& drops() const { return drops_; }
-    uint64_t violations() const { return violations_; }
-    uint64_t timeouts() const { return timeouts_; }
+    const DropCounters& drops() const { return counted_.drops; }
+    uint64_t violations() const { return counted_.violations; }
+    uint64_t timeouts() const { return counted_.timeouts; }
     // Responses accepted with a UDP checksum left to the sender's TX offload.
     uint64_t udp_checksum_offloaded() const { return udp_checksum_offloaded_; }
     // Answers whose t4 is the XDP hook's stamp, and stamps outside their probe's [t1, t4].
@@ -159,7 +159,6 @@ class ClientSession {
 
     bool started_ = false;
     uint64_t started_at_ = 0;  // the first probe
-    uint64_t first_sync_after_ns_ = 0, first_sync_epsilon_ns_ = 0;
     uint64_t next_round_at_ = 0;
     bool round_open_ = false;
     bool warmed_ = false;  // the next round's warm-up frame has gone (next_round_at_ set)
@@ -176,19 +175,12 @@ class ClientSession {
     stats::LogHistogram eps_hist_;
     stats::LogHistogram rtt_hist_;
     stats::LogHistogram up_hist_, down_hist_;  // verification mode
-    DropCounters drops_;
-    uint64_t rounds_ = 0;
-    uint64_t probes_sent_ = 0;
-    uint64_t warmups_sent_ = 0;
-    uint64_t warmup_echoes_ = 0;
-    uint64_t responses_ = 0;
-    uint64_t samples_skipped_ = 0;
-    uint64_t violations_ = 0;
-    uint64_t timeouts_ = 0;
+    // The summary's figures that are counted as they happen (rounds, probes, drops, timeouts,
+    // the first sync, violations); summary() adds those read from the estimator and histograms.
+    ClientSummary counted_;
     uint64_t udp_checksum_offloaded_ = 0;
     uint64_t rx_stamps_ = 0;
     uint64_t rx_stamps_refused_ = 0;
-    int64_t max_abs_error_ns_ = 0;
 };
 
 }  // namespace linerate::clocksync

@@ -49,36 +49,29 @@ class UnlistingFormatter : public CLI::Formatter {
 // --role ROLE, the older form of the subcommand; unlisted in the subcommands, where it is taken
 // only to be refused as a second role.
 void add_role_option(CLI::App& app, Options& o, bool shown) {
-    app.add_option_function<std::string>(
-           "--role",
-           [&o](const std::string& s) { o.role = s == "client" ? Role::client : Role::master; },
-           "master: answer requests; client: probe a master, keep a synchronized clock and "
-           "report its bound epsilon (`clocksync master|client` is the preferred form)")
-        ->check(CLI::IsMember({"master", "client"}))
+    cli::add_choice(app, "--role", o.role, {{"master", Role::master}, {"client", Role::client}},
+                    "master: answer requests; client: probe a master, keep a synchronized clock "
+                    "and report its bound epsilon (`clocksync master|client` is the preferred "
+                    "form)")
         ->group(shown ? "Options" : kUnlisted);
 }
 
 // What both roles take: the port and the checksum checks.
 void add_shared_options(CLI::App& app, Options& o) {
-    app.add_option("--udp-port", o.udp_port, "UDP port of clocksync requests and responses")
-        ->check(CLI::Range(1, 65535))
-        ->capture_default_str();
+    cli::add_bounded(app, "--udp-port", o.udp_port, 1, 65535,
+                     "UDP port of clocksync requests and responses");
     cli::add_checksum_flags(app, o.verify_checksums, o.strict_checksums,
                             "Take requests (master) and responses (client)");
 }
 
 // The master's own: where its timestamps come from, and its datapath.
 void add_master_options(CLI::App& app, Options& o) {
-    app.add_option_function<std::string>(
-           "--timestamps",
-           [&o](const std::string& s) {
-               o.timestamps = s == "hw"   ? TimestampMode::hardware
-                              : s == "sw" ? TimestampMode::software
-                                          : TimestampMode::automatic;
-           },
-           "Master: where t2/t3 come from: hw = the NIC clock (rte_eth_timesync), sw = "
-           "clock_gettime(CLOCK_MONOTONIC_RAW), auto = hw when every port supports it")
-        ->check(CLI::IsMember({"auto", "hw", "sw"}))
+    cli::add_choice(app, "--timestamps", o.timestamps,
+                    {{"auto", TimestampMode::automatic},
+                     {"hw", TimestampMode::hardware},
+                     {"sw", TimestampMode::software}},
+                    "Master: where t2/t3 come from: hw = the NIC clock (rte_eth_timesync), sw = "
+                    "clock_gettime(CLOCK_MONOTONIC_RAW), auto = hw when every port supports it")
         ->default_str("auto");
     app.add_option_function<std::string>(
            "--sw-clock", [&o](const std::string& s) { o.sw_clock = system_clock_named(s); },
@@ -117,17 +110,12 @@ void add_address_options(CLI::App& app, Options& o) {
 void add_probe_options(CLI::App& app, Options& o) {
     app.add_option("--client-id", o.client_id, "Client: id carried in requests")
         ->capture_default_str();
-    app.add_option("--sync-period-ms", o.sync_period_ms, "Client: time between sync rounds")
-        ->check(linerate::cli::finite_range(1e-3, 3.6e6))
-        ->capture_default_str();
-    app.add_option("--probes", o.probes,
-                   "Client: requests per round; the one with the smallest round trip is used")
-        ->check(CLI::Range(1u, kMaxProbes))
-        ->capture_default_str();
-    app.add_option("--probe-gap-us", o.probe_gap_us,
-                   "Client: least time from one probe of a round to the next")
-        ->check(linerate::cli::finite_range(0.0, 3.6e9))
-        ->capture_default_str();
+    cli::add_bounded(app, "--sync-period-ms", o.sync_period_ms, 1e-3, 3.6e6,
+                     "Client: time between sync rounds");
+    cli::add_bounded(app, "--probes", o.probes, 1u, kMaxProbes,
+                     "Client: requests per round; the one with the smallest round trip is used");
+    cli::add_bounded(app, "--probe-gap-us", o.probe_gap_us, 0.0, 3.6e9,
+                     "Client: least time from one probe of a round to the next");
     app.add_flag("--pipeline", o.pipeline,
                  "Client: send the probes of a round without waiting for each answer (default: "
                  "each waits for the previous answer, so it crosses a warm path)");
@@ -138,18 +126,12 @@ void add_probe_options(CLI::App& app, Options& o) {
         ->check(CLI::Range(0u, 1000u))
         ->default_str(fmt::format("{} periods or {} ms, whichever is longer", kDefaultKeepRounds,
                                   kDefaultKeepMs));
-    app.add_option("--probe-timeout-ms", o.probe_timeout_ms,
-                   "Client: a probe unanswered this long is lost (counted in timeouts)")
-        ->check(linerate::cli::finite_range(1e-3, 3.6e6))
-        ->capture_default_str();
-    app.add_option("--drift-bound-ppm", o.drift_bound_ppm,
-                   "Client: rho, the bound on the clocks' relative drift (epsilon grows by it)")
-        ->check(linerate::cli::finite_range(0.0, kMaxDriftBoundPpm))
-        ->capture_default_str();
-    app.add_option("--sample-period-us", o.sample_period_us,
-                   "Client: grid on which epsilon is sampled (plus just before each sync)")
-        ->check(linerate::cli::finite_range(1e-3, 3.6e9))
-        ->capture_default_str();
+    cli::add_bounded(app, "--probe-timeout-ms", o.probe_timeout_ms, 1e-3, 3.6e6,
+                     "Client: a probe unanswered this long is lost (counted in timeouts)");
+    cli::add_bounded(app, "--drift-bound-ppm", o.drift_bound_ppm, 0.0, kMaxDriftBoundPpm,
+                     "Client: rho, the bound on the clocks' relative drift (epsilon grows by it)");
+    cli::add_bounded(app, "--sample-period-us", o.sample_period_us, 1e-3, 3.6e9,
+                     "Client: grid on which epsilon is sampled (plus just before each sync)");
 }
 
 // What the client's frames cross the path with: a warm-up frame, the XDP hook's stamps and
@@ -178,15 +160,12 @@ void add_path_options(CLI::App& app, Options& o) {
         "receiver that takes XDP frames (a veth's peer needs an XDP program in native "
         "mode); without an answer to the first requests the client goes back to the "
         "socket");
-    app.add_option("--background-pps", o.background_pps,
-                   "Client, benchmark aid: also send this many plain UDP frames/s (not clocksync) "
-                   "on the probe port, background traffic for the master's port (0 = none)")
-        ->check(linerate::cli::finite_range(0.0, 1e9))
-        ->capture_default_str();
-    app.add_option("--background-size", o.background_size,
-                   "Client: bytes per background frame (Ethernet header to payload end)")
-        ->check(CLI::Range(60u, 1514u))
-        ->capture_default_str();
+    cli::add_bounded(
+        app, "--background-pps", o.background_pps, 0.0, 1e9,
+        "Client, benchmark aid: also send this many plain UDP frames/s (not clocksync) "
+        "on the probe port, background traffic for the master's port (0 = none)");
+    cli::add_bounded(app, "--background-size", o.background_size, 60u, 1514u,
+                     "Client: bytes per background frame (Ethernet header to payload end)");
 }
 
 // The client's verification mode and where it exports its clock.
@@ -275,17 +254,6 @@ void check_master_datapath(const Options& o, bool sw_clock_given) {
             "monotonic or left out");
 }
 
-// Runs `add` on `app` and returns the options it added, listed by the help under `group`.
-template <typename Add>
-std::vector<const CLI::Option*> add_group(CLI::App& app, const std::string& group, Add add) {
-    const size_t before = app.get_options().size();
-    add(app);
-    const std::vector<CLI::Option*> all = app.get_options();
-    std::vector<const CLI::Option*> added;
-    for (size_t i = before; i < all.size(); ++i) added.push_back(all[i]->group(group));
-    return added;
-}
-
 // The client's own options.
 void add_client_options(CLI::App& app, Options& o) {
     add_address_options(app, o);
@@ -302,10 +270,10 @@ OptionTable add_table(CLI::App& app, cli::CommonOptions& common, Options& o,
     add_shared_options(app, o);
     add_role_option(app, o, !shown);
     OptionTable table{&app, {}, {}};
-    table.master_only = add_group(app, shown == Role::master ? "Master options" : kUnlisted,
-                                  [&o](CLI::App& a) { add_master_options(a, o); });
-    table.client_only = add_group(app, shown == Role::client ? "Client options" : kUnlisted,
-                                  [&o](CLI::App& a) { add_client_options(a, o); });
+    table.master_only = cli::add_group(app, shown == Role::master ? "Master options" : kUnlisted,
+                                       [&o](CLI::App& a) { add_master_options(a, o); });
+    table.client_only = cli::add_group(app, shown == Role::client ? "Client options" : kUnlisted,
+                                       [&o](CLI::App& a) { add_client_options(a, o); });
     return table;
 }
 

@@ -31,20 +31,14 @@ void add_export_options(CLI::App& app, Options& o) {
                    "Move the sums to a Redis Cluster every --export-ms, exactly once "
                    "(docs/scale-out.md): redis://HOST:PORT[,HOST:PORT...], seed nodes of the "
                    "cluster");
-    app.add_option("--export-ms", o.export_ms,
-                   "Milliseconds between two --export epochs (a flush with reset each)")
-        ->check(CLI::Range(1u, 3600u * 1000u))
-        ->capture_default_str();
-    app.add_option("--export-backlog", o.export_backlog,
-                   "Epochs Redis has not acknowledged, at most (in memory and in --state); "
-                   "when full, the sums stay in the tables")
-        ->check(CLI::Range(1u, 1u << 20))
-        ->capture_default_str();
-    app.add_option("--export-timeout-ms", o.export_timeout_ms,
-                   "Milliseconds to connect to a Redis node, for each of its replies, and for "
-                   "WAIT's replica")
-        ->check(CLI::Range(1u, 60u * 1000u))
-        ->capture_default_str();
+    cli::add_bounded(app, "--export-ms", o.export_ms, 1u, 3600u * 1000u,
+                     "Milliseconds between two --export epochs (a flush with reset each)");
+    cli::add_bounded(app, "--export-backlog", o.export_backlog, 1u, 1u << 20,
+                     "Epochs Redis has not acknowledged, at most (in memory and in --state); "
+                     "when full, the sums stay in the tables");
+    cli::add_bounded(app, "--export-timeout-ms", o.export_timeout_ms, 1u, 60u * 1000u,
+                     "Milliseconds to connect to a Redis node, for each of its replies, and for "
+                     "WAIT's replica");
 }
 
 }  // namespace
@@ -58,9 +52,8 @@ const char* agg_mode_name(AggMode mode) {
 }
 
 void add_options(CLI::App& app, Options& o) {
-    app.add_option("--udp-port", o.udp_port, "UDP destination port of kvagg packets")
-        ->check(CLI::Range(1, 65535))
-        ->capture_default_str();
+    cli::add_bounded(app, "--udp-port", o.udp_port, 1, 65535,
+                     "UDP destination port of kvagg packets");
     app.add_option("--keys", o.keys,
                    "Table capacity: distinct keys held (hash), or the key bound, key < N "
                    "(direct); tuples beyond it count as overflow. K, M, G suffixes are 2^10, "
@@ -68,38 +61,25 @@ void add_options(CLI::App& app, Options& o) {
         ->transform(CLI::AsSizeValue(false))
         ->check(CLI::Range(uint64_t(1), kMaxKeys))
         ->capture_default_str();
-    app.add_option_function<std::string>(
-           "--index",
-           [&o](const std::string& s) {
-               o.index = s == "direct" ? IndexMode::direct : IndexMode::hash;
-           },
-           "hash: open addressing for any u64 key; direct: slot = key, for dense keys (default "
-           "hash)")
-        ->check(CLI::IsMember({"hash", "direct"}));
-    app.add_option_function<std::string>(
-           "--agg",
-           [&o](const std::string& s) {
-               o.agg = s == "shared" ? AggMode::shared : AggMode::per_worker;
-           },
-           "per-worker: a table per worker, merged when read (no atomics); shared: one table, "
-           "atomic adds (default per-worker)")
-        ->check(CLI::IsMember({"per-worker", "shared"}));
+    cli::add_choice(app, "--index", o.index,
+                    {{"hash", IndexMode::hash}, {"direct", IndexMode::direct}},
+                    "hash: open addressing for any u64 key; direct: slot = key, for dense keys "
+                    "(default hash)");
+    cli::add_choice(app, "--agg", o.agg,
+                    {{"per-worker", AggMode::per_worker}, {"shared", AggMode::shared}},
+                    "per-worker: a table per worker, merged when read (no atomics); shared: one "
+                    "table, atomic adds (default per-worker)");
     app.add_option("--dup-window", o.dup_window,
                    "Sequence numbers remembered per stream for duplicate detection (0 = off)")
         ->check(kWindow)
         ->capture_default_str();
-    app.add_option("--max-streams", o.max_streams, "Streams tracked per worker")
-        ->check(CLI::Range(1u, 1u << 20))
-        ->capture_default_str();
-    app.add_option("--probe-limit", o.probe_limit,
-                   "Hash mode: slots probed for a key before its tuple counts as overflow")
-        ->check(CLI::Range(1u, 4096u))
-        ->capture_default_str();
-    app.add_option("--prefetch", o.prefetch,
-                   "Tuples per look-ahead block: their table lines are prefetched a block "
-                   "before the adds (0 = off)")
-        ->check(CLI::Range(0u, 256u))
-        ->capture_default_str();
+    cli::add_bounded(app, "--max-streams", o.max_streams, 1u, 1u << 20,
+                     "Streams tracked per worker");
+    cli::add_bounded(app, "--probe-limit", o.probe_limit, 1u, 4096u,
+                     "Hash mode: slots probed for a key before its tuple counts as overflow");
+    cli::add_bounded(app, "--prefetch", o.prefetch, 0u, 256u,
+                     "Tuples per look-ahead block: their table lines are prefetched a block "
+                     "before the adds (0 = off)");
     cli::add_checksum_flags(app, o.verify_checksums, o.strict_checksums, "Aggregate frames");
     app.add_option(kAggbufFlag, o.aggbuf,
                    "Memory region of the aggregation table(s), as --netbuf: " +
@@ -111,10 +91,8 @@ void add_options(CLI::App& app, Options& o) {
                    "Keep the sums, the streams' duplicate windows and the flush counters in FILE "
                    "(a checkpoint every --checkpoint-ms, before answering a flush with reset, and "
                    "at exit) and resume from it at start; needs --agg per-worker");
-    app.add_option("--checkpoint-ms", o.checkpoint_ms,
-                   "Milliseconds between two --state checkpoints")
-        ->check(CLI::Range(1u, 3600u * 1000u))
-        ->capture_default_str();
+    cli::add_bounded(app, "--checkpoint-ms", o.checkpoint_ms, 1u, 3600u * 1000u,
+                     "Milliseconds between two --state checkpoints");
     add_export_options(app, o);
 }
 

@@ -22,37 +22,6 @@ class SharedAggTable : public AggTableOps<SharedAggTable> {
     // Clears the slots; construct before sharing it with workers.
     SharedAggTable(std::span<AggSlot> slots, const AggConfig& cfg);
 
-    using AggTableOps::add_at;
-    // The same for a mode known at compile time (M must be mode()).
-    template <IndexMode M>
-    bool add_at(AggSlot* home, uint64_t key, uint64_t value) {
-        if constexpr (M == IndexMode::direct) {
-            if (!home) return false;
-            AggSlot& s = *home;
-            std::atomic_ref<uint64_t> used(s.key);
-            // Exactly one writer turns the flag on and counts the key: size() stays O(1).
-            if (used.load(std::memory_order_relaxed) == 0 &&
-                used.exchange(1, std::memory_order_relaxed) == 0)
-                size_.fetch_add(1, std::memory_order_relaxed);
-            std::atomic_ref<uint64_t>(s.value).fetch_add(value, std::memory_order_relaxed);
-            return true;
-        }
-        if (key == 0) [[unlikely]]
-            return add_zero(value);
-        size_t i = size_t(home - slots_);
-        for (unsigned n = 0; n < probe_; ++n, i = (i + 1) & mask_) {
-            AggSlot& s = slots_[i];
-            std::atomic_ref<uint64_t> k(s.key);
-            uint64_t cur = k.load(std::memory_order_relaxed);
-            if (cur == 0 && (cur = claim(k, key)) == 0) return false;  // full
-            if (cur == key) {
-                std::atomic_ref<uint64_t>(s.value).fetch_add(value, std::memory_order_relaxed);
-                return true;
-            }
-        }
-        return false;
-    }
-
     std::optional<uint64_t> find(uint64_t key) const;
     // find() while workers add (telemetry): relaxed atomic loads, so a concurrent read is no
     // data race; the value is one that the slot held at some point during the call.
@@ -68,6 +37,30 @@ class SharedAggTable : public AggTableOps<SharedAggTable> {
     void clear();
 
   private:
+    friend AggTableOps;
+    void add_direct(AggSlot& slot, uint64_t value) {
+        std::atomic_ref<uint64_t> used(slot.key);
+        // Exactly one writer turns the flag on and counts the key: size() stays O(1).
+        if (used.load(std::memory_order_relaxed) == 0 &&
+            used.exchange(1, std::memory_order_relaxed) == 0)
+            size_.fetch_add(1, std::memory_order_relaxed);
+        std::atomic_ref<uint64_t>(slot.value).fetch_add(value, std::memory_order_relaxed);
+    }
+    bool add_hashed(AggSlot* home, uint64_t key, uint64_t value) {
+        size_t i = size_t(home - slots_);
+        for (unsigned n = 0; n < probe_; ++n, i = (i + 1) & mask_) {
+            AggSlot& s = slots_[i];
+            std::atomic_ref<uint64_t> k(s.key);
+            uint64_t cur = k.load(std::memory_order_relaxed);
+            if (cur == 0 && (cur = claim(k, key)) == 0) return false;  // full
+            if (cur == key) {
+                std::atomic_ref<uint64_t>(s.value).fetch_add(value, std::memory_order_relaxed);
+                return true;
+            }
+        }
+        return false;
+    }
+
     // Puts `key` into the empty slot `k`, counted, or finds what another worker put there first:
     // the key now in the slot, 0 when the table is full. Only new keys come here.
     uint64_t claim(std::atomic_ref<uint64_t> k, uint64_t key);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
 
 #include "clocksync/cs_wire.hpp"
@@ -14,26 +15,20 @@ namespace linerate::gen {
 
 using namespace linerate::pkt;
 
+namespace {
+// The kinds' names (--kind, the JSON's "kind"), in Kind's order: one list for both directions.
+constexpr const char* kKindNames[] = {"udp", "nfv-mix", "kvagg", "clocksync"};
+static_assert(std::size(kKindNames) == size_t(Kind::clocksync) + 1, "a name for every Kind");
+}  // namespace
+
 Kind parse_kind(const std::string& text) {
-    if (text == "udp") return Kind::udp;
-    if (text == "nfv-mix") return Kind::nfv_mix;
-    if (text == "kvagg") return Kind::kvagg;
-    if (text == "clocksync") return Kind::clocksync;
+    for (size_t i = 0; i < std::size(kKindNames); ++i)
+        if (text == kKindNames[i]) return Kind(i);
     throw std::invalid_argument("bad kind '" + text + "' (want udp, nfv-mix, kvagg or clocksync)");
 }
 
 const char* kind_name(Kind k) {
-    switch (k) {
-        case Kind::udp:
-            return "udp";
-        case Kind::nfv_mix:
-            return "nfv-mix";
-        case Kind::kvagg:
-            return "kvagg";
-        case Kind::clocksync:
-            return "clocksync";
-    }
-    return "?";
+    return size_t(k) < std::size(kKindNames) ? kKindNames[size_t(k)] : "?";
 }
 
 namespace {

@@ -108,15 +108,11 @@ void add_run_options(CLI::App& app, CommonOptions& o) {
         "Signals: SIGINT/SIGTERM (also during start-up) stop the app, which prints its summary, "
         "writes the JSON and exits 0; a second one only hurries it, a third exits at once "
         "without JSON. SIGPIPE is ignored (a vanished peer is a link down).");
-    app.add_option("--burst", o.burst, "Packets per RX/TX burst")
-        ->check(CLI::Range(1, 512))
-        ->capture_default_str();
-    app.add_option("--stats-period", o.stats_period_s, "Seconds between stats lines, 0 = off")
-        ->check(finite_range(0.0, 3600.0))
-        ->capture_default_str();
-    app.add_option("--duration", o.duration_s, "Stop after this many seconds, 0 = until a signal")
-        ->check(finite_range(0.0, 1e9))
-        ->capture_default_str();
+    add_bounded(app, "--burst", o.burst, 1, 512, "Packets per RX/TX burst");
+    add_bounded(app, "--stats-period", o.stats_period_s, 0.0, 3600.0,
+                "Seconds between stats lines, 0 = off");
+    add_bounded(app, "--duration", o.duration_s, 0.0, 1e9,
+                "Stop after this many seconds, 0 = until a signal");
     app.add_option("--json", o.json_path, "Write the final figures as one JSON object to FILE");
     app.add_option("--netbuf", o.netbuf,
                    "Memory region of the packet buffer pool: " + mem::region_syntax() +
@@ -150,21 +146,13 @@ void add_port_choice_options(CLI::App& app, CommonOptions& o) {
 
 // Queues, pool and frames.
 void add_queue_and_pool_options(CLI::App& app, CommonOptions& o) {
-    app.add_option("--rx-desc", o.rx_desc, "RX descriptors per queue")
-        ->check(CLI::Range(16, 32768))
-        ->capture_default_str();
-    app.add_option("--tx-desc", o.tx_desc, "TX descriptors per queue")
-        ->check(CLI::Range(16, 32768))
-        ->capture_default_str();
-    app.add_option("--tx-retries", o.tx_retries,
-                   "TX attempts for a burst's leftovers before they are dropped and counted")
-        ->check(CLI::Range(0, 1000000))
-        ->capture_default_str();
+    add_bounded(app, "--rx-desc", o.rx_desc, 16, 32768, "RX descriptors per queue");
+    add_bounded(app, "--tx-desc", o.tx_desc, 16, 32768, "TX descriptors per queue");
+    add_bounded(app, "--tx-retries", o.tx_retries, 0, 1000000,
+                "TX attempts for a burst's leftovers before they are dropped and counted");
     app.add_option("--mbufs", o.mbufs, "Mbufs in the pool (default: sized from the setup)")
         ->check(CLI::Range(0, 1 << 26));
-    app.add_option("--mbuf-cache", o.mbuf_cache, "Per-lcore mempool cache")
-        ->check(CLI::Range(0, 512))
-        ->capture_default_str();
+    add_bounded(app, "--mbuf-cache", o.mbuf_cache, 0, 512, "Per-lcore mempool cache");
     app.add_option("--mtu", o.mtu,
                    "Port MTU in bytes (IP packet size; frames are 18 bytes more, 26 with two VLAN "
                    "tags). The pool's mbufs grow to hold a whole frame unless --mbuf-size says "
@@ -179,9 +167,8 @@ void add_queue_and_pool_options(CLI::App& app, CommonOptions& o) {
 
 // Links, and sharing a port with the host's kernel.
 void add_sharing_options(CLI::App& app, CommonOptions& o) {
-    app.add_option("--link-wait", o.link_wait_s, "Seconds to wait for link up at start")
-        ->check(finite_range(0.0, 60.0))
-        ->capture_default_str();
+    add_bounded(app, "--link-wait", o.link_wait_s, 0.0, 60.0,
+                "Seconds to wait for link up at start");
     app.add_option("--xdp-steer", o.xdp_steer,
                    "AF_XDP ports: what linerate's XDP steering program hands to the app, the "
                    "rest going to the kernel: app (what the app serves, the default), ipv4, "

@@ -5,6 +5,8 @@
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace linerate::cli {
@@ -53,6 +55,46 @@ void add_common_options(CLI::App& app, CommonOptions& opts);
 // A number within [min, max] that is finite: CLI::Range lets NaN through (every comparison with
 // it is false), so `--duration nan` would mean "forever".
 CLI::Validator finite_range(double min, double max);
+
+// A number within [min, max] whose default --help shows: the shape most of the apps' numeric
+// options take. Integers are checked by CLI::Range, floating point by finite_range (no NaN).
+template <typename T, typename Bound>
+CLI::Option* add_bounded(CLI::App& app, const std::string& name, T& value, Bound min, Bound max,
+                         const std::string& help) {
+    CLI::Option* option = app.add_option(name, value, help);
+    if constexpr (std::is_floating_point_v<Bound>)
+        option->check(finite_range(min, max));
+    else
+        option->check(CLI::Range(min, max));
+    return option->capture_default_str();
+}
+
+// An option naming one of a few values of `value`'s type (an enum): the names are checked (the
+// help lists them, in `choices`' order) and the one given sets `value`; not given, it keeps its
+// default.
+template <typename T>
+CLI::Option* add_choice(CLI::App& app, const std::string& name, T& value,
+                        std::vector<std::pair<std::string, T>> choices, const std::string& help) {
+    std::vector<std::string> names;
+    for (const auto& choice : choices) names.push_back(choice.first);
+    auto set = [&value, choices = std::move(choices)](const std::string& given) {
+        for (const auto& [choice, meaning] : choices)
+            if (choice == given) value = meaning;
+    };
+    return app.add_option_function<std::string>(name, set, help)->check(CLI::IsMember(names));
+}
+
+// Runs `add(app)` and puts the options it added under the heading `group` of --help; returns
+// them (clocksync keeps each role's list to police which role an option belongs to).
+template <typename Add>
+std::vector<const CLI::Option*> add_group(CLI::App& app, const std::string& group, Add add) {
+    const size_t before = app.get_options().size();
+    add(app);
+    const std::vector<CLI::Option*> all = app.get_options();
+    std::vector<const CLI::Option*> added;
+    for (size_t i = before; i < all.size(); ++i) added.push_back(all[i]->group(group));
+    return added;
+}
 
 // The checksum flags of the apps that verify IPv4/UDP checksums (kvagg, clocksync):
 // --no-verify-checksums (clears `verify`; `what` says what is then taken unverified) and

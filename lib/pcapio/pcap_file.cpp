@@ -13,24 +13,33 @@
 
 namespace linerate::pcapio {
 
+void PcapCloser::operator()(pcap* handle) const {
+    pcap_close(handle);
+}
+
+void PcapCloser::operator()(pcap_dumper* dumper) const {
+    pcap_dump_close(dumper);
+}
+
 namespace {
+
 constexpr int kSnapLen = 65535;
+
+// `path` opened for reading records, the one way the reader and check_pcap() open a file.
+PcapHandle open_offline(const std::string& path) {
+    char err[PCAP_ERRBUF_SIZE] = {};
+    PcapHandle handle(pcap_open_offline(path.c_str(), err));
+    if (!handle) throw std::runtime_error("cannot read pcap " + path + ": " + err);
+    return handle;
 }
 
-PcapWriter::PcapWriter(const std::string& path) {
-    handle_ = pcap_open_dead(DLT_EN10MB, kSnapLen);
+}  // namespace
+
+PcapWriter::PcapWriter(const std::string& path) : handle_(pcap_open_dead(DLT_EN10MB, kSnapLen)) {
     if (!handle_) throw std::runtime_error("pcap_open_dead failed");
-    dumper_ = pcap_dump_open(handle_, path.c_str());
-    if (!dumper_) {
-        std::string err = pcap_geterr(handle_);
-        pcap_close(handle_);
-        throw std::runtime_error("cannot write " + path + ": " + err);
-    }
-}
-
-PcapWriter::~PcapWriter() {
-    pcap_dump_close(dumper_);
-    pcap_close(handle_);
+    dumper_.reset(pcap_dump_open(handle_.get(), path.c_str()));
+    if (!dumper_)
+        throw std::runtime_error("cannot write " + path + ": " + pcap_geterr(handle_.get()));
 }
 
 void PcapWriter::write(std::span<const uint8_t> frame, uint64_t timestamp_ns) {
@@ -39,24 +48,16 @@ void PcapWriter::write(std::span<const uint8_t> frame, uint64_t timestamp_ns) {
     hdr.ts.tv_usec = suseconds_t(timestamp_ns % 1000000000ULL / 1000);
     hdr.caplen = bpf_u_int32(frame.size());
     hdr.len = bpf_u_int32(frame.size());
-    pcap_dump(reinterpret_cast<u_char*>(dumper_), &hdr, frame.data());
+    pcap_dump(reinterpret_cast<u_char*>(dumper_.get()), &hdr, frame.data());
     ++frames_;
 }
 
-PcapReader::PcapReader(const std::string& path) {
-    char err[PCAP_ERRBUF_SIZE] = {};
-    handle_ = pcap_open_offline(path.c_str(), err);
-    if (!handle_) throw std::runtime_error("cannot read pcap " + path + ": " + err);
-}
-
-PcapReader::~PcapReader() {
-    pcap_close(handle_);
-}
+PcapReader::PcapReader(const std::string& path) : handle_(open_offline(path)) {}
 
 std::optional<std::span<const uint8_t>> PcapReader::next() {
     pcap_pkthdr* hdr = nullptr;
     const u_char* data = nullptr;
-    int rc = pcap_next_ex(handle_, &hdr, &data);
+    int rc = pcap_next_ex(handle_.get(), &hdr, &data);
     if (rc == 1) return std::span<const uint8_t>(data, hdr->caplen);
     if (rc == PCAP_ERROR) truncated_ = true;
     return std::nullopt;
@@ -75,23 +76,20 @@ void write_frames(const std::string& path, const std::vector<Frame>& frames) {
 }
 
 PcapCheck check_pcap(const std::string& path) {
-    char err[PCAP_ERRBUF_SIZE] = {};
-    pcap* handle = pcap_open_offline(path.c_str(), err);
-    if (!handle) throw std::runtime_error("cannot read pcap " + path + ": " + err);
+    const PcapHandle handle = open_offline(path);
     PcapCheck c;
-    c.link_type = pcap_datalink(handle);
-    FILE* file = pcap_file(handle);
+    c.link_type = pcap_datalink(handle.get());
+    FILE* file = pcap_file(handle.get());
     c.good_bytes = file ? uint64_t(std::ftell(file)) : 0;
     pcap_pkthdr* hdr = nullptr;
     const u_char* data = nullptr;
     int rc;
-    while ((rc = pcap_next_ex(handle, &hdr, &data)) == 1) {
+    while ((rc = pcap_next_ex(handle.get(), &hdr, &data)) == 1) {
         ++c.frames;
         if (hdr->caplen == 0 && c.first_empty == 0) c.first_empty = c.frames;
         if (file) c.good_bytes = uint64_t(std::ftell(file));
     }
-    if (rc == PCAP_ERROR) c.damage = pcap_geterr(handle);
-    pcap_close(handle);
+    if (rc == PCAP_ERROR) c.damage = pcap_geterr(handle.get());
     struct stat st {};
     if (stat(path.c_str(), &st) == 0) c.file_bytes = uint64_t(st.st_size);
     return c;

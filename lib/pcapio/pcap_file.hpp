@@ -14,35 +14,37 @@ namespace linerate::pcapio {
 
 using Frame = std::vector<uint8_t>;
 
+// Closes what libpcap opened when its owner goes: the writer and the reader hold their handles
+// in these, so they need no destructor and cannot be copied (a copy would close twice).
+struct PcapCloser {
+    void operator()(pcap* handle) const;
+    void operator()(pcap_dumper* dumper) const;
+};
+using PcapHandle = std::unique_ptr<pcap, PcapCloser>;
+
 class PcapWriter {
   public:
     explicit PcapWriter(const std::string& path);  // throws std::runtime_error
-    ~PcapWriter();
-    PcapWriter(const PcapWriter&) = delete;
-    PcapWriter& operator=(const PcapWriter&) = delete;
 
     void write(std::span<const uint8_t> frame, uint64_t timestamp_ns = 0);
     uint64_t frames_written() const { return frames_; }
 
   private:
-    pcap* handle_ = nullptr;
-    pcap_dumper* dumper_ = nullptr;
+    PcapHandle handle_;  // declared first: the dumper closes before it
+    std::unique_ptr<pcap_dumper, PcapCloser> dumper_;
     uint64_t frames_ = 0;
 };
 
 class PcapReader {
   public:
     explicit PcapReader(const std::string& path);  // throws std::runtime_error
-    ~PcapReader();
-    PcapReader(const PcapReader&) = delete;
-    PcapReader& operator=(const PcapReader&) = delete;
 
     // The next frame's captured bytes, or nothing at end of file (or at a truncated record).
     std::optional<std::span<const uint8_t>> next();
     bool truncated() const { return truncated_; }
 
   private:
-    pcap* handle_ = nullptr;
+    PcapHandle handle_;
     bool truncated_ = false;
 };
 

@@ -59,50 +59,40 @@ struct lr_ipv4_check {
     __u32 ip_end;
 };
 
-/* A 16-bit word as it lies in memory. Off BPF a memcpy (any alignment); BPF's clang turns one
- * into byte loads, so the program loads the word directly: IP headers start at even offsets
- * from the frame, and unaligned packet loads are legal on the architectures XDP runs on. */
+/* The 16- and 32-bit words the checks read, as they lie in memory (lr_load16, lr_load32) and in
+ * network order (lr_load_be16, lr_load_be32). Off BPF a memcpy (any alignment). On BPF one load
+ * through the word's own type, which claims the word's alignment: BPF's clang turns a memcpy into
+ * byte loads, and splits a load it thinks unaligned into two, not knowing that the verifier takes
+ * unaligned packet loads where the CPU does (x86-64, arm64). IP headers start at even offsets
+ * from the frame; their 32-bit words lie at 2 mod 4 behind an untagged Ethernet header. */
+#ifdef __bpf__
+#define LR_LOAD_WORD(TYPE, p) return *(const TYPE*)(p)
+#else
+#define LR_LOAD_WORD(TYPE, p)          \
+    TYPE v;                            \
+    __builtin_memcpy(&v, p, sizeof v); \
+    return v
+#endif
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define LR_BE_TO_HOST(BITS, word) __builtin_bswap##BITS(word)
+#else
+#define LR_BE_TO_HOST(BITS, word) (word)
+#endif
+
 static inline __u16 lr_load16(const __u8* p) {
-#ifdef __bpf__
-    typedef __u16 lr_u16_even __attribute__((aligned(2)));
-    return *(const lr_u16_even*)p;
-#else
-    __u16 v;
-    __builtin_memcpy(&v, p, 2);
-    return v;
-#endif
+    LR_LOAD_WORD(__u16, p);
 }
-
-/* A 32-bit word as it lies in memory. On BPF one load: the type claims 4-byte alignment, which
- * an IP header's words (at 2 mod 4 behind an untagged Ethernet header) do not have, since the
- * BPF backend splits a load it thinks unaligned into two (clang does not know that the verifier
- * takes unaligned packet loads where the CPU does: x86-64, arm64). */
 static inline __u32 lr_load32(const __u8* p) {
-#ifdef __bpf__
-    typedef __u32 lr_u32_any __attribute__((aligned(4)));
-    return *(const lr_u32_any*)p;
-#else
-    __u32 v;
-    __builtin_memcpy(&v, p, 4);
-    return v;
-#endif
+    LR_LOAD_WORD(__u32, p);
 }
-
 static inline __u16 lr_load_be16(const __u8* p) {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    return __builtin_bswap16(lr_load16(p));
-#else
-    return lr_load16(p);
-#endif
+    return LR_BE_TO_HOST(16, lr_load16(p));
 }
-
 static inline __u32 lr_load_be32(const __u8* p) {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    return __builtin_bswap32(lr_load32(p));
-#else
-    return lr_load32(p);
-#endif
+    return LR_BE_TO_HOST(32, lr_load32(p));
 }
+#undef LR_LOAD_WORD
+#undef LR_BE_TO_HOST
 
 /* Where the frame's L3 header starts after up to two VLAN/QinQ tags (lib/pkt's parse_l2), with
  * the ethertype after them in *type; 0 when the frame ends inside the Ethernet or tag headers. */

@@ -80,6 +80,63 @@ TEST(FiniteRange, RefusesNanInfinityAndOutOfRange) {
     EXPECT_EQ(v, 2.5);
 }
 
+// add_bounded: integers by CLI::Range, floating point by finite_range, the default in the help.
+TEST(OptionShapes, BoundedChecksItsRangeAndShowsItsDefault) {
+    CLI::App app;
+    unsigned count = 7;
+    double period = 1.5;
+    cli::add_bounded(app, "--count", count, 1u, 100u, "How many");
+    cli::add_bounded(app, "--period", period, 0.0, 10.0, "How long");
+    EXPECT_EQ(app.get_option("--count")->get_default_str(), "7");
+    EXPECT_EQ(app.get_option("--period")->get_default_str(), "1.5");
+    for (std::vector<std::string> bad : {std::vector<std::string>{"0", "--count"},
+                                         {"101", "--count"},
+                                         {"nan", "--period"},
+                                         {"10.5", "--period"}}) {
+        EXPECT_THROW(app.parse(bad), CLI::ValidationError) << bad[0];
+        app.clear();
+    }
+    std::vector<std::string> ok = {"2.5", "--period", "100", "--count"};  // reversed, as CLI11
+    app.parse(ok);
+    EXPECT_EQ(count, 100u);
+    EXPECT_EQ(period, 2.5);
+}
+
+// add_choice: a listed name sets its value, another name is refused, none keeps the default.
+TEST(OptionShapes, ChoiceSetsTheNamedValueOnly) {
+    enum class Mode { slow, fast, faster };
+    CLI::App app;
+    Mode mode = Mode::fast;
+    cli::add_choice(app, "--mode", mode, {{"slow", Mode::slow}, {"faster", Mode::faster}}, "Pace");
+    std::vector<std::string> none;
+    app.parse(none);
+    EXPECT_EQ(mode, Mode::fast);
+    std::vector<std::string> bad = {"fast", "--mode"};
+    EXPECT_THROW(app.parse(bad), CLI::ValidationError);
+    EXPECT_EQ(mode, Mode::fast);
+    app.clear();
+    std::vector<std::string> slow = {"slow", "--mode"};
+    app.parse(slow);
+    EXPECT_EQ(mode, Mode::slow);
+    app.clear();
+    std::vector<std::string> faster = {"faster", "--mode"};
+    app.parse(faster);
+    EXPECT_EQ(mode, Mode::faster);
+}
+
+// add_group: the options `add` declares, and only those, go under the heading.
+TEST(OptionShapes, GroupHeadsOnlyWhatItAdds) {
+    CLI::App app;
+    int a = 0, b = 0;
+    app.add_option("--before", a, "Outside");
+    const auto added = cli::add_group(
+        app, "Heading", [&](CLI::App& in) { in.add_option("--inside", b, "Inside"); });
+    ASSERT_EQ(added.size(), 1u);
+    EXPECT_EQ(added[0]->get_name(), "--inside");
+    EXPECT_EQ(app.get_option("--inside")->get_group(), "Heading");
+    EXPECT_EQ(app.get_option("--before")->get_group(), "Options");
+}
+
 TEST(CommonOptions, PoolMustHoldOneAndAHalfCaches) {
     cli::CommonOptions o;
     cli::check_common_options(o);  // sized from the setup

@@ -29,12 +29,7 @@
 #include "xdp/datapath/cs_wire.h"
 #include "xdp/datapath/datapath.bpf.h"
 
-struct {
-    __uint(type, BPF_MAP_TYPE_ARRAY);
-    __uint(max_entries, 1);
-    __type(key, __u32);
-    __type(value, struct dp_cs_config);
-} cs_config SEC(".maps");
+LR_BPF_MAP(cs_config, BPF_MAP_TYPE_ARRAY, 1, struct dp_cs_config);
 
 #define CS_UDP_HLEN 8
 #define CS_UDP_LEN (CS_UDP_HLEN + LR_CS_HEADER_LEN)

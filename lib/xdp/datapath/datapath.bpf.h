@@ -7,45 +7,18 @@
 
 #include <bpf/bpf_helpers.h>
 
+#include "xdp/bpf_map.h"
 #include "xdp/datapath/datapath_abi.h"
 #include "xdp/steer/steer_match.h"
 
-struct {
-    __uint(type, BPF_MAP_TYPE_ARRAY);
-    __uint(max_entries, 1);
-    __type(key, __u32);
-    __type(value, struct dp_config);
-} dp_config SEC(".maps");
-
-struct {
-    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-    __uint(max_entries, DP_SLOTS);
-    __type(key, __u32);
-    __type(value, struct dp_count);
-} dp_counters SEC(".maps");
-
-struct {
-    __uint(type, BPF_MAP_TYPE_ARRAY);
-    __uint(max_entries, 1);
-    __type(key, __u32);
-    __type(value, __u32);
-} dp_last SEC(".maps");
-
-struct {
-    __uint(type, BPF_MAP_TYPE_XSKMAP);
-    __uint(max_entries, DP_MAX_QUEUES);
-    __type(key, __u32);
-    __type(value, __u32);
-} xsks_map SEC(".maps");
+LR_BPF_MAP(dp_config, BPF_MAP_TYPE_ARRAY, 1, struct dp_config);
+LR_BPF_MAP(dp_counters, BPF_MAP_TYPE_PERCPU_ARRAY, DP_SLOTS, struct dp_count);
+LR_BPF_MAP(dp_last, BPF_MAP_TYPE_ARRAY, 1, __u32);
+LR_BPF_MAP(xsks_map, BPF_MAP_TYPE_XSKMAP, DP_MAX_QUEUES, __u32);
 
 /* --forward pair's other interface (DP_FORWARD_PAIR): a DEVMAP, so that the kernel sends the
  * redirected frames in bulk. */
-struct {
-    __uint(type, BPF_MAP_TYPE_DEVMAP);
-    __uint(max_entries, 1);
-    __type(key, __u32);
-    __type(value, __u32);
-} dp_pair_port SEC(".maps");
+LR_BPF_MAP(dp_pair_port, BPF_MAP_TYPE_DEVMAP, 1, __u32);
 
 /* The config (never null in practice: an ARRAY's entry; the programs pass the frame if it is). */
 static __always_inline const struct dp_config* dp_config_of(void) {

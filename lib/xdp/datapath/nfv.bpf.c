@@ -11,19 +11,8 @@
 #include "pkt/mac_swap.h"
 #include "xdp/datapath/datapath.bpf.h"
 
-struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
-    __uint(max_entries, DP_NFV_MAX_ADDRESSES);
-    __type(key, __u32);
-    __type(value, __u8);
-} nfv_bad_src SEC(".maps");
-
-struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
-    __uint(max_entries, DP_NFV_MAX_ADDRESSES);
-    __type(key, __u32);
-    __type(value, __u8);
-} nfv_good_dst SEC(".maps");
+LR_BPF_MAP(nfv_bad_src, BPF_MAP_TYPE_HASH, DP_NFV_MAX_ADDRESSES, __u8);
+LR_BPF_MAP(nfv_good_dst, BPF_MAP_TYPE_HASH, DP_NFV_MAX_ADDRESSES, __u8);
 
 /* Whether `src` may be in the bad-source set, by the filter `f` (null: it may). In 64 bits, so
  * that a source below clear_first wraps far above the span with no 32-bit truncation. */

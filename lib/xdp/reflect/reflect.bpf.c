@@ -6,14 +6,10 @@
 
 #include <bpf/bpf_helpers.h>
 
+#include "xdp/bpf_map.h"
 #include "xdp/reflect/reflect_abi.h"
 
-struct {
-    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-    __uint(max_entries, 1);
-    __type(key, __u32);
-    __type(value, struct reflect_counters);
-} reflect_counters SEC(".maps");
+LR_BPF_MAP(reflect_counters, BPF_MAP_TYPE_PERCPU_ARRAY, 1, struct reflect_counters);
 
 SEC("xdp")
 int xdp_reflect(struct xdp_md* ctx) {

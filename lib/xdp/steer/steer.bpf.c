@@ -6,29 +6,13 @@
 
 #include <bpf/bpf_helpers.h>
 
+#include "xdp/bpf_map.h"
 #include "xdp/steer/steer_abi.h"
 #include "xdp/steer/steer_match.h"
 
-struct {
-    __uint(type, BPF_MAP_TYPE_XSKMAP);
-    __uint(max_entries, STEER_MAX_QUEUES);
-    __type(key, __u32);
-    __type(value, __u32);
-} xsks_map SEC(".maps");
-
-struct {
-    __uint(type, BPF_MAP_TYPE_ARRAY);
-    __uint(max_entries, 1);
-    __type(key, __u32);
-    __type(value, struct steer_config);
-} steer_config SEC(".maps");
-
-struct {
-    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-    __uint(max_entries, STEER_MAX_QUEUES);
-    __type(key, __u32);
-    __type(value, struct steer_counters);
-} steer_counters SEC(".maps");
+LR_BPF_MAP(xsks_map, BPF_MAP_TYPE_XSKMAP, STEER_MAX_QUEUES, __u32);
+LR_BPF_MAP(steer_config, BPF_MAP_TYPE_ARRAY, 1, struct steer_config);
+LR_BPF_MAP(steer_counters, BPF_MAP_TYPE_PERCPU_ARRAY, STEER_MAX_QUEUES, struct steer_counters);
 
 /* STEER_FLAG_RX_STAMP: `rx_ns` into the metadata ahead of the frame. A driver without XDP
  * metadata refuses the room, and the frame goes on without a stamp. */

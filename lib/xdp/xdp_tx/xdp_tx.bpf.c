@@ -7,14 +7,10 @@
 
 #include <bpf/bpf_helpers.h>
 
+#include "xdp/bpf_map.h"
 #include "xdp/xdp_tx/xdp_tx_abi.h"
 
-struct {
-    __uint(type, BPF_MAP_TYPE_ARRAY);
-    __uint(max_entries, 1);
-    __type(key, __u32);
-    __type(value, struct xdp_tx_stamp);
-} xdp_tx_stamp SEC(".maps");
+LR_BPF_MAP(xdp_tx_stamp, BPF_MAP_TYPE_ARRAY, 1, struct xdp_tx_stamp);
 
 SEC("xdp")
 int xdp_tx(struct xdp_md* ctx) {
