@@ -92,9 +92,9 @@ class Feature {
     virtual void workers_stopped() {}
     // After the workers stopped, before the ports close: frees what it holds.
     virtual void drain() {}
+    // Keys of the final JSON that are not figures (configuration, identities); its figures,
+    // per-worker ones included, come from figures().
     virtual void add_json(nlohmann::json& /*j*/) const {}
-    // Keys of worker `worker`'s object of the final JSON ("workers"[worker]).
-    virtual void add_worker_json(unsigned /*worker*/, nlohmann::json& /*wj*/) const {}
     // Lines for the final summary that are not a list of its figures (those the runtime writes
     // from figures(), before these), or "".
     virtual std::string summary() const { return {}; }

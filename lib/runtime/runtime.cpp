@@ -575,7 +575,6 @@ bool Runtime::write_json(const Closed& closed) const {
     j.update(json_keys_);
     for (const Feature* f : features_) {
         f->add_json(j);
-        for (unsigned w = 0; w < j["workers"].size(); ++w) f->add_worker_json(w, j["workers"][w]);
         if (const stats::FigureSet* set = f->figures())
             stats::add_figures_json(*set, workers_->size(), j);
     }

@@ -54,7 +54,15 @@ std::string line_value(const FigureReading& r) {
 }
 
 const char* unit_suffix(const Figure& f) {
-    return f.unit == FigureUnit::ns ? " ns" : "";
+    switch (f.unit) {
+        case FigureUnit::ns:
+            return " ns";
+        case FigureUnit::s:
+            return " s";
+        case FigureUnit::count:
+            break;
+    }
+    return "";
 }
 
 double metric_scale(const Figure& f) {
@@ -167,9 +175,9 @@ std::optional<FigureReading> line_reading(const Figure& f,
 }
 
 // `f`'s item of the summary ("p50 V ..." for a histogram), or "" when it has none (no text,
-// not known, an empty histogram).
+// not shown, not known, an empty histogram).
 std::string summary_item(const Figure& f, unsigned workers) {
-    if (f.text.empty()) return {};
+    if (f.text.empty() || (f.shown && !f.shown())) return {};
     if (f.kind == FigureKind::histogram) {
         if (!f.final_histogram || f.per_worker) return {};
         const LogHistogram h = f.final_histogram(0);

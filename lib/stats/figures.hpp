@@ -20,8 +20,9 @@
 namespace linerate::stats {
 
 enum class FigureKind { total, gauge, histogram };
-// count: a number of things; ns: nanoseconds (seconds at --metrics).
-enum class FigureUnit { count, ns };
+// count: a number of things (or a ratio its text names: Mtuples/s); ns: nanoseconds (seconds
+// at --metrics); s: seconds. The lines write " ns" or " s" after the value.
+enum class FigureUnit { count, ns, s };
 // The statistics of a histogram figure's JSON object, each written under its own name.
 enum class HistStat { min, mean, p50, p99, p999, max, count };
 
@@ -48,6 +49,9 @@ struct Figure {
     std::string text = {};
     std::string line = {};
     bool interval = false;
+    // Whether the summary shows it (none: always), for a figure that means nothing in this run
+    // (no warm-ups sent, verification off). Read after the workers stopped.
+    std::function<bool()> shown = nullptr;
     MetricLabels labels = {};
     // Per worker: `worker` is each worker's index, JSON workers[w].key, label worker="w".
     bool per_worker = false;
