@@ -259,6 +259,9 @@ std::string figures_summary(const FigureSet& set, unsigned workers) {
 }
 
 std::string IntervalFigures::text(const FigureSet& set, unsigned workers) {
+    if (std::none_of(set.figures.begin(), set.figures.end(),
+                     [](const Figure& f) { return f.interval; }))
+        return {};
     if (set.take_live) set.take_live();
     last_.resize(set.figures.size(), 0);
     std::string out;
