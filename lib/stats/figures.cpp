@@ -244,7 +244,8 @@ std::string figures_summary(const FigureSet& set, unsigned workers) {
         }
         auto it = std::find_if(lines.begin(), lines.end(),
                                [&f](const Line& l) { return l.head == f.line && !l.histogram; });
-        if (it == lines.end()) it = lines.insert(lines.end(), {f.line, "", false});
+        if (it == lines.end())  // the first line ("") first, the others as first named
+            it = lines.insert(f.line.empty() ? lines.begin() : lines.end(), {f.line, "", false});
         it->items += (it->items.empty() ? "" : ", ") + item;
     }
     std::string out;

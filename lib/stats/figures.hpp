@@ -87,8 +87,8 @@ nlohmann::json figures_telemetry(const FigureSet& set, unsigned workers);
 void add_figure_metrics(const FigureSet& set, unsigned workers, Metrics& m);
 
 // The final summary's lines of `set` (after the workers stopped), "" when it has none: the
-// figures with a `text` and a final reading, in declaration order, grouped by `line` in the
-// order the lines are first named. The first line (`line` ""): "{title}: ITEMS", or
+// figures with a `text` and a final reading, in declaration order, grouped by `line`: first
+// the line "", then the others in the order first named. The first: "{title}: ITEMS", or
 // "  ITEMS" without a title; the others "  {line}: ITEMS". ITEMS are ", "-separated:
 // "{text} {value}" (" ns" after a value in ns; a ratio with 3 decimals, a flag yes/no). A
 // histogram is a line of its own, "  {text} ns: p50 V p99 V ..." (its json_stats in order, the

@@ -38,7 +38,7 @@ TEST(CsReport, EachOutputGetsItsOwnNamesAndForms) {
     EXPECT_EQ(j["rtt_ns"], nlohmann::json({{"min", 0}, {"p50", 0}, {"p99", 0}}));
     EXPECT_FALSE(j.contains("eps0_ns"));  // telemetry only
     EXPECT_EQ(j["rounds"], 0u);
-    EXPECT_FALSE(j.contains("first_sync"));       // add_client_json writes null before a sync
+    EXPECT_FALSE(j.contains("first_sync"));        // add_client_json writes null before a sync
     EXPECT_FALSE(j.contains("max_abs_error_ns"));  // verification only
 
     const nlohmann::json t = stats::figures_telemetry(set, 1);

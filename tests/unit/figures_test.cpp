@@ -58,6 +58,18 @@ TEST(FigureLines, SummaryLeavesOutEmptyHistogramsAndIndentsWithoutTitle) {
     EXPECT_EQ(figures_summary(FigureSet{"", "", {{.json = "only_json"}}}, 1), "");
 }
 
+// The first line comes first wherever its figures are declared.
+TEST(FigureLines, TheFirstLineLeads) {
+    FigureSet set{"", "", {}};
+    set.title = "t";
+    set.figures = {
+        {.text = "b1", .line = "b", .read_final = reads({uint64_t(1)})},
+        {.text = "a", .read_final = reads({uint64_t(2)})},
+        {.text = "b2", .line = "b", .read_final = reads({uint64_t(3)})},
+    };
+    EXPECT_EQ(figures_summary(set, 1), "t: a 2\n  b: b1 1, b2 3");
+}
+
 // Per worker: totals summed over the workers, gauges left out of the lines.
 TEST(FigureLines, PerWorkerTotalsAreSummed) {
     FigureSet set{"", "", {}};
