@@ -41,7 +41,6 @@ struct LiveView {
     ClockReading now;
 };
 thread_local LiveView live_view;
-constexpr uint64_t ClockReading::*kEpsilonNow = &ClockReading::epsilon_ns;
 
 void take_live_view(const SyncedClock& synced) {
     live_view.snap = synced.snapshot();
@@ -88,20 +87,21 @@ std::vector<Figure> sync_state_figures(const ClientSession& session) {
 // The clock now: ε (served at --metrics once synced; before, telemetry's unbounded UINT64_MAX),
 // the local and the master's time, in telemetry under their names.
 std::vector<Figure> clock_now_figures() {
-    const auto now = [](const char* key, auto ClockReading::*field) {
-        return Figure{.kind = FigureKind::gauge,
-                      .unit = FigureUnit::ns,
-                      .telemetry = key,
-                      .read_live = [field](unsigned) {
-                          return FigureReading{live_view.now.*field,
-                                               live_view.now.synced || field != kEpsilonNow};
-                      }};
+    const auto now = [](const char* key, uint64_t ClockReading::*field) {
+        return Figure{
+            .kind = FigureKind::gauge,
+            .unit = FigureUnit::ns,
+            .telemetry = key,
+            .read_live = [field](unsigned) { return FigureReading{live_view.now.*field}; }};
     };
-    std::vector<Figure> f = {now("epsilon_ns", kEpsilonNow),
+    std::vector<Figure> f = {now("epsilon_ns", &ClockReading::epsilon_ns),
                              now("local_ns", &ClockReading::local_ns),
                              now("master_ns", &ClockReading::master_ns)};
     f[0].metric = "linerate_clocksync_epsilon_seconds";
     f[0].help = "The bound now on |master's clock - the synchronized clock| (epsilon)";
+    f[0].read_live = [](unsigned) {
+        return FigureReading{live_view.now.epsilon_ns, live_view.now.synced};
+    };
     return f;
 }
 
