@@ -173,8 +173,8 @@ ClientSinks open_sinks(const Options& cs, const LocalClock& local) {
     return sinks;
 }
 
-// The client's report as a runtime feature: its figures (report.hpp), its other JSON keys and
-// its summary, read from the session after the run.
+// The client's report as a runtime feature: its figures (report.hpp: the JSON, telemetry,
+// --metrics and the summary) and its other JSON keys, read from the session after the run.
 class ClientReportFeature : public Feature {
   public:
     ClientReportFeature(const Options& cs, const ClientSession& session, const SyncedClock& synced,
@@ -183,11 +183,14 @@ class ClientReportFeature : public Feature {
           session_(session),
           client_(client),
           sinks_(sinks),
-          figures_(client_figures(session, synced)) {}
+          figures_(client_figures(session, synced, report_)) {}
 
     const stats::FigureSet* figures() const override { return &figures_; }
+    void workers_stopped() override {
+        report_ = {session_.summary(), session_.sync(), client_.master_mac(), cs_.verification()};
+    }
     void add_json(nlohmann::json& j) const override {
-        add_client_json(j, report());
+        add_client_json(j, report_);
         if (sinks_.page) j["export"] = sinks_.page->path();
         if (sinks_.chrony) j["chrony_samples"] = sinks_.chrony->samples();
         if (sinks_.clockbound) {
@@ -197,17 +200,13 @@ class ClientReportFeature : public Feature {
         j["role"] = "client";
         j["clocksync"] = config_json(cs_);
     }
-    std::string summary() const override { return client_summary_text(report()); }
 
   private:
-    ClientReport report() const {
-        return {session_.summary(), session_.sync(), client_.master_mac(), cs_.verification()};
-    }
-
     const Options& cs_;
     const ClientSession& session_;
     const ClientWorker& client_;
     const ClientSinks& sinks_;
+    ClientReport report_;  // filled once the workers stopped
     const stats::FigureSet figures_;
 };
 

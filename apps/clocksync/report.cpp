@@ -1,66 +1,22 @@
 #include "clocksync/report.hpp"
 
-#include <fmt/core.h>
+#include <span>
 
 namespace linerate::clocksync {
 
 void add_client_json(nlohmann::json& j, const ClientReport& r) {
     const ClientSummary& s = r.summary;
-    j["timeouts"] = s.timeouts;
-    j["rounds"] = s.rounds;
-    j["rounds_kept"] = s.rounds_kept;
-    j["probes_sent"] = s.probes_sent;
-    j["warmups_sent"] = s.warmups_sent;
-    j["warmup_echoes"] = s.warmup_echoes;
-    j["responses"] = s.responses;
-    j["epsilon_samples"] = s.samples;
-    j["epsilon_samples_skipped"] = s.samples_skipped;
-    if (s.syncs)
-        j["first_sync"] = {{"after_ns", s.first_sync_after_ns},
-                           {"epsilon_ns", s.first_sync_epsilon_ns}};
-    else
-        j["first_sync"] = nullptr;
+    if (!s.syncs) j["first_sync"] = nullptr;  // its keys are figures once there is a sync
     if (r.master_mac)
         j["master_mac"] = format_mac(*r.master_mac);
     else
         j["master_mac"] = nullptr;
     if (r.verification) {
-        j["max_abs_error_ns"] = s.max_abs_error_ns;
         auto one_way = [](const RttSummary& d) {
             return nlohmann::json{{"min", d.min}, {"p50", d.p50}, {"p99", d.p99}};
         };
         j["one_way_ns"] = {{"up", one_way(s.up_ns)}, {"down", one_way(s.down_ns)}};
     }
-}
-
-std::string client_summary_text(const ClientReport& r) {
-    const ClientSummary& s = r.summary;
-    std::string out = fmt::format(
-        "clocksync client: {} syncs in {} rounds ({} kept the previous), {} probes, {} responses, "
-        "{} timeouts, master {}",
-        s.syncs, s.rounds, s.rounds_kept, s.probes_sent, s.responses, s.timeouts,
-        r.master_mac ? format_mac(*r.master_mac) : "not learned");
-    if (s.warmups_sent)
-        out += fmt::format("\n  warm-ups: {} sent, {} echoed by the master", s.warmups_sent,
-                           s.warmup_echoes);
-    if (s.syncs)
-        out +=
-            fmt::format("\n  start: first sync {:.3f} ms after the first probe, epsilon then {} ns",
-                        double(s.first_sync_after_ns) / 1e6, s.first_sync_epsilon_ns);
-    out += fmt::format(
-        "\n  epsilon ns from the first sync on ({} samples): mean {:.1f} p50 {} p99 {} "
-        "p99.9 {} max {}",
-        s.samples, s.epsilon_ns.mean, s.epsilon_ns.p50, s.epsilon_ns.p99, s.epsilon_ns.p999,
-        s.epsilon_ns.max);
-    out +=
-        fmt::format("\n  rtt ns: min {} p50 {} p99 {}", s.rtt_ns.min, s.rtt_ns.p50, s.rtt_ns.p99);
-    if (r.last.synced)
-        out += fmt::format("\n  last sync: theta {} ns, delta {} ns", r.last.theta_ns,
-                           r.last.delta_ns);
-    if (r.verification)
-        out += fmt::format("\n  verification: {} violations, max |true offset - theta| {} ns",
-                           s.violations, s.max_abs_error_ns);
-    return out;
 }
 
 namespace {
@@ -91,114 +47,183 @@ void take_live_view(const SyncedClock& synced) {
     live_view.now = SyncedClock::at(live_view.snap, synced.local().now());
 }
 
-// The synchronized clock's state: θ, δ, ε₀ and flags of the sync in force.
+// The synchronized clock's state: θ, δ, ε₀ and flags of the sync in force, each a gauge read
+// live from the render's view and at the end from the session (those with a JSON key), under
+// one name in the JSON and telemetry. θ and δ end the summary's "last sync" line once synced.
 std::vector<Figure> sync_state_figures(const ClientSession& session) {
-    // A field of the sync in force: live from the render's view, final from the session.
-    const auto live = [](auto SyncState::*field) {
-        return [field](unsigned) { return FigureReading{live_view.snap.state.*field}; };
+    const auto state = [&session](auto SyncState::*field, Figure f) {
+        f.kind = FigureKind::gauge;
+        f.read_live = [field](unsigned) { return FigureReading{live_view.snap.state.*field}; };
+        if (!f.json.empty())
+            f.read_final = [&session, field](unsigned) {
+                return FigureReading{session.sync().*field};
+            };
+        if (!f.text.empty()) f.shown = [&session] { return session.sync().synced; };
+        return f;
     };
-    const auto final = [&session](auto SyncState::*field) {
-        return [&session, field](unsigned) { return FigureReading{session.sync().*field}; };
-    };
+    constexpr FigureUnit ns = FigureUnit::ns;
     return {
-        {.kind = FigureKind::gauge,
-         .json = "synced",
-         .telemetry = "synced",
-         .metric = "linerate_clocksync_synced",
-         .help = "1 once the client has a good sync, else 0",
-         .read_live = live(&SyncState::synced),
-         .read_final = final(&SyncState::synced)},
-        {.kind = FigureKind::gauge,
-         .unit = FigureUnit::ns,
-         .json = "theta_ns",
-         .telemetry = "theta_ns",
-         .metric = "linerate_clocksync_theta_seconds",
-         .help = "The offset of the master's clock from the local clock (theta), last sync",
-         .read_live = live(&SyncState::theta_ns),
-         .read_final = final(&SyncState::theta_ns)},
-        {.kind = FigureKind::gauge,
-         .unit = FigureUnit::ns,
-         .json = "delta_ns",
-         .telemetry = "delta_ns",
-         .read_live = live(&SyncState::delta_ns),
-         .read_final = final(&SyncState::delta_ns)},
-        {.kind = FigureKind::gauge,
-         .unit = FigureUnit::ns,
-         .telemetry = "eps0_ns",
-         .read_live = live(&SyncState::eps0_ns)},
+        state(&SyncState::synced, {.json = "synced",
+                                   .telemetry = "synced",
+                                   .metric = "linerate_clocksync_synced",
+                                   .help = "1 once the client has a good sync, else 0"}),
+        state(&SyncState::theta_ns,
+              {.unit = ns,
+               .json = "theta_ns",
+               .telemetry = "theta_ns",
+               .metric = "linerate_clocksync_theta_seconds",
+               .help = "The offset of the master's clock from the local clock (theta), last sync",
+               .text = "theta",
+               .line = "last sync"}),
+        state(&SyncState::delta_ns, {.unit = ns,
+                                     .json = "delta_ns",
+                                     .telemetry = "delta_ns",
+                                     .text = "delta",
+                                     .line = "last sync"}),
+        state(&SyncState::eps0_ns, {.unit = ns, .telemetry = "eps0_ns"}),
     };
 }
 
-// The clock now: ε (served at --metrics once synced), the local and the master's time.
+// The clock now: ε (served at --metrics once synced; before, telemetry's unbounded UINT64_MAX),
+// the local and the master's time, in telemetry under their names.
 std::vector<Figure> clock_now_figures() {
-    return {
-        {.kind = FigureKind::gauge,
-         .unit = FigureUnit::ns,
-         .telemetry = "epsilon_ns",
-         .metric = "linerate_clocksync_epsilon_seconds",
-         .help = "The bound now on |master's clock - the synchronized clock| (epsilon)",
-         .read_live =
-             [](unsigned) {
-                 return FigureReading{live_view.now.epsilon_ns, live_view.now.synced};
+    const auto now = [](const char* key, uint64_t ClockReading::*field) {
+        return Figure{
+            .kind = FigureKind::gauge,
+            .unit = FigureUnit::ns,
+            .telemetry = key,
+            .read_live = [field](unsigned) { return FigureReading{live_view.now.*field}; }};
+    };
+    std::vector<Figure> f = {now("epsilon_ns", &ClockReading::epsilon_ns),
+                             now("local_ns", &ClockReading::local_ns),
+                             now("master_ns", &ClockReading::master_ns)};
+    f[0].metric = "linerate_clocksync_epsilon_seconds";
+    f[0].help = "The bound now on |master's clock - the synchronized clock| (epsilon)";
+    f[0].read_live = [](unsigned) {
+        return FigureReading{live_view.now.epsilon_ns, live_view.now.synced};
+    };
+    return f;
+}
+
+// The syncs so far: a total live and final, first on the summary's first line.
+Figure syncs_figure(const ClientSession& session) {
+    return {.json = "syncs",
+            .telemetry = "syncs",
+            .metric = "linerate_clocksync_syncs_total",
+            .help = "Good synchronizations",
+            .text = "syncs",
+            .read_live = [](unsigned) { return FigureReading{live_view.snap.syncs}; },
+            .read_final = [&session](unsigned) { return FigureReading{session.syncs()}; }};
+}
+
+// The run's counts at the end (ClientReport, filled once the workers stopped): the summary's
+// first line, its warm-ups line (when there were any) and its first-sync line (once synced).
+std::vector<Figure> report_figures(const ClientReport& r) {
+    const auto count = [&r](const char* json, const char* text, auto ClientSummary::*field) {
+        return Figure{.json = json, .text = text, .read_final = [&r, field](unsigned) {
+                          return FigureReading{r.summary.*field};
+                      }};
+    };
+    std::vector<Figure> f = {
+        count("rounds", "rounds", &ClientSummary::rounds),
+        count("rounds_kept", "rounds kept", &ClientSummary::rounds_kept),
+        count("probes_sent", "probes", &ClientSummary::probes_sent),
+        count("responses", "responses", &ClientSummary::responses),
+        count("timeouts", "timeouts", &ClientSummary::timeouts),
+        count("epsilon_samples", "epsilon samples", &ClientSummary::samples),
+        count("epsilon_samples_skipped", "", &ClientSummary::samples_skipped),
+        {.text = "master",
+         .read_final =
+             [&r](unsigned) {
+                 return FigureReading{r.master_mac ? format_mac(*r.master_mac) : "not learned"};
              }},
-        {.kind = FigureKind::gauge,
-         .unit = FigureUnit::ns,
-         .telemetry = "local_ns",
-         .read_live = [](unsigned) { return FigureReading{live_view.now.local_ns}; }},
-        {.kind = FigureKind::gauge,
-         .unit = FigureUnit::ns,
-         .telemetry = "master_ns",
-         .read_live = [](unsigned) { return FigureReading{live_view.now.master_ns}; }},
+        count("warmups_sent", "sent", &ClientSummary::warmups_sent),
+        count("warmup_echoes", "echoed", &ClientSummary::warmup_echoes),
+        count("first_sync.after_ns", "after", &ClientSummary::first_sync_after_ns),
+        count("first_sync.epsilon_ns", "epsilon", &ClientSummary::first_sync_epsilon_ns),
+    };
+    for (Figure& warmups : std::span(f).subspan(f.size() - 4, 2)) {
+        warmups.line = "warm-ups";
+        warmups.shown = [&r] { return r.summary.warmups_sent > 0; };
+    }
+    for (Figure& first : std::span(f).last(2)) {
+        first.unit = FigureUnit::ns;
+        first.line = "first sync";
+        const auto read = first.read_final;  // known once synced (else the JSON's null)
+        first.read_final = [&r, read](unsigned w) {
+            FigureReading v = read(w);
+            v.known = r.summary.syncs > 0;
+            return v;
+        };
+    }
+    return f;
+}
+
+// ε on the grid from the first sync on and the round trips: histograms in ns on the clock's
+// buckets, read live from `synced`, at the end from the session; each a summary line.
+std::vector<Figure> histogram_figures(const ClientSession& session, const SyncedClock& synced) {
+    const auto histogram = [&](Figure f, const LogHistogram& (ClientSession::*final)() const,
+                               stats::HistogramMirror SyncedClock::*live) {
+        f.kind = FigureKind::histogram;
+        f.unit = FigureUnit::ns;
+        f.buckets = kClockBuckets;
+        f.live_histogram = [&synced, live](unsigned) { return (synced.*live).read(); };
+        f.final_histogram = [&session, final](unsigned) { return (session.*final)(); };
+        return f;
+    };
+    return {
+        histogram({.json = "epsilon_ns",
+                   .metric = "linerate_clocksync_epsilon_grid_seconds",
+                   .help = "Epsilon on the sample grid since the first sync",
+                   .text = "epsilon",
+                   .json_stats = {HistStat::mean, HistStat::p50, HistStat::p99, HistStat::p999,
+                                  HistStat::max}},
+                  &ClientSession::epsilon_histogram, &SyncedClock::epsilon_ns),
+        histogram({.json = "rtt_ns",
+                   .metric = "linerate_clocksync_rtt_seconds",
+                   .help = "Round trips of the answered probes",
+                   .text = "rtt",
+                   .json_stats = {HistStat::min, HistStat::p50, HistStat::p99}},
+                  &ClientSession::rtt_histogram, &SyncedClock::rtt_ns),
     };
 }
 
-// What the session counted and measured: syncs, violations, ε on the grid, round trips.
-std::vector<Figure> session_figures(const ClientSession& session, const SyncedClock& synced) {
+// Verification mode: reads outside the bound, and the largest error (JSON with it only).
+std::vector<Figure> verification_figures(const ClientSession& session, const ClientReport& r) {
     return {
-        {.kind = FigureKind::histogram,
-         .unit = FigureUnit::ns,
-         .json = "epsilon_ns",
-         .metric = "linerate_clocksync_epsilon_grid_seconds",
-         .help = "Epsilon on the sample grid since the first sync",
-         .json_stats = {HistStat::mean, HistStat::p50, HistStat::p99, HistStat::p999,
-                        HistStat::max},
-         .buckets = kClockBuckets,
-         .live_histogram = [&synced](unsigned) { return synced.epsilon_ns.read(); },
-         .final_histogram = [&session](unsigned) { return session.epsilon_histogram(); }},
-        {.kind = FigureKind::histogram,
-         .unit = FigureUnit::ns,
-         .json = "rtt_ns",
-         .metric = "linerate_clocksync_rtt_seconds",
-         .help = "Round trips of the answered probes",
-         .json_stats = {HistStat::min, HistStat::p50, HistStat::p99},
-         .buckets = kClockBuckets,
-         .live_histogram = [&synced](unsigned) { return synced.rtt_ns.read(); },
-         .final_histogram = [&session](unsigned) { return session.rtt_histogram(); }},
-        {.kind = FigureKind::total,
-         .json = "syncs",
-         .telemetry = "syncs",
-         .metric = "linerate_clocksync_syncs_total",
-         .help = "Good synchronizations",
-         .read_live = [](unsigned) { return FigureReading{live_view.snap.syncs}; },
-         .read_final = [&session](unsigned) { return FigureReading{session.syncs()}; }},
-        {.kind = FigureKind::total,
-         .json = "violations",
+        {.json = "violations",
          .telemetry = "violations",
          .metric = "linerate_clocksync_violations_total",
          .help = "Verification mode: reads where the master's time fell outside [t - eps, t + eps]",
+         .text = "violations",
+         .line = "verification",
+         .shown = [&r] { return r.verification; },
          .read_live = [](unsigned) { return FigureReading{live_view.snap.violations}; },
          .read_final = [&session](unsigned) { return FigureReading{session.violations()}; }},
+        {.kind = FigureKind::gauge,
+         .unit = FigureUnit::ns,
+         .json = "max_abs_error_ns",
+         .text = "max |true offset - theta|",
+         .line = "verification",
+         .read_final =
+             [&r](unsigned) {
+                 return FigureReading{r.summary.max_abs_error_ns, r.verification};
+             }},
     };
 }
 
 }  // namespace
 
-stats::FigureSet client_figures(const ClientSession& session, const SyncedClock& synced) {
+stats::FigureSet client_figures(const ClientSession& session, const SyncedClock& synced,
+                                const ClientReport& report) {
     stats::FigureSet set{"/linerate/clocksync",
                          "Synchronized clock: theta, epsilon now, syncs, violations",
-                         sync_state_figures(session)};
+                         {syncs_figure(session)}};
+    set.title = "clocksync client";
     set.take_live = [&synced] { take_live_view(synced); };
-    for (auto part : {clock_now_figures(), session_figures(session, synced)})
+    for (auto part :
+         {report_figures(report), histogram_figures(session, synced), sync_state_figures(session),
+          verification_figures(session, report), clock_now_figures()})
         set.figures.insert(set.figures.end(), part.begin(), part.end());
     return set;
 }

@@ -1,8 +1,8 @@
 #pragma once
-// The client's results for people and programs: its figures (syncs, violations, epsilon, rtt,
-// theta, ...: each declared once for the final JSON, /linerate/clocksync telemetry and
-// --metrics), its other final JSON keys (timeouts, rounds, ...) and the lines of the final
-// summary. No EAL.
+// The client's results for people and programs: its figures (syncs, rounds, violations,
+// epsilon, rtt, theta, ...: each declared once for the final JSON, /linerate/clocksync
+// telemetry, --metrics and the final summary) and its other final JSON keys (the master's MAC,
+// the one-way delays). No EAL.
 #include <nlohmann/json.hpp>
 
 #include <optional>
@@ -23,12 +23,13 @@ struct ClientReport {
 };
 
 // The client's figures: read live from `synced` (telemetry, --metrics), at the end from
-// `session` (the JSON). θ is signed: telemetry carries it as a string (offsets between
-// machines' monotonic clocks exceed 32 bits).
-stats::FigureSet client_figures(const ClientSession& session, const SyncedClock& synced);
+// `session` and `report` (the JSON and the summary: `report` is filled once the workers
+// stopped). θ is signed: telemetry carries it as a string (offsets between machines' monotonic
+// clocks exceed 32 bits).
+stats::FigureSet client_figures(const ClientSession& session, const SyncedClock& synced,
+                                const ClientReport& report);
 
 // Adds the client's keys that are not figures to the final JSON object `j`.
 void add_client_json(nlohmann::json& j, const ClientReport& r);
-std::string client_summary_text(const ClientReport& r);
 
 }  // namespace linerate::clocksync

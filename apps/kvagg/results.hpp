@@ -1,6 +1,7 @@
 #pragma once
-// What a run leaves behind: the --dump file and kvagg's keys of the final JSON and summary, from
-// the merged tables and the workers' counters. No EAL: unit tests use it.
+// What a run leaves behind: the --dump file and the run's totals (kvagg/figures.hpp declares
+// them for the final JSON and summary), from the merged tables and the workers' counters. No
+// EAL: unit tests use it.
 #include <nlohmann/json.hpp>
 
 #include <span>
@@ -25,11 +26,5 @@ struct RunFigures {
     uint64_t tuples() const { return totals.tuples_aggregated + totals.tuples_overflowed(); }
     double mtuples_per_s() const { return seconds > 0 ? double(tuples()) / seconds / 1e6 : 0; }
 };
-
-// tuples, keys, overflow, overflow_sum, aggregated_sum, duplicates, stale, gaps_opened,
-// gaps_filled, mtuples_per_s.
-nlohmann::json figures_json(const RunFigures& f);
-// "tuples 123 (4.5 Mtuples/s), keys 99, overflow 0 tuples (sum 0), duplicates 3"
-std::string figures_line(const RunFigures& f);
 
 }  // namespace linerate::kvagg

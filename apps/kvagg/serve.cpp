@@ -11,7 +11,6 @@
 #include <random>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <vector>
 
 #include "kvagg/agg_merge.hpp"
@@ -276,78 +275,24 @@ typename KvService<Table>::KeyLookup KvService<Table>::lookup_per_worker(uint64_
 // workers; at the end the JSON reads the kernels' own figures.
 template <class Table>
 stats::FigureSet KvService<Table>::declare_figures() const {
-    std::vector<stats::Figure> f = service_figures();
-    for (stats::Figure& w : worker_figures()) f.push_back(std::move(w));
-    if (!o_.export_to.empty())
-        for (stats::Figure& e : export_figures()) f.push_back(std::move(e));
-    return {"", "", std::move(f)};
-}
-
-template <class Table>
-std::vector<stats::Figure> KvService<Table>::service_figures() const {
-    using stats::FigureReading;
-    const ControlCounters& cc = control_->counters();
-    auto atomic = [](const std::atomic<uint64_t>& a) {
-        return [&a](unsigned) { return FigureReading{a.load()}; };
+    FigureSources s{
+        .run = figures_,
+        .control = control_->counters(),
+        .links = links_.get(),
+        .kernel = [this](unsigned w) { return kernels_[w]->counters(); },
+        .gaps = [this](unsigned w) { return kernels_[w]->dup_filter().gaps(); },
+        .table_keys = kShared ? nullptr : &worker_keys_,
     };
-    // The requests by kind: one --metrics family with a `kind` label, a JSON key each.
-    std::vector<stats::Figure> f;
-    for (auto [json, kind, n] : {std::tuple{"service.reads", "read", &cc.reads},
-                                 {"service.statuses", "status", &cc.statuses},
-                                 {"service.flushes", "flush", &cc.flushes}})
-        f.push_back({.json = json,
-                     .metric = "linerate_kvagg_service_requests_total",
-                     .help = "Control requests the service thread answered, by kind",
-                     .labels = {{"kind", kind}},
-                     .read_live = atomic(*n),
-                     .read_final = atomic(*n)});
-    f.push_back({.json = "service.flushed_sum", .read_final = atomic(cc.flushed_sum)});
-    f.push_back({.json = "service.flush_repeats", .read_final = atomic(cc.flush_repeats)});
-    return f;
-}
-
-template <class Table>
-std::vector<stats::Figure> KvService<Table>::worker_figures() const {
-    using stats::FigureKind;
-    using stats::FigureReading;
-    const WorkerLink* links = links_.get();
-    auto link = [links](std::atomic<uint64_t> WorkerLink::*field) {
-        return [links, field](unsigned w) {
-            return FigureReading{(links[w].*field).load(std::memory_order_relaxed)};
-        };
-    };
-    auto gaps = [this](uint64_t SeqGaps::*field) {
-        return [this, field](unsigned w) {
-            return FigureReading{kernels_[w]->dup_filter().gaps().*field};
-        };
-    };
-    std::vector<stats::Figure> f = {
-        {.kind = FigureKind::gauge,
-         .json = "keys",
-         .metric = "linerate_kvagg_keys",
-         .help = "Distinct keys in the worker's table (shared: all of them)",
-         .per_worker = true,
-         .read_live = link(&WorkerLink::keys),
-         .read_final =
-             kShared ? nullptr : std::function<FigureReading(unsigned)>([this](unsigned w) {
-                 return FigureReading{worker_keys_[w]};
-             })},
-    };
-    // The duplicate windows' gaps: live from the worker's link, final from its kernel.
-    for (auto [json, metric, help, live, final] :
-         {std::tuple{"gaps_opened", "linerate_kvagg_gaps_opened_total",
-                     "Sequence numbers its streams jumped over (a higher one arrived first)",
-                     &WorkerLink::gaps_opened, &SeqGaps::opened},
-          {"gaps_filled", "linerate_kvagg_gaps_filled_total",
-           "Sequence numbers jumped over that arrived later (accepted late)",
-           &WorkerLink::gaps_filled, &SeqGaps::filled}})
-        f.push_back({.json = json,
-                     .metric = metric,
-                     .help = help,
-                     .per_worker = true,
-                     .read_live = link(live),
-                     .read_final = gaps(final)});
-    return f;
+    if (!o_.state.empty()) {
+        s.state = &control_->state_counters();
+        s.state_path = &o_.state;
+        s.loaded_checkpoint = &loaded_checkpoint_;
+    }
+    if (!o_.export_to.empty()) {
+        s.exports = &export_counters_;
+        s.cluster = [this] { return exporter_ ? &exporter_->cluster_counters() : nullptr; };
+    }
+    return kvagg_figures(s);
 }
 
 // After the workers stopped: the tables merged into the run's figures, then the dump.
@@ -381,9 +326,9 @@ void KvService<Table>::write_dump_file(const AggResult& merged) {
     }
 }
 
+// The JSON's keys that are not figures: the configuration and the identities.
 template <class Table>
 void KvService<Table>::add_json(nlohmann::json& j) const {
-    j.update(figures_json(figures_));
     j["agg"] = agg_mode_name(o_.agg);
     j["index"] = index_name(o_.index);
     j["aggbuf"] = buffer_->placement();
@@ -391,79 +336,6 @@ void KvService<Table>::add_json(nlohmann::json& j) const {
     j["kvagg"] = config_json(o_);
     j["instance"] = control_->instance();
     if (exporter_) j["export"]["instance"] = export_instance_name(backlog_->instance());
-    if (o_.state.empty()) return;
-    const StateCounters& sc = control_->state_counters();
-    j["state"] = {{"path", o_.state},
-                  {"loaded_checkpoint", loaded_checkpoint_},
-                  {"checkpoints", sc.checkpoints.load()},
-                  {"failures", sc.failures.load()},
-                  {"last_checkpoint", sc.last_checkpoint.load()},
-                  {"last_bytes", sc.last_bytes.load()},
-                  {"last_us", sc.last_us.load()},
-                  {"last_copy_us", sc.last_copy_us.load()},
-                  {"max_copy_us", sc.max_copy_us.load()},
-                  {"copy_total_us", sc.copy_total_us.load()}};
-}
-
-// --export's figures: its counters (ExportCounters) and the cluster client's (read through
-// exporter_, made at start_export, before any output reads them).
-template <class Table>
-std::vector<stats::Figure> KvService<Table>::export_figures() const {
-    using stats::FigureKind;
-    using stats::FigureReading;
-    const ExportCounters& c = export_counters_;
-    auto atomic = [](const std::atomic<uint64_t>& a) {
-        return [&a](unsigned) { return FigureReading{a.load()}; };
-    };
-    auto cluster = [this](std::atomic<uint64_t> ClusterCounters::*field) {
-        return [this, field](unsigned) {
-            return FigureReading{exporter_ ? (exporter_->cluster_counters().*field).load() : 0};
-        };
-    };
-    auto total = [&](std::string json, std::string metric, std::string help,
-                     const std::atomic<uint64_t>& a) {
-        return stats::Figure{.json = std::move(json),
-                             .metric = std::move(metric),
-                             .help = std::move(help),
-                             .read_live = atomic(a),
-                             .read_final = atomic(a)};
-    };
-    std::vector<stats::Figure> f = {
-        total("export.epochs", "linerate_kvagg_export_epochs_total", "Epochs Redis acknowledged",
-              c.epochs),
-        total("export.keys", "linerate_kvagg_export_keys_total",
-              "Key deltas in the acknowledged epochs", c.keys),
-        total("export.errors", "linerate_kvagg_export_errors_total",
-              "Export tries that failed (unreachable, error reply) and were retried", c.errors),
-        total("export.already_applied", "linerate_kvagg_export_already_applied_total",
-              "Partition batches Redis had applied before (a retry or a restart): not applied "
-              "twice",
-              c.already),
-        total("export.backlog_full", "linerate_kvagg_export_backlog_full_total",
-              "Export periods skipped because the backlog was full", c.backlog_full),
-        total("export.backlog", "linerate_kvagg_export_backlog_epochs",
-              "Epochs Redis has not acknowledged yet", c.backlog),
-    };
-    f.back().kind = FigureKind::gauge;
-    for (auto [key, a] : {std::pair{"export.applied", &c.applied},
-                          {"export.taken_sum", &c.taken_sum},
-                          {"export.wait_short", &c.wait_short},
-                          {"export.last_export_us", &c.last_export_us}})
-        f.push_back({.json = key, .read_final = atomic(*a)});
-    for (auto [key, field] : {std::pair{"export.moved", &ClusterCounters::moved},
-                              {"export.ask", &ClusterCounters::ask},
-                              {"export.connects", &ClusterCounters::connects},
-                              {"export.slot_maps", &ClusterCounters::slot_maps}})
-        f.push_back({.json = key, .read_final = cluster(field)});
-    return f;
-}
-
-template <class Table>
-void KvService<Table>::add_worker_json(unsigned w, nlohmann::json& wj) const {
-    if (w >= workers_) return;
-    const KvCounters& c = kernels_[w]->counters();
-    wj["overflow_sum"] = c.overflow_sum;
-    wj["aggregated_sum"] = c.value_sum;
 }
 
 template <class Table>

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kvagg/agg_buffer.hpp"
+#include "kvagg/figures.hpp"
 #include "kvagg/kv_control.hpp"
 #include "kvagg/kv_kernel.hpp"
 #include "kvagg/options.hpp"
@@ -28,8 +29,8 @@ namespace linerate::kvagg {
 int serve(Runtime& runtime, const Options& o);
 
 // The service on one kind of table: AggTable (one per worker) or SharedAggTable (one for all),
-// a feature of the runtime: its figures, JSON and summary reach the runtime's outputs by its
-// hooks. A usage error found here (--aggbuf, --state) throws cli::UsageError.
+// a feature of the runtime: its figures (kvagg/figures.hpp) and JSON reach the runtime's
+// outputs by its hooks. A usage error found here (--aggbuf, --state) throws cli::UsageError.
 template <class Table>
 class KvService : public Feature {
   public:
@@ -60,20 +61,15 @@ class KvService : public Feature {
     KeyLookup lookup_shared(uint64_t key) const;
     KeyLookup lookup_per_worker(uint64_t key, nlohmann::json& j);
     stats::FigureSet declare_figures() const;
-    std::vector<stats::Figure> service_figures() const;
-    std::vector<stats::Figure> worker_figures() const;
-    std::vector<stats::Figure> export_figures() const;
     void write_dump_file(const AggResult& merged);
     void poll(WorkerContext& ctx);
 
-    // Feature: /linerate/kvagg/key, the figures, and after the stop the merge, the dump, the
-    // summary and the JSON.
+    // Feature: /linerate/kvagg/key, the figures (kvagg/figures.hpp: the JSON, --metrics and the
+    // summary), and after the stop the merge, the dump and the JSON's other keys.
     void register_telemetry() override;
     const stats::FigureSet* figures() const override { return &figure_set_; }
     void workers_stopped() override;
-    std::string summary() const override { return figures_line(figures_); }
     void add_json(nlohmann::json& j) const override;
-    void add_worker_json(unsigned w, nlohmann::json& wj) const override;
 
     Runtime& runtime_;
     const Options& o_;

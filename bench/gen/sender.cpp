@@ -70,82 +70,134 @@ Sender::Sender(Runtime& runtime, const GenOptions& options, const TrafficPlan& p
         if (plan.frame_len() > room) worker->scratch.resize(plan.frame_len());
         workers_.push_back(std::move(worker));
     }
+    figure_set_ = declare_figures();
     rt_.add_feature(*this);
 }
 
-// The run's own figures in the JSON: what came back, round trips, the rate sent, the sums.
+// The JSON's key that is not a figure: the kind of traffic.
 void Sender::add_json(nlohmann::json& j) const {
-    const stats::Totals t = rt_.stats().totals();
-    const uint64_t back = t.app[idx(GenCounter::expected_back)];
-    const uint64_t returned = t.app[idx(GenCounter::returned)];
     j["kind"] = kind_name(plan_.config().kind);
-    j["lost"] = back > returned ? back - returned : 0;
-    j["latency_ns"] = {{"p50", latency_.percentile(0.5)},
-                       {"p99", latency_.percentile(0.99)},
-                       {"p999", latency_.percentile(0.999)},
-                       {"max", latency_.max()},
-                       {"mean", latency_.mean()},
-                       {"count", latency_.count()}};
-    j["sent_pps_target"] = target_pps(opt_);
-    j["send_s"] = send_s_;
-    stats::Totals sent = t;
-    sent.rx_packets = sent.rx_bytes = 0;
-    const stats::Rates r = stats::rates(sent, send_s_);
-    j["sent_mpps"] = r.tx_mpps;
-    j["sent_gbps"] = r.tx_gbps;
-    if (expected_.enabled()) {
-        const ExpectedTotals e = expected_.totals();
-        j["expect"] = {
-            {"file", opt_.expect_path}, {"keys", e.keys}, {"tuples", e.tuples}, {"sum", e.sum}};
-    }
-}
-
-// The same figures in the summary's lines.
-std::string Sender::summary() const {
-    const stats::Totals t = rt_.stats().totals();
-    const uint64_t back = t.app[idx(GenCounter::expected_back)];
-    const uint64_t returned = t.app[idx(GenCounter::returned)];
-    std::string s =
-        fmt::format("  sent over {:.3f} s: {:.3f} Mpps (target {:.0f} pps, 0 = full rate)", send_s_,
-                    send_s_ > 0 ? double(t.tx_packets) / send_s_ / 1e6 : 0.0, target_pps(opt_));
-    if (back)
-        s += fmt::format(
-            "\n  returns: {} of {} expected, lost {}, reordered {}\n  round trip ns: p50 {} "
-            "p99 {} p99.9 {} max {} mean {:.0f}",
-            returned, back, back > returned ? back - returned : 0,
-            t.app[idx(GenCounter::reordered)], latency_.percentile(0.5), latency_.percentile(0.99),
-            latency_.percentile(0.999), latency_.max(), latency_.mean());
-    if (expected_.enabled()) {
-        const ExpectedTotals e = expected_.totals();
-        s += fmt::format("\n  expected sums: {} keys, {} tuples, total {} -> {}", e.keys, e.tuples,
-                         e.sum, opt_.expect_path);
-    }
-    return s;
 }
 
 Sender::~Sender() = default;
 
 namespace {
+
 // 1 µs to 100 ms: a host's loop to a congested path.
 constexpr double kRttBuckets[] = {1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5,
                                   1e-4, 2.5e-4, 5e-4, 1e-3, 1e-2,   1e-1};
+
+// One live render's round trips (FigureSet::take_live): the workers' copies (made about once a
+// second) merged, so the histogram and its percentiles agree. thread_local: --metrics renders
+// on its own thread.
+thread_local stats::LogHistogram live_rtt;
+
+using stats::Figure;
+using stats::FigureKind;
+using stats::FigureReading;
+using stats::FigureUnit;
+using stats::HistStat;
+
 }  // namespace
 
-// The round trips as the workers last copied them (about once a second): a histogram and the
-// JSON's percentiles; frames still expected back (the JSON's `lost` at exit).
-void Sender::add_metrics(stats::Metrics& m) const {
-    stats::LogHistogram rtt;
-    for (const auto& w : workers_) rtt.merge(w->latency.read());
-    m.add_histogram("linerate_gen_rtt_seconds", "Round trips of the frames that came back", {}, rtt,
-                    1e-9, kRttBuckets);
-    for (const auto& [q, key] : {std::pair{0.5, "p50"}, {0.99, "p99"}, {0.999, "p999"}})
-        m.add("linerate_gen_rtt_percentile_seconds", "Round-trip percentiles so far",
-              stats::MetricType::gauge, {{"percentile", key}}, double(rtt.percentile(q)) * 1e-9);
-    const stats::Totals t = rt_.stats().totals();
-    const uint64_t back = t.app[idx(GenCounter::expected_back)];
-    const uint64_t returned = t.app[idx(GenCounter::returned)];
-    m.add("linerate_gen_outstanding", "Frames sent that should come back and have not (yet)",
-          stats::MetricType::gauge, {}, double(back > returned ? back - returned : 0));
+stats::FigureSet Sender::declare_figures() const {
+    stats::FigureSet set{"", "", sent_figures()};
+    set.take_live = [this] {
+        live_rtt = stats::LogHistogram();
+        for (const auto& w : workers_) live_rtt.merge(w->latency.read());
+    };
+    for (auto part : {return_figures(), expect_figures()})
+        set.figures.insert(set.figures.end(), part.begin(), part.end());
+    return set;
+}
+
+// The summary's first line: how long sending took, the rate sent, the rate asked for.
+std::vector<Figure> Sender::sent_figures() const {
+    const auto final = [this](const char* json, const char* text, auto read) {
+        return Figure{.json = json, .text = text, .read_final = [this, read](unsigned) {
+                          stats::Totals sent = rt_.stats().totals();
+                          sent.rx_packets = sent.rx_bytes = 0;
+                          return FigureReading{read(stats::rates(sent, send_s_))};
+                      }};
+    };
+    std::vector<Figure> f = {
+        {.unit = FigureUnit::s,
+         .json = "send_s",
+         .text = "over",
+         .read_final = [this](unsigned) { return FigureReading{send_s_}; }},
+        final("sent_mpps", "Mpps", [](const stats::Rates& r) { return r.tx_mpps; }),
+        final("sent_gbps", "Gbps", [](const stats::Rates& r) { return r.tx_gbps; }),
+        {.json = "sent_pps_target",
+         .text = "target pps (0: full rate)",
+         .read_final = [this](unsigned) { return FigureReading{target_pps(opt_)}; }},
+    };
+    for (Figure& sent : f) sent.line = "sent";
+    return f;
+}
+
+// What should come back and has not (yet; `lost` at exit), and the round trips: the summary's
+// returns lines when anything was to come back.
+std::vector<Figure> Sender::return_figures() const {
+    const auto outstanding = [this](unsigned) {
+        const stats::Totals t = rt_.stats().totals();
+        const uint64_t back = t.app[idx(GenCounter::expected_back)];
+        const uint64_t returned = t.app[idx(GenCounter::returned)];
+        return FigureReading{back > returned ? back - returned : 0};
+    };
+    std::vector<Figure> f = {
+        {.kind = FigureKind::gauge,
+         .json = "lost",
+         .metric = "linerate_gen_outstanding",
+         .help = "Frames sent that should come back and have not (yet)",
+         .text = "lost",
+         .line = "returns",
+         .shown = [this] { return rt_.stats().totals().app[idx(GenCounter::expected_back)] > 0; },
+         .read_live = outstanding,
+         .read_final = outstanding},
+        {.kind = FigureKind::histogram,
+         .unit = FigureUnit::ns,
+         .json = "latency_ns",
+         .metric = "linerate_gen_rtt_seconds",
+         .help = "Round trips of the frames that came back",
+         .text = "round trip",
+         .json_stats = {HistStat::p50, HistStat::p99, HistStat::p999, HistStat::max, HistStat::mean,
+                        HistStat::count},
+         .buckets = kRttBuckets,
+         .live_histogram = [](unsigned) { return live_rtt; },
+         .final_histogram = [this](unsigned) { return latency_; }},
+    };
+    for (auto [q, key] : {std::pair{0.5, "p50"}, {0.99, "p99"}, {0.999, "p999"}})
+        f.push_back({.kind = FigureKind::gauge,
+                     .unit = FigureUnit::ns,
+                     .metric = "linerate_gen_rtt_percentile_seconds",
+                     .help = "Round-trip percentiles so far",
+                     .labels = {{"percentile", key}},
+                     .read_live = [q](unsigned) { return FigureReading{live_rtt.percentile(q)}; }});
+    return f;
+}
+
+// --expect: the sums written, in the JSON's `expect` and a summary line (known once merged).
+std::vector<Figure> Sender::expect_figures() const {
+    const auto expected = [this](const char* json, const char* text, auto read) {
+        return Figure{.json = json,
+                      .text = text,
+                      .line = "expected sums",
+                      .read_final = [this, read](unsigned) {
+                          return FigureReading{read(expected_.totals()), expected_.enabled()};
+                      }};
+    };
+    return {
+        expected("expect.keys", "keys", [](const ExpectedTotals& e) { return e.keys; }),
+        expected("expect.tuples", "tuples", [](const ExpectedTotals& e) { return e.tuples; }),
+        expected("expect.sum", "total", [](const ExpectedTotals& e) { return e.sum; }),
+        {.json = "expect.file",
+         .text = "file",
+         .line = "expected sums",
+         .read_final =
+             [this](unsigned) {
+                 return FigureReading{opt_.expect_path, expected_.enabled()};
+             }},
+    };
 }
 
 int Sender::run() {

@@ -27,7 +27,8 @@ LINERATE_COUNTERS(GenCounter, kGenCounters, LINERATE_GEN_COUNTERS);
 #define LINERATE_GEN_DROPS(X) X(no_mbuf, "no mbuf")
 LINERATE_DROPS(GenDrop, kGenDrops, LINERATE_GEN_DROPS);
 
-// A feature of the runtime: its figures reach the JSON, the summary and --metrics by its hooks.
+// A feature of the runtime: its figures (declared once: sent, returns, round trips, expected
+// sums) reach the JSON, the summary and --metrics by the runtime.
 class Sender : public Feature {
   public:
     // Throws std::invalid_argument when the traffic cannot be split over the workers.
@@ -42,9 +43,12 @@ class Sender : public Feature {
     void work(WorkerContext& ctx);
     void merge_and_write();
     void workers_stopped() override { merge_and_write(); }
-    void add_metrics(stats::Metrics& m) const override;
+    const stats::FigureSet* figures() const override { return &figure_set_; }
     void add_json(nlohmann::json& j) const override;
-    std::string summary() const override;
+    stats::FigureSet declare_figures() const;
+    std::vector<stats::Figure> sent_figures() const;
+    std::vector<stats::Figure> return_figures() const;
+    std::vector<stats::Figure> expect_figures() const;
 
     Runtime& rt_;
     const GenOptions& opt_;
@@ -56,6 +60,7 @@ class Sender : public Feature {
     stats::LogHistogram latency_;
     ExpectedSums expected_;
     double send_s_ = 0;
+    stats::FigureSet figure_set_;
 };
 
 }  // namespace linerate::gen

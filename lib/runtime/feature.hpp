@@ -77,8 +77,6 @@ class Feature {
     // monitor ticks at the shortest period asked), and the tick (which may request a stop).
     virtual std::chrono::milliseconds tick_period() const { return kDefaultTick; }
     virtual void tick(const MonitorTick& /*tick*/) {}
-    // Text appended to the periodic stats line (" | ..."), or "".
-    virtual std::string interval_text() { return {}; }
     virtual void register_telemetry() {}
 
     // Its figures for the --metrics endpoint, on the endpoint's thread at each scrape (while the
@@ -86,17 +84,19 @@ class Feature {
     virtual void add_metrics(stats::Metrics& /*m*/) const {}
 
     // Its own figures, declared once: the runtime writes them to the final JSON, their telemetry
-    // endpoint and --metrics (stats/figures.hpp). Read while the workers run: live readers only.
+    // endpoint, --metrics, the final summary and the periodic stats line (stats/figures.hpp).
+    // Read while the workers run: live readers only.
     virtual const stats::FigureSet* figures() const { return nullptr; }
 
     // Right after the workers stopped (the runtime's features first, then the app's).
     virtual void workers_stopped() {}
     // After the workers stopped, before the ports close: frees what it holds.
     virtual void drain() {}
+    // Keys of the final JSON that are not figures (configuration, identities); its figures,
+    // per-worker ones included, come from figures().
     virtual void add_json(nlohmann::json& /*j*/) const {}
-    // Keys of worker `worker`'s object of the final JSON ("workers"[worker]).
-    virtual void add_worker_json(unsigned /*worker*/, nlohmann::json& /*wj*/) const {}
-    // A line for the final summary, or "".
+    // Lines for the final summary that are not a list of its figures (those the runtime writes
+    // from figures(), before these), or "".
     virtual std::string summary() const { return {}; }
 };
 

@@ -399,10 +399,13 @@ void Runtime::monitor(ServiceNotify& service) {
     service.stopping();
 }
 
-// The periodic stats line: the board's rates, what features add, the ports' own drops.
+// The periodic stats line: the board's rates, the features' figures marked for it, the ports'
+// own drops.
 void Runtime::print_interval(const stats::Totals& now, const stats::Totals& last, double seconds) {
     std::string line = stats::interval_line(*stats_, now, last, seconds);
-    for (Feature* f : features_) line += f->interval_text();
+    for (const Feature* f : features_)
+        if (const stats::FigureSet* set = f->figures())
+            line += interval_figures_[set].text(*set, workers_->size());
     const uint64_t port_drops = stats::total(port_drops_now());
     fmt::print("{} | port drops {}\n", line, port_drops - last_port_drops_);
     last_port_drops_ = port_drops;
@@ -555,8 +558,12 @@ void Runtime::print_summary(const Closed& closed) const {
     if (int sig = worker::stop_signal()) fmt::print("{}: stopped by signal {}\n", info_.name, sig);
     fmt::print("{}\n", stats::final_summary(*stats_, elapsed_s_, closed.in_use, closed.pmd_held));
     fmt::print("{}\n", stats::port_drops_summary(closed.port_drops));
-    for (const Feature* f : features_)
+    for (const Feature* f : features_) {
+        if (const stats::FigureSet* set = f->figures())
+            if (std::string lines = stats::figures_summary(*set, workers_->size()); !lines.empty())
+                fmt::print("{}\n", lines);
         if (std::string line = f->summary(); !line.empty()) fmt::print("{}\n", line);
+    }
     std::fflush(stdout);
 }
 
@@ -568,7 +575,6 @@ bool Runtime::write_json(const Closed& closed) const {
     j.update(json_keys_);
     for (const Feature* f : features_) {
         f->add_json(j);
-        for (unsigned w = 0; w < j["workers"].size(); ++w) f->add_worker_json(w, j["workers"][w]);
         if (const stats::FigureSet* set = f->figures())
             stats::add_figures_json(*set, workers_->size(), j);
     }

@@ -5,6 +5,7 @@
 // leaked mbufs, print the summary and write the JSON.
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -199,6 +200,8 @@ class Runtime {
     std::vector<uint8_t> unfinished_checksums_;  // WorkerContext::unfinished_checksums
     std::atomic<double> start_s_ = 0;            // read by the telemetry thread
     uint64_t last_port_drops_ = 0;               // the stats line's previous figure
+    // The features' figures in the stats line, by set (monitor thread).
+    std::map<const stats::FigureSet*, stats::IntervalFigures> interval_figures_;
     double elapsed_s_ = 0;
     // Every feature whose hooks run from register_telemetry on: plan_.features, then the app's.
     std::vector<Feature*> features_;

@@ -85,6 +85,29 @@ XdpDatapath::XdpDatapath(const std::string& app, const cli::CommonOptions& optio
     } catch (const std::exception& e) {
         throw std::runtime_error(std::string("--datapath xdp: ") + e.what());
     }
+    declare_figures();
+}
+
+namespace {
+// One reading of the programs' counters per render (FigureSet::take_live), on its thread.
+thread_local xdp::SlotCounts live_counts{};
+}  // namespace
+
+// " | xdp program N slow path N kernel N": frames of each tier since the previous line.
+void XdpDatapath::declare_figures() {
+    const auto total = [](std::string text, uint64_t (*read)(const xdp::SlotCounts&)) {
+        return stats::Figure{
+            .text = std::move(text), .interval = true, .read_live = [read](unsigned) {
+                return stats::FigureReading{read(live_counts)};
+            }};
+    };
+    figure_set_.title = "xdp";
+    figure_set_.take_live = [this] { live_counts = counts(); };
+    figure_set_.figures = {
+        total("program", served),
+        total("slow path", [](const xdp::SlotCounts& c) { return c[DP_SLOW_PATH]; }),
+        total("kernel", [](const xdp::SlotCounts& c) { return c[DP_NOT_SERVED]; }),
+    };
 }
 
 void XdpDatapath::load_programs() {
@@ -195,16 +218,6 @@ void XdpDatapath::publish() {
 
 void XdpDatapath::tick(const MonitorTick& /*tick*/) {
     publish();
-}
-
-std::string XdpDatapath::interval_text() {
-    if (!on_interface()) return {};
-    const xdp::SlotCounts now = counts();
-    xdp::SlotCounts d{};
-    for (unsigned s = 0; s < DP_SLOTS; ++s) d[s] = now[s] - interval_last_[s];
-    interval_last_ = now;
-    return fmt::format(" | xdp program {} slow path {} kernel {}", served(d), d[DP_SLOW_PATH],
-                       d[DP_NOT_SERVED]);
 }
 
 void XdpDatapath::register_telemetry() {

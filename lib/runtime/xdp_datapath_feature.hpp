@@ -96,7 +96,10 @@ class XdpDatapath final : public Feature {
     void claim_ports(std::vector<uint16_t>& ports) override;
     void start(const StartedRun& run) override;
     void tick(const MonitorTick& tick) override;
-    std::string interval_text() override;
+    // On interfaces: the program's frames in the stats line (program, slow path, kernel).
+    const stats::FigureSet* figures() const override {
+        return on_interface() ? &figure_set_ : nullptr;
+    }
     void register_telemetry() override;
     void add_metrics(stats::Metrics& m) const override;
     void workers_stopped() override;
@@ -107,6 +110,7 @@ class XdpDatapath final : public Feature {
     nlohmann::json json() const;
     // Each interface's program configured (on interfaces), or the test mode's one; throws.
     void load_programs();
+    void declare_figures();
     // The programs' counters summed.
     xdp::SlotTotals totals() const;
     xdp::SlotCounts counts() const { return totals().packets; }
@@ -129,7 +133,7 @@ class XdpDatapath final : public Feature {
         stats::CarriedTotal rx_packets, rx_bytes, tx_packets, tx_bytes;
         std::array<stats::CarriedTotal, stats::kMaxDropReasons> drops;
     } carried_;
-    xdp::SlotCounts interval_last_{};
+    stats::FigureSet figure_set_;
 };
 
 // The JSON's "datapath": "dpdk" unless the XDP datapath's feature says "xdp".

@@ -104,6 +104,7 @@ void AfXdpSteering::start(const StartedRun& run) {
             "(use --af-xdp IFACE, or attach it with the vdev's xdp_prog=" +
             steer_object_named() + ")");
     warn_unsteered();
+    declare_figures();
     fmt::print("{}", steering_->describe());
     std::fflush(stdout);  // a start-up line: to a log or pipe now
 }
@@ -120,8 +121,23 @@ void AfXdpSteering::warn_unsteered() const {
                    app_, iface, iface, prog);
 }
 
-std::string AfXdpSteering::interval_text() {
-    return steering_->interval_text();
+namespace {
+// One reading of the programs' counters per render (FigureSet::take_live), on its thread.
+thread_local xdp::SteerCounters live_counts;
+}  // namespace
+
+// " | xdp redirected N passed M unclaimed K": frames since the previous line.
+void AfXdpSteering::declare_figures() {
+    const auto total = [](const char* text, uint64_t xdp::SteerCounters::*field) {
+        return stats::Figure{.text = text, .interval = true, .read_live = [field](unsigned) {
+                                 return stats::FigureReading{live_counts.*field};
+                             }};
+    };
+    figure_set_.title = "xdp";
+    figure_set_.take_live = [this] { live_counts = steering_->total(); };
+    figure_set_.figures = {total("redirected", &xdp::SteerCounters::redirected),
+                           total("passed", &xdp::SteerCounters::passed),
+                           total("unclaimed", &xdp::SteerCounters::unclaimed)};
 }
 
 void AfXdpSteering::register_telemetry() {

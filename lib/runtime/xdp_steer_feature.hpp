@@ -35,7 +35,10 @@ class AfXdpSteering final : public Feature {
     std::optional<unsigned> first_worker(uint16_t port) const override;
     void start(const StartedRun& run) override;
     void workers_stopped() override;
-    std::string interval_text() override;
+    // The steering programs' frames in the stats line (redirected, passed, unclaimed).
+    const stats::FigureSet* figures() const override {
+        return steering_ && !steering_->empty() ? &figure_set_ : nullptr;
+    }
     void register_telemetry() override;
     void add_metrics(stats::Metrics& m) const override;
     void add_json(nlohmann::json& j) const override;
@@ -44,6 +47,7 @@ class AfXdpSteering final : public Feature {
   private:
     void attach_steering_programs();
     void warn_unsteered() const;
+    void declare_figures();
     // The steering program's path for a message: steer_object_, or PATH/steer.bpf.o if none.
     std::string steer_object_named() const;
 
@@ -57,6 +61,7 @@ class AfXdpSteering final : public Feature {
     std::vector<std::unique_ptr<xdp::DatapathProgram>> programs_;
     std::vector<eal::AfXdpPort> ports_;
     std::unique_ptr<xdp::Steering> steering_;
+    stats::FigureSet figure_set_;
 };
 
 }  // namespace linerate

@@ -57,15 +57,6 @@ SteerCounters Steering::total() const {
     return t;
 }
 
-std::string Steering::interval_text() {
-    if (empty()) return {};
-    SteerCounters now = total();
-    SteerCounters d{now.redirected - last_.redirected, now.passed - last_.passed,
-                    now.unclaimed - last_.unclaimed};
-    last_ = now;
-    return " | xdp " + counters_text(d);
-}
-
 std::string Steering::summary() const {
     std::string s;
     for (const Interface& i : interfaces_) {

@@ -1,7 +1,7 @@
 #pragma once
 // The steering programs (lib/xdp/steer) on the interfaces of an app's net_af_xdp ports: found
 // after the ports started (the program the app attached, or a vdev's xdp_prog=), given the app's
-// filter, and read for the stats line, the summary, the JSON `xdp` object and the /linerate/xdp
+// filter, and read for the summary, the JSON `xdp` object and the /linerate/xdp
 // telemetry. The EAL side of the steering family (ports by id); AfXdpSteering holds it.
 #include <cstdint>
 #include <memory>
@@ -29,8 +29,8 @@ class Steering {
     const SteerFilter& filter() const { return filter_; }
     std::string describe() const;  // one line per interface: program id and filter
 
-    // " | xdp redirected N passed M unclaimed K" since the previous call (monitor thread).
-    std::string interval_text();
+    // The programs' counters summed over the interfaces.
+    SteerCounters total() const;
     std::string summary() const;
     // {"filter", "redirected", "passed", "unclaimed", "interfaces": {IFACE: {"prog_id",
     // "redirected", "passed", "unclaimed", "queues": [{"queue", "redirected", ...}]}}}
@@ -43,11 +43,9 @@ class Steering {
         std::string name;
         std::unique_ptr<SteerProgram> program;
     };
-    SteerCounters total() const;
     SteerFilter filter_;
     std::vector<Interface> interfaces_;
     std::vector<std::string> unsteered_;
-    SteerCounters last_;
 };
 
 }  // namespace linerate::xdp

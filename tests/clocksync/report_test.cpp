@@ -7,42 +7,16 @@
 #include <string>
 
 #include "clocksync/report.hpp"
-#include "support/doc_table.hpp"
+#include "support/figure_docs.hpp"
 
 namespace linerate::clocksync {
 namespace {
 
-using stats::FigureKind;
-
-const char* metric_type(FigureKind k) {
-    return k == FigureKind::total ? "counter" : k == FigureKind::gauge ? "gauge" : "histogram";
-}
-
 TEST(CsReport, EveryFigureIsInTheDocsWithItsType) {
     ClientSession session{ClientConfig{}};
     SyncedClock synced{LocalClock{}};
-    const stats::FigureSet set = client_figures(session, synced);
-    const auto metrics = test::doc_metric_table();
-    std::ifstream in(test::source_file("docs/json.md"));
-    const std::string json_doc((std::istreambuf_iterator<char>(in)),
-                               std::istreambuf_iterator<char>());
-    ASSERT_FALSE(json_doc.empty());
-    for (const stats::Figure& f : set.figures) {
-        if (!f.metric.empty()) {
-            auto it = metrics.find(f.metric);
-            ASSERT_NE(it, metrics.end()) << f.metric << " is not in docs/metrics.md";
-            EXPECT_EQ(it->second.type, metric_type(f.kind)) << f.metric;
-            // The cell's outer backticks are trimmed: "syncs", "epsilon_ns` (mean, ...".
-            if (!f.json.empty()) {
-                EXPECT_EQ(it->second.json.rfind(f.json, 0), 0u)
-                    << f.metric << ": its JSON twin is `" << f.json << "`";
-            }
-        }
-        if (!f.json.empty()) {
-            EXPECT_NE(json_doc.find("`" + f.json + "`"), std::string::npos)
-                << f.json << " is not in docs/json.md";
-        }
-    }
+    const ClientReport report;
+    test::expect_figures_documented(client_figures(session, synced, report));
 }
 
 // Before the first sync: the JSON and telemetry keys of today's client, θ a string in telemetry,
@@ -50,7 +24,8 @@ TEST(CsReport, EveryFigureIsInTheDocsWithItsType) {
 TEST(CsReport, EachOutputGetsItsOwnNamesAndForms) {
     ClientSession session{ClientConfig{}};
     SyncedClock synced{LocalClock{}};
-    const stats::FigureSet set = client_figures(session, synced);
+    const ClientReport report;
+    const stats::FigureSet set = client_figures(session, synced, report);
     nlohmann::json j = {{"workers", nlohmann::json::array()}};
     stats::add_figures_json(set, 1, j);
     EXPECT_EQ(j["syncs"], 0u);
@@ -62,6 +37,9 @@ TEST(CsReport, EachOutputGetsItsOwnNamesAndForms) {
               nlohmann::json({{"mean", 0.0}, {"p50", 0}, {"p99", 0}, {"p999", 0}, {"max", 0}}));
     EXPECT_EQ(j["rtt_ns"], nlohmann::json({{"min", 0}, {"p50", 0}, {"p99", 0}}));
     EXPECT_FALSE(j.contains("eps0_ns"));  // telemetry only
+    EXPECT_EQ(j["rounds"], 0u);
+    EXPECT_FALSE(j.contains("first_sync"));        // add_client_json writes null before a sync
+    EXPECT_FALSE(j.contains("max_abs_error_ns"));  // verification only
 
     const nlohmann::json t = stats::figures_telemetry(set, 1);
     EXPECT_EQ(t["synced"], 0u);
@@ -76,9 +54,9 @@ TEST(CsReport, EachOutputGetsItsOwnNamesAndForms) {
     for (const auto& f : m.families()) names.push_back(f.name);
     EXPECT_EQ(names,
               (std::vector<std::string>{
-                  "linerate_clocksync_synced", "linerate_clocksync_theta_seconds",
-                  "linerate_clocksync_epsilon_grid_seconds", "linerate_clocksync_rtt_seconds",
-                  "linerate_clocksync_syncs_total", "linerate_clocksync_violations_total"}));
+                  "linerate_clocksync_syncs_total", "linerate_clocksync_epsilon_grid_seconds",
+                  "linerate_clocksync_rtt_seconds", "linerate_clocksync_synced",
+                  "linerate_clocksync_theta_seconds", "linerate_clocksync_violations_total"}));
 }
 
 // One telemetry reply reads one snapshot (FigureSet::take_live): its master time is its local
@@ -97,7 +75,8 @@ TEST(CsReport, ATelemetryReplyIsOneReadingOfTheClock) {
                .rho_ppb = 10000};
     s.syncs = 7;
     synced.publish(s);
-    const stats::FigureSet set = client_figures(session, synced);
+    const ClientReport report;
+    const stats::FigureSet set = client_figures(session, synced, report);
     for (int i = 0; i < 1000; ++i) {
         const nlohmann::json t = stats::figures_telemetry(set, 1);
         const uint64_t local = t["local_ns"], master = t["master_ns"];
@@ -105,6 +84,37 @@ TEST(CsReport, ATelemetryReplyIsOneReadingOfTheClock) {
         ASSERT_EQ(uint64_t(t["epsilon_ns"]), s.state.epsilon_at(local));
         ASSERT_EQ(t["syncs"], 7u);
     }
+}
+
+// The summary from the same declarations: its first line, warm-ups and first sync while they
+// mean something, the histograms once they have samples, the last sync once synced, the
+// verification line in verification mode.
+TEST(CsReport, SummaryLines) {
+    ClientSession session{ClientConfig{}};
+    SyncedClock synced{LocalClock{}};
+    ClientReport report;
+    report.summary.rounds = 4;
+    report.summary.probes_sent = 9;
+    report.summary.responses = 8;
+    report.summary.timeouts = 1;
+    const stats::FigureSet set = client_figures(session, synced, report);
+    EXPECT_EQ(stats::figures_summary(set, 1),
+              "clocksync client: syncs 0, rounds 4, rounds kept 0, probes 9, responses 8, "
+              "timeouts 1, epsilon samples 0, master not learned");
+    report.master_mac = pkt::MacAddr{{2, 0, 0, 0, 0, 1}};
+    report.summary.syncs = 1;  // what the first-sync line waits for
+    report.summary.warmups_sent = 2;
+    report.summary.warmup_echoes = 2;
+    report.summary.first_sync_after_ns = 1500000;
+    report.summary.first_sync_epsilon_ns = 700;
+    report.summary.max_abs_error_ns = -12;
+    report.verification = true;
+    EXPECT_EQ(stats::figures_summary(set, 1),
+              "clocksync client: syncs 0, rounds 4, rounds kept 0, probes 9, responses 8, "
+              "timeouts 1, epsilon samples 0, master 02:00:00:00:00:01\n"
+              "  warm-ups: sent 2, echoed 2\n"
+              "  first sync: after 1500000 ns, epsilon 700 ns\n"
+              "  verification: violations 0, max |true offset - theta| -12 ns");
 }
 
 }  // namespace

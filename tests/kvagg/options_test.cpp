@@ -100,23 +100,3 @@ TEST(KvaggResults, DumpIsKeyCommaValueLines) {
     EXPECT_EQ(empty.peek(), std::ifstream::traits_type::eof());
     EXPECT_THROW(write_dump("/nonexistent/dir/d.csv", sums), std::runtime_error);
 }
-
-TEST(KvaggResults, FiguresJson) {
-    RunFigures f;
-    f.totals.tuples_aggregated = 90;
-    f.totals.by_verdict[size_t(KvVerdict::table_full)] = 10;
-    f.totals.by_verdict[size_t(KvVerdict::duplicate)] = 3;
-    f.totals.overflow_sum = 44;
-    f.keys = 7;
-    f.aggregated_sum = 1000;
-    f.seconds = 2;
-    const nlohmann::json j = figures_json(f);
-    EXPECT_EQ(j["tuples"], 100);
-    EXPECT_EQ(j["overflow"], 10);
-    EXPECT_EQ(j["overflow_sum"], 44);
-    EXPECT_EQ(j["keys"], 7);
-    EXPECT_EQ(j["duplicates"], 3);
-    EXPECT_EQ(j["aggregated_sum"], 1000);
-    EXPECT_DOUBLE_EQ(j["mtuples_per_s"].get<double>(), 100 / 2.0 / 1e6);
-    EXPECT_NE(figures_line(f).find("tuples 100"), std::string::npos);
-}
