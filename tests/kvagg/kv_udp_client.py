@@ -87,7 +87,7 @@ def wait_until_seen(status_client, last_seqs, patience):
                 sys.exit(f"kvagg had not seen stream {s + 1} up to seq {last} after {patience} s")
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser()
     ap.add_argument("host")
     ap.add_argument("port", type=int)
@@ -104,7 +104,11 @@ def main():
                     help="wait for kvagg to have seen every datagram after each W (0: no waits)")
     ap.add_argument("--patience", type=float, default=120.0,
                     help="seconds a --window wait may take at most")
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def main():
+    a = parse_args()
 
     rng = random.Random(a.seed)
     batches = []
