@@ -70,8 +70,9 @@ size_t KvKernel<Table>::TupleCursor::take(const AggHomes& homes, StagedTuple* ou
 
 template <class Table>
 typename KvKernel<Table>::Admitted KvKernel<Table>::admit(const FrameRef& frame) {
-    const KvPacket p = parse_kv_packet(frame.data, frame.len, cfg_.udp_port,
-                                       {cfg_.verify_checksums, frame.port, !cfg_.strict_checksums});
+    const KvPacket p =
+        parse_kv_packet(frame.data, frame.len, cfg_.udp_port,
+                        {cfg_.verify_checksums, frame.port, !cfg_.strict_checksums}, cfg_.listen);
     counters_.udp_checksum_offloaded += p.udp_checksum_offloaded;
     const KvVerdict v = window_verdict(p);
     ++counters_.by_verdict[size_t(v)];
@@ -158,6 +159,7 @@ typename KvKernel<Table>::ChunkWork KvKernel<Table>::admit_chunk(std::span<const
     // members they were reloaded and stored for every frame (a counter store may alias them).
     const uint16_t udp_port = cfg_.udp_port;
     const bool verify = cfg_.verify_checksums, accept_offloaded = !cfg_.strict_checksums;
+    const ListenAddrs listen = cfg_.listen;
     const AggHomes homes = table_.homes();
     const size_t k = frames.size();
     ChunkWork w;
@@ -168,7 +170,7 @@ typename KvKernel<Table>::ChunkWork KvKernel<Table>::admit_chunk(std::span<const
             __builtin_prefetch(frames[i + 2].data + kKvTuplesOffset);
         }
         const KvPacket p = parse_kv_packet(frames[i].data, frames[i].len, udp_port,
-                                           {verify, frames[i].port, accept_offloaded});
+                                           {verify, frames[i].port, accept_offloaded}, listen);
         offloaded += p.udp_checksum_offloaded;  // as admit(): counted before the window
         const KvVerdict v = window_verdict(p);
         if (v != KvVerdict::ok) [[unlikely]] {

@@ -42,6 +42,7 @@ struct KvKernelConfig {
     unsigned prefetch_ahead = 32;
     bool verify_checksums = true;   // IPv4 header and UDP checksums (--no-verify-checksums)
     bool strict_checksums = false;  // a UDP checksum left to TX offload is bad (--strict-checksums)
+    ListenAddrs listen;             // --listen-ip: the destinations served (none: every one)
 };
 
 inline constexpr unsigned kMaxPrefetchAhead = 256;
@@ -71,6 +72,7 @@ class KvKernel {
     void aggregate_burst(std::span<const FrameRef> frames);
 
     const KvCounters& counters() const { return counters_; }
+    const KvKernelConfig& config() const { return cfg_; }
     const DupFilter& dup_filter() const { return dup_; }
     DupFilter& dup_filter() { return dup_; }  // --state restores it before the workers run
     Table& table() { return table_; }

@@ -1,5 +1,6 @@
 #include "kvagg/kv_wire.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <utility>
@@ -59,6 +60,12 @@ bool is_request_op(uint8_t op) {
 }
 
 }  // namespace
+
+bool ListenAddrs::admits_any(const uint8_t* frame, size_t len) const {
+    const L2Header l2 = parse_l2(frame, len);
+    const uint32_t dst = load_be32(frame + l2.length + 16);
+    return std::find(addrs.begin(), addrs.begin() + count, dst) != addrs.begin() + count;
+}
 
 KvPacket parse_kv_packet_general(const uint8_t* frame, size_t len, uint16_t udp_port,
                                  ChecksumCheck checksums) {

@@ -75,7 +75,9 @@ static_assert(kKvTuplesOffset == 64);
     X(duplicate, "duplicate", packets, "(stream, seq) already seen inside the window")             \
     X(stale, "stale", packets, "seq older than the duplicate window")                              \
     X(too_many_streams, "too many streams", packets,                                               \
-      "new stream id beyond the per-worker stream bound")
+      "new stream id beyond the per-worker stream bound")                                          \
+    X(other_address, "other address", packets,                                                     \
+      "to the kvagg port at an IPv4 address kvagg does not listen on (--listen-ip)")
 // kvagg's drop list, the stats board's slots: the runtime's, the packet reasons, then a request
 // the control path could not queue. Every reason counts packets, so rx == aggregated_packets +
 // requests + dropped (tuples the table refuses are the counter overflow_tuples).
@@ -192,6 +194,39 @@ inline KvPacket parse_kv_packet(const uint8_t* frame, size_t len, uint16_t udp_p
     if (std::optional<KvPacket> p = parse_kv_canonical(frame, len, udp_port, checksums)) [[likely]]
         return *p;
     return parse_kv_packet_general(frame, len, udp_port, checksums);
+}
+
+// The IPv4 destinations kvagg serves (--listen-ip); none listed: every address. A port sees
+// datagrams to any address on its link (an af_packet socket even other interfaces' frames until
+// it is bound), so two instances in one namespace would otherwise count each other's traffic.
+struct ListenAddrs {
+    static constexpr size_t kMax = 8;
+    std::array<uint32_t, kMax> addrs{};  // host byte order, the first `count`
+    size_t count = 0;
+
+    // Whether `frame`, which the parser found to be to kvagg's port (any verdict but not_kvagg:
+    // its IPv4 header is inside), is to one of them. The canonical frame to the first address
+    // costs one compare of its destination (and one of its EtherType).
+    bool admits(const uint8_t* frame, size_t len) const {
+        if (count == 0) return true;
+        constexpr size_t kCanonicalDstOff = pkt::kEthHdrLen + 16;
+        if (pkt::load_be32(frame + kCanonicalDstOff) == addrs[0] &&
+            pkt::load_be16(frame + 12) == pkt::kEtherTypeIpv4) [[likely]]
+            return true;
+        return admits_any(frame, len);
+    }
+    // VLAN tags, and the addresses after the first.
+    bool admits_any(const uint8_t* frame, size_t len) const;
+};
+
+// parse_kv_packet, then the destination: a datagram to kvagg's port at an address `listen` does
+// not hold is other_address, whatever else is wrong with it, and nothing of it is taken.
+inline KvPacket parse_kv_packet(const uint8_t* frame, size_t len, uint16_t udp_port,
+                                pkt::ChecksumCheck checksums, const ListenAddrs& listen) {
+    const KvPacket p = parse_kv_packet(frame, len, udp_port, checksums);
+    if (p.verdict != KvVerdict::not_kvagg && !listen.admits(frame, len)) [[unlikely]]
+        return {.verdict = KvVerdict::other_address};
+    return p;
 }
 
 // A read/status/flush request as the control path sees it (verdict request), with where its

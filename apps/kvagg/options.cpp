@@ -3,7 +3,9 @@
 #include "cli/command_line.hpp"
 #include "kvagg/redis_cluster.hpp"
 #include "mem/region_spec.hpp"
+#include "pkt/address.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <stdexcept>
 
@@ -25,6 +27,27 @@ const CLI::Validator kWindow(
         return std::string();
     },
     "0|2^k", "DUP_WINDOW");
+
+// Where kvagg's datagrams go: its UDP port and, when given, its addresses.
+void add_address_options(CLI::App& app, Options& o) {
+    cli::add_bounded(app, "--udp-port", o.udp_port, 1, 65535,
+                     "UDP destination port of kvagg packets");
+    app.add_option_function<std::vector<std::string>>(
+           "--listen-ip",
+           [&o](const std::vector<std::string>& texts) {
+               o.listen_ip.clear();
+               for (const std::string& t : texts) o.listen_ip.push_back(*pkt::parse_ipv4(t));
+           },
+           "Aggregate and answer only datagrams to this IPv4 address (repeat for up to " +
+               std::to_string(ListenAddrs::kMax) +
+               "); others to the kvagg port count as other_address. Default: every address")
+        ->check(CLI::Validator(
+            [](std::string& text) {
+                return pkt::parse_ipv4(text) ? std::string()
+                                             : "not an IPv4 address (a.b.c.d): " + text;
+            },
+            "A.B.C.D", "IPV4"));
+}
 
 void add_export_options(CLI::App& app, Options& o) {
     app.add_option("--export", o.export_to,
@@ -52,8 +75,7 @@ const char* agg_mode_name(AggMode mode) {
 }
 
 void add_options(CLI::App& app, Options& o) {
-    cli::add_bounded(app, "--udp-port", o.udp_port, 1, 65535,
-                     "UDP destination port of kvagg packets");
+    add_address_options(app, o);
     app.add_option("--keys", o.keys,
                    "Table capacity: distinct keys held (hash), or the key bound, key < N "
                    "(direct); tuples beyond it count as overflow. K, M, G suffixes are 2^10, "
@@ -105,6 +127,9 @@ void check_options(const Options& o) {
                 "no consistent copy while workers add)");
         cli::check_writable(o.state + ".tmp", "--state");  // written there, then renamed
     }
+    if (o.listen_ip.size() > ListenAddrs::kMax)
+        throw std::invalid_argument("--listen-ip: at most " + std::to_string(ListenAddrs::kMax) +
+                                    " addresses");
     if (!o.export_to.empty()) parse_redis_seeds(o.export_to);  // its message if it is bad
     if (o.dup_window != 0 && uint64_t(o.max_streams) * (o.dup_window / 8) > kMaxDupBytes)
         throw std::invalid_argument(
@@ -126,16 +151,22 @@ StateLayout state_layout(const Options& o, unsigned workers) {
 }
 
 KvKernelConfig kernel_config(const Options& o) {
-    return {.udp_port = o.udp_port,
-            .dup_window = o.dup_window,
-            .max_streams = o.max_streams,
-            .prefetch_ahead = o.prefetch,
-            .verify_checksums = o.verify_checksums,
-            .strict_checksums = o.strict_checksums};
+    KvKernelConfig c{.udp_port = o.udp_port,
+                     .dup_window = o.dup_window,
+                     .max_streams = o.max_streams,
+                     .prefetch_ahead = o.prefetch,
+                     .verify_checksums = o.verify_checksums,
+                     .strict_checksums = o.strict_checksums};
+    c.listen.count = std::min(o.listen_ip.size(), ListenAddrs::kMax);  // check_options: <= kMax
+    std::copy_n(o.listen_ip.begin(), c.listen.count, c.listen.addrs.begin());
+    return c;
 }
 
 nlohmann::json config_json(const Options& o) {
+    nlohmann::json listen = nlohmann::json::array();
+    for (uint32_t a : o.listen_ip) listen.push_back(pkt::format_ipv4(a));
     return {{"udp_port", o.udp_port},
+            {"listen_ip", listen},
             {"keys", o.keys},
             {"index", index_name(o.index)},
             {"agg", agg_mode_name(o.agg)},

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kvagg/agg_table.hpp"
 #include "kvagg/kv_kernel.hpp"
@@ -22,6 +23,8 @@ enum class AggMode : uint8_t { per_worker, shared };
 struct Options {
     static constexpr uint64_t kDefaultKeys = uint64_t(1) << 20;
     uint16_t udp_port = kKvDefaultPort;
+    // --listen-ip (repeatable): the IPv4 destinations served, host order; none: every one.
+    std::vector<uint32_t> listen_ip;
     uint64_t keys = kDefaultKeys;  // --keys: capacity (hash) or key bound (direct)
     IndexMode index = IndexMode::hash;
     AggMode agg = AggMode::per_worker;

@@ -73,8 +73,11 @@ class SinkLoop {
         for (uint16_t i = 0; i < n; ++i) {
             const rte_mbuf* m = pkts[i];
             const LinearFrame::Bytes b = linear_.of(m);
+            // The kernel counted a request at an address kvagg does not listen on as
+            // other_address: it is not handed over either.
             if (b.data == nullptr ||
-                parse_kv_request(b.data, b.len, udp_port_).verdict != KvVerdict::request)
+                parse_kv_request(b.data, b.len, udp_port_).verdict != KvVerdict::request ||
+                !kernel_.config().listen.admits(b.data, b.len))
                 continue;
             if (control_.submit(ctx.slot.index, m->port, b.data, b.len))
                 ctx.counters.app_counter(AppCounter::requests).add(1);

@@ -38,10 +38,12 @@ struct PairRun {
 
 // The master with `master_args` (and `master_env`, VAR=value) on one end of a fresh veth pair,
 // the client with `client_args` in verification mode (5 ms off, 8 ppm fast) on the other, both
-// on --af-xdp; the peer pings the master's address while they run.
+// on --af-xdp; the peer pings the master's address while they run. The master is stopped once it
+// has received every frame the client sent but `frames_lost` (those the test knows the kernel
+// dropped on the way).
 PairRun run_pair(const std::vector<std::string>& master_args,
                  const std::vector<std::string>& client_args,
-                 const std::vector<std::string>& master_env = {}) {
+                 const std::vector<std::string>& master_env = {}, uint64_t frames_lost = 0) {
     NetNs master_ns("csm"), client_ns("csc");
     VethPair veth(master_ns, client_ns);
     master_ns.run("ip addr add 10.78.0.1/24 dev " + veth.app_if);
@@ -83,11 +85,17 @@ PairRun run_pair(const std::vector<std::string>& master_args,
             r.ping = client_ns.try_run("ping -c 3 -i 0.2 -W 2 10.78.0.1");
         r.client = client_run.finish(60);
     }
+    r.client_json = read_json(client_json);
+    // Frames still in the master's ring when the client exits are polled before the SIGINT (at
+    // once, a loaded machine's master lost the last ones from its counts).
+    const uint64_t sent =
+        r.client_json.is_object() ? r.client_json.value("tx_packets", uint64_t(0)) : 0;
+    if (sent > frames_lost)
+        wait_for_stats_total(master_prefix, "rx_packets", sent - frames_lost, 30);
     master_run.signal(SIGINT);
     r.master = master_run.finish(30);
     r.master_link = master_ns.run("ip link show dev " + veth.app_if);
     r.master_json = read_json(master_json);
-    r.client_json = read_json(client_json);
     std::error_code ec;
     for (const std::string& prefix : {master_prefix, client_prefix})
         std::filesystem::remove_all("/var/run/dpdk/" + prefix, ec);
@@ -155,17 +163,20 @@ TEST(ClocksyncAfXdp, OnClockMonotonicToo) {
 
 // The client's frames with --warmup-us: each round's warm-up asks for its echo, which every
 // master tier sends back; the client counts the echoes (not as responses, not as drops). All but
-// one sent as the client stopped come back.
+// one sent as the client stopped come back. Every frame received is a response, an echo, or an
+// answer that came after its probe's timeout (unknown_sequence: a descheduled poller on a loaded
+// machine), and there are no more of those than probes timed out.
 void expect_warmups_echoed(const nlohmann::json& cj, const std::string& out) {
     const uint64_t warmups =
         cj["warmups_sent"].get<uint64_t>() - cj["warmups_refused"].get<uint64_t>();
-    const uint64_t echoes = cj["warmup_echoes"];
+    const uint64_t echoes = cj["warmup_echoes"], late = cj["drops"]["unknown_sequence"];
     EXPECT_GE(warmups, 10u) << out;
     EXPECT_LE(echoes, warmups) << out;
     EXPECT_GE(echoes + 1, warmups) << out;
-    EXPECT_EQ(cj["rx_packets"], cj["responses"].get<uint64_t>() + echoes) << out;
+    EXPECT_EQ(cj["rx_packets"], cj["responses"].get<uint64_t>() + echoes + late) << out;
+    EXPECT_LE(late, cj["timeouts"].get<uint64_t>()) << out;
     for (const auto& [reason, n] : cj["drops"].items())
-        if (reason != "tx_full") {
+        if (reason != "tx_full" && reason != "unknown_sequence") {
             EXPECT_EQ(n, 0) << reason;
         }
 }
@@ -259,8 +270,9 @@ TEST(ClocksyncAfXdp, XdpTxRequestsReachTheNativeXdpMaster) {
 TEST(ClocksyncAfXdp, XdpTxGoesBackToTheSocketWhenNothingAnswers) {
     if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
     // No warm-ups: the frames lost are exactly the requests.
-    const PairRun r = run_pair({"--datapath", "xdp"},
-                               {"--master-clock", "monotonic", "--warmup-us", "0", "--xdp-tx"});
+    const PairRun r =
+        run_pair({"--datapath", "xdp"},
+                 {"--master-clock", "monotonic", "--warmup-us", "0", "--xdp-tx"}, {}, 8);
     expect_synced(r, "xdp generic master, client --xdp-tx");
     const nlohmann::json& cj = r.client_json;
     EXPECT_NE(r.client.out.find("--xdp-tx: no answer to the first 8 requests"), std::string::npos)

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -100,8 +100,7 @@ PairResult run_pair(const std::vector<std::string>& client_args, double client_s
     std::vector<std::string> master = eal("0", master_prefix, "server");
     // The master outlives the client: no run time of its own, SIGINT once the client is done (a
     // fixed one raced the client's start-up on a loaded machine: frames sent, none received).
-    master.insert(master.end(),
-                  {"--role", "master", "--stats-period", "0", "--json", master_json});
+    master.insert(master.end(), {"--role", "master", "--stats-period", "0", "--json", master_json});
     master.insert(master.end(), extras.master_args.begin(), extras.master_args.end());
     std::vector<std::string> client = eal(client_lcore, client_prefix, "client");
     if (!extras.client_env.empty()) {
@@ -242,11 +241,14 @@ TEST(ClocksyncTwoProcess, WarmupFramesAreEchoedWhenAsked) {
         EXPECT_EQ(j["clocksync"]["warmup_echo"], echo);
         const uint64_t warmups =
             j["warmups_sent"].get<uint64_t>() - j["warmups_refused"].get<uint64_t>();
-        const uint64_t echoes = j["warmup_echoes"];
+        // Answers after their probe's timeout (a descheduled poller on a loaded machine) are
+        // unknown_sequence, no more than the probes timed out.
+        const uint64_t echoes = j["warmup_echoes"], late = j["drops"]["unknown_sequence"];
+        EXPECT_LE(late, j["timeouts"].get<uint64_t>()) << r.client.out;
         EXPECT_GE(warmups, 5u) << r.client.out;
         EXPECT_EQ(m["rx_packets"], j["tx_packets"]) << r.master.out << r.client.out;
         for (const auto& [reason, n] : j["drops"].items())
-            if (reason != "tx_full") {
+            if (reason != "tx_full" && reason != "unknown_sequence") {
                 EXPECT_EQ(n, 0) << reason;
             }
         if (echo) {
@@ -254,12 +256,13 @@ TEST(ClocksyncTwoProcess, WarmupFramesAreEchoedWhenAsked) {
             EXPECT_EQ(m["drops"]["warmup"], 0) << r.master.out;
             EXPECT_LE(echoes, warmups);
             EXPECT_GE(echoes + 1, warmups) << r.client.out;
-            EXPECT_EQ(j["rx_packets"], j["responses"].get<uint64_t>() + echoes) << r.client.out;
+            EXPECT_EQ(j["rx_packets"], j["responses"].get<uint64_t>() + echoes + late)
+                << r.client.out;
         } else {
             EXPECT_EQ(m["drops"]["warmup"], warmups) << r.master.out;
             EXPECT_EQ(m["tx_packets"].get<uint64_t>() + warmups, m["rx_packets"]) << r.master.out;
             EXPECT_EQ(echoes, 0u);
-            EXPECT_EQ(j["rx_packets"], j["responses"]) << r.client.out;
+            EXPECT_EQ(j["rx_packets"], j["responses"].get<uint64_t>() + late) << r.client.out;
         }
     }
 }
@@ -315,8 +318,12 @@ ExportRun run_with_reader(const std::string& what, double client_s, double max_a
 
 }  // namespace
 
+// The max age is 3 s: on a loaded machine the client's probes can all time out for over a second
+// (its poller descheduled), and a page older than the max age is refused mid-run; the reader's
+// tail then stopped at that refusal, not at the client's last sync. The interval stays as
+// checked: it widens by ρ per second of age.
 TEST(ClocksyncExport, ReaderProcessAlwaysGetsAnIntervalHoldingTheMastersTime) {
-    const double max_age_ms = 1000;
+    const double max_age_ms = 3000;
     ExportRun e = run_with_reader("interval", 6.0, max_age_ms, "100000", "3500");
     const PairResult& r = e.pair;
     ASSERT_EQ(r.client.exit_status, 0) << r.client.out;

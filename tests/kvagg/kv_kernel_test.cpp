@@ -210,3 +210,51 @@ TEST(KvKernel, SharedTableBurst) {
     EXPECT_EQ(merge_tables({&v, 1}).sums, to_vector(t.expected));
     EXPECT_EQ(k.counters().packets(), t.frames.size());
 }
+
+// --listen-ip: a datagram to kvagg's port at another address is other_address (its sequence
+// number not recorded, nothing added), one to a listed address is aggregated, also behind a VLAN
+// tag and at the second address; frame by frame and by the burst the same.
+TEST(KvKernel, OnlyTheListenAddressesAreAggregated) {
+    const uint32_t mine = 0x0A4D0001, second = 0x0A4D0003, other = 0x0A4D0002;
+    KvKernelConfig cfg;
+    cfg.listen.addrs[0] = mine;
+    cfg.listen.addrs[1] = second;
+    cfg.listen.count = 2;
+    auto frame_to = [](uint32_t dst, uint64_t seq, bool vlan) {
+        UdpFrameSpec s = kv_spec();
+        s.dst_ip = dst;
+        const std::vector<KvTuple> tuples = {{3, 100 + seq}};
+        std::vector<uint8_t> f = make_kv_frame(s, 1, seq, tuples);
+        if (vlan) f.insert(f.begin() + 12, {0x81, 0x00, 0x00, 0x05});
+        return f;
+    };
+    const std::vector<std::vector<uint8_t>> frames = {
+        frame_to(other, 1, false), frame_to(mine, 1, false),  frame_to(other, 2, true),
+        frame_to(second, 2, true), frame_to(other, 3, false), frame_to(second, 3, false)};
+    for (bool burst : {false, true}) {
+        const AggConfig agg{.mode = IndexMode::direct, .max_keys = 10};
+        std::vector<AggSlot> mem(AggTable::slots_for(agg));
+        AggTable table(mem, agg);
+        KvKernel<AggTable> k(table, cfg);
+        std::vector<FrameRef> refs;
+        for (const auto& f : frames) refs.push_back({f.data(), f.size()});
+        if (burst) {
+            k.aggregate_burst(refs);
+        } else {
+            for (const FrameRef& r : refs) k.aggregate_frame(r.data, r.len);
+        }
+        const KvCounters& c = k.counters();
+        EXPECT_EQ(c[KvVerdict::other_address], 3u) << burst;
+        EXPECT_EQ(c.packets_ok(), 3u) << burst;
+        EXPECT_EQ(c[KvVerdict::duplicate], 0u) << "seqs to other addresses are not recorded";
+        EXPECT_EQ(table.find(3), 101u + 102u + 103u) << burst;
+    }
+    // Without a list every address is served.
+    const AggConfig agg{.mode = IndexMode::direct, .max_keys = 10};
+    std::vector<AggSlot> mem(AggTable::slots_for(agg));
+    AggTable table(mem, agg);
+    KvKernel<AggTable> every(table, KvKernelConfig{});
+    for (const auto& f : frames) every.aggregate_frame(f.data(), f.size());
+    EXPECT_EQ(every.counters()[KvVerdict::other_address], 0u);
+    EXPECT_EQ(every.counters().packets_ok(), 3u);  // seqs 1, 2, 3 once each; the rest duplicates
+}

@@ -4,7 +4,13 @@
 Sends `--datagrams` kvagg datagrams (docs/wire-formats.md) to HOST:PORT over `--streams`
 streams, sends every `--resend-every`-th one a second time (a duplicate kvagg must ignore),
 and writes the sums kvagg must report, `key,value` sorted by key, to `--expect`. Prints
-`sent N resent M coincident C`.
+`sent N resent M coincident C requests R`.
+
+`--window W` paces the sends on kvagg's own word instead of the clock: after every W datagrams
+the client asks kvagg for each stream's status (python/linerate_kvagg.py, stream_status) until
+kvagg has seen the last sequence number sent on it, so at most W datagrams (and their resends)
+wait in kvagg's RX rings however slowly kvagg is scheduled (2000 at once overflowed an AF_XDP
+ring on a loaded machine). R counts the status request frames sent (kvagg receives them too).
 
 A default veth leaves each datagram's UDP checksum to TX offload: the field holds the
 pseudo-header sum alone (docs/wire-formats.md, Checksums). For about 1 datagram in 65535 that
@@ -14,10 +20,15 @@ kernel picks, so C counts them (sends and resends); `--coincide` binds the first
 to the source port that makes its first datagram one of them, so every run has that case.
 """
 import argparse
+import os
 import random
 import socket
 import struct
+import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../python"))
+import linerate_kvagg  # noqa: E402
 
 MAGIC, VERSION, OP_SUM = 0x4B56, 1, 0
 
@@ -61,7 +72,22 @@ def source_address(host, port):
     return src
 
 
-def main():
+def wait_until_seen(status_client, last_seqs, patience):
+    """Asks kvagg for each stream's status until its highest sequence number seen is the last
+    one sent on it (stream s + 1, last_seqs[s]; -1: none sent); exits 1 after `patience` s."""
+    deadline = time.monotonic() + patience
+    for s, last in enumerate(last_seqs):
+        while last >= 0:
+            try:
+                if status_client.stream_status(stream=s + 1)["top"] >= last:
+                    break
+            except linerate_kvagg.KvaggTimeout:
+                pass  # no answer within the request's retries: ask again until the patience ends
+            if time.monotonic() >= deadline:
+                sys.exit(f"kvagg had not seen stream {s + 1} up to seq {last} after {patience} s")
+
+
+def parse_args():
     ap = argparse.ArgumentParser()
     ap.add_argument("host")
     ap.add_argument("port", type=int)
@@ -74,7 +100,15 @@ def main():
     ap.add_argument("--expect", required=True)
     ap.add_argument("--coincide", action="store_true",
                     help="the first datagram's offload field is also its full checksum")
-    a = ap.parse_args()
+    ap.add_argument("--window", type=int, default=0,
+                    help="wait for kvagg to have seen every datagram after each W (0: no waits)")
+    ap.add_argument("--patience", type=float, default=120.0,
+                    help="seconds a --window wait may take at most")
+    return ap.parse_args()
+
+
+def main():
+    a = parse_args()
 
     rng = random.Random(a.seed)
     batches = []
@@ -88,6 +122,8 @@ def main():
         socks[0].bind((src, coinciding_port(src, a.host, a.port, datagram(1, 0, batches[0]))))
     for sock in socks:
         sock.connect((a.host, a.port))
+    # Status requests ride a stream id of their own (the request id goes in the seq field).
+    status = linerate_kvagg.Client(a.host, a.port, stream=a.streams + 1)
     sums = {}
     seqs = [0] * a.streams
     sent = resent = coincident = 0
@@ -104,12 +140,16 @@ def main():
             coincident += copies
         for k, v in tuples:
             sums[k] = (sums.get(k, 0) + v) & 0xFFFFFFFFFFFFFFFF
-        if i % 32 == 31:
-            time.sleep(0.002)  # stay within the AF_XDP RX ring between polls
+        if a.window and (i + 1) % a.window == 0:
+            wait_until_seen(status, [q - 1 for q in seqs], a.patience)
+    if a.window:
+        wait_until_seen(status, [q - 1 for q in seqs], a.patience)
+    status.close()
     with open(a.expect, "w") as f:
         for k in sorted(sums):
             f.write(f"{k},{sums[k]}\n")
-    print(f"sent {sent} resent {resent} coincident {coincident}")
+    # Each request attempt is one frame under a new request id (linerate_kvagg.Client._request).
+    print(f"sent {sent} resent {resent} coincident {coincident} requests {status.request_id}")
 
 
 if __name__ == "__main__":

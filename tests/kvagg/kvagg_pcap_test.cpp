@@ -103,10 +103,11 @@ void expect_counters(const nlohmann::json& j, const Expected& e, size_t frames) 
     EXPECT_EQ(d["not_kvagg"], e.not_kvagg);
     EXPECT_EQ(d["bad_request"], 0);  // the trace holds no service requests
     EXPECT_EQ(d["control_busy"], 0);
+    EXPECT_EQ(d["other_address"], 0);    // no --listen-ip: every address is served
     EXPECT_EQ(d["bad_ip_checksum"], 0);  // the trace's frames carry valid checksums
     EXPECT_EQ(d["bad_udp_checksum"], 0);
     EXPECT_EQ(d["tx_full"], 0);  // every board has it; only responses are transmitted
-    EXPECT_EQ(d.size(), 13u);    // packet reasons only: table_full is counted in tuples
+    EXPECT_EQ(d.size(), 14u);    // packet reasons only: table_full is counted in tuples
 }
 
 const std::vector<std::string> kTraceArgs = {"--dup-window", "256",  "--max-streams", "4",

@@ -46,7 +46,9 @@ void run_chaos(unsigned workers, ChaosRun how = {}) {
     std::vector<std::string> argv = kvagg_driver_argv("state_chaos_test.py", kv, cl, veth.app_if);
     argv.insert(argv.end(), {"--kv-if2", veth2.app_if, "--workers", std::to_string(workers)});
     if (how.refusals) {
-        // Every datagram to the closed port refused, not one a second per client address.
+        // Every datagram to the closed port refused, not one a second per client address: so that
+        // each client surely meets the refusal path the test checks. Not for the clients' sake
+        // (a refusal is no answer, however many come): users keep the default (docs/kvagg.md).
         kv.run("sysctl -qw net.ipv4.icmp_ratelimit=0");
         argv.push_back("--refusals");
     }

@@ -87,6 +87,25 @@ TEST(KvaggOptions, BadValuesFailTheParse) {
                  std::invalid_argument);
 }
 
+TEST(KvaggOptions, ListenIpIsRepeatableAndChecked) {
+    EXPECT_EQ(kernel_config(parse({})).listen.count, 0u) << "default: every address";
+    EXPECT_EQ(config_json(parse({}))["listen_ip"], nlohmann::json::array());
+    const Options o = parse({"--listen-ip", "10.0.0.1", "--listen-ip", "10.0.0.2"});
+    const KvKernelConfig k = kernel_config(o);
+    ASSERT_EQ(k.listen.count, 2u);
+    EXPECT_EQ(k.listen.addrs[0], 0x0A000001u);
+    EXPECT_EQ(k.listen.addrs[1], 0x0A000002u);
+    EXPECT_EQ(config_json(o)["listen_ip"], nlohmann::json({"10.0.0.1", "10.0.0.2"}));
+    for (const char* bad : {"10.0.0", "10.0.0.256", "host", "", "10.0.0.01"})
+        EXPECT_THROW(parse({"--listen-ip", bad}), CLI::ParseError) << bad;
+    std::vector<std::string> nine;
+    for (int i = 1; i <= 9; ++i) {
+        nine.push_back("--listen-ip");
+        nine.push_back("10.0.0." + std::to_string(i));
+    }
+    EXPECT_THROW(check_options(parse(nine)), std::invalid_argument);
+}
+
 TEST(KvaggResults, DumpIsKeyCommaValueLines) {
     const std::string path = linerate::test::scratch("kvagg_dump");
     const std::vector<KeySum> sums = {{0, 5}, {7, 0}, {~0ull, ~0ull}};

@@ -182,6 +182,19 @@ std::vector<nlohmann::json> telemetry_query_when_ready(const std::string& file_p
     }
 }
 
+uint64_t wait_for_stats_total(const std::string& file_prefix, const std::string& key, uint64_t want,
+                              double timeout_s) {
+    if (!telemetry_client_installed()) return 0;
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    for (;;) {
+        const nlohmann::json s = telemetry_query(file_prefix, {"/linerate/stats"})[0];
+        const uint64_t now = s.is_object() ? s.value(key, uint64_t(0)) : 0;
+        if (now >= want || std::chrono::steady_clock::now() >= deadline) return now;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+}
+
 nlohmann::json read_json(const std::string& path) {
     std::ifstream in(path);
     if (!in) return nlohmann::json();

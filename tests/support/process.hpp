@@ -71,6 +71,12 @@ std::vector<nlohmann::json> telemetry_query_when_ready(const std::string& file_p
                                                        double timeout_s,
                                                        std::string* out = nullptr);
 
+// /linerate/stats's total `key` (e.g. "rx_packets") of a running app once it has reached `want`
+// (readiness: a master stopped before it has polled what a client sent would miss it), or what it
+// is when `timeout_s` has passed (0 without an answer, or without dpdk-telemetry.py).
+uint64_t wait_for_stats_total(const std::string& file_prefix, const std::string& key, uint64_t want,
+                              double timeout_s);
+
 // Path of a built binary, e.g. binary("apps/l2reflect/l2reflect").
 std::string binary(const std::string& relative);
 nlohmann::json read_json(const std::string& path);
