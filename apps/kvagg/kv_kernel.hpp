@@ -152,10 +152,13 @@ class KvKernel {
     // kStageMaxTuples go to `staged` (decoded, homes hashed and requested) while it has room
     // and no range was recorded; the tuples of later frames go to `ranges`, their first lines
     // requested, for the look-ahead of add_tuples().
-    template <IndexMode kMode, bool kPrefetch>
+    // kListen: --listen-ip given (frames to other addresses are other_address).
+    template <IndexMode kMode, bool kPrefetch, bool kListen>
     ChunkWork admit_chunk(std::span<const FrameRef> frames, StagedTuple* staged,
                           TupleRange* ranges);
-    template <IndexMode kMode, bool kPrefetch>
+    template <bool kListen>
+    void aggregate_burst_as(std::span<const FrameRef> frames);
+    template <IndexMode kMode, bool kPrefetch, bool kListen>
     void aggregate_burst_impl(std::span<const FrameRef> frames);
     // Adds what a block of adds leaves to the counters.
     void count_adds(const AddSums& sums);
