@@ -87,9 +87,6 @@ void add_master_options(CLI::App& app, Options& o) {
 void add_address_options(CLI::App& app, Options& o) {
     auto mac_check = CLI::Validator(
         [](std::string& s) { return parse_mac(s) ? std::string() : "bad MAC '" + s + "'"; }, "MAC");
-    auto ip_check = CLI::Validator(
-        [](std::string& s) { return parse_ipv4(s) ? std::string() : "bad IPv4 '" + s + "'"; },
-        "A.B.C.D");
     app.add_option_function<std::string>(
            "--master-mac", [&o](const std::string& s) { o.master_mac = parse_mac(s); },
            "Client: the master's MAC (default: broadcast until learned from the first response)")
@@ -97,12 +94,12 @@ void add_address_options(CLI::App& app, Options& o) {
     app.add_option_function<std::string>(
            "--master-ip", [&o](const std::string& s) { o.master_ip = *parse_ipv4(s); },
            "Client: destination IPv4 of requests")
-        ->check(ip_check)
+        ->check(cli::ipv4_address())
         ->default_str("192.168.0.2");
     app.add_option_function<std::string>(
            "--client-ip", [&o](const std::string& s) { o.client_ip = *parse_ipv4(s); },
            "Client: source IPv4 of requests")
-        ->check(ip_check)
+        ->check(cli::ipv4_address())
         ->default_str("192.168.0.1");
 }
 

@@ -41,12 +41,7 @@ void add_address_options(CLI::App& app, Options& o) {
            "Aggregate and answer only datagrams to this IPv4 address (repeat for up to " +
                std::to_string(ListenAddrs::kMax) +
                "); others to the kvagg port count as other_address. Default: every address")
-        ->check(CLI::Validator(
-            [](std::string& text) {
-                return pkt::parse_ipv4(text) ? std::string()
-                                             : "not an IPv4 address (a.b.c.d): " + text;
-            },
-            "A.B.C.D", "IPV4"));
+        ->check(cli::ipv4_address());
 }
 
 void add_export_options(CLI::App& app, Options& o) {

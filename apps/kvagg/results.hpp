@@ -2,7 +2,6 @@
 // What a run leaves behind: the --dump file and the run's totals (kvagg/figures.hpp declares
 // them for the final JSON and summary), from the merged tables and the workers' counters. No
 // EAL: unit tests use it.
-#include <nlohmann/json.hpp>
 
 #include <span>
 #include <string>

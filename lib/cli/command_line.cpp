@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "mem/region_spec.hpp"
+#include "pkt/address.hpp"
 
 namespace linerate::cli {
 
@@ -219,6 +220,14 @@ CLI::Validator finite_range(double min, double max) {
             return {};
         },
         fmt::format("FLOAT in [{} - {}]", min, max));
+}
+
+CLI::Validator ipv4_address() {
+    return CLI::Validator(
+        [](std::string& text) {
+            return pkt::parse_ipv4(text) ? std::string() : "bad IPv4 address '" + text + "'";
+        },
+        "A.B.C.D");
 }
 
 void check_writable(const std::string& path, const std::string& option) {

@@ -56,6 +56,9 @@ void add_common_options(CLI::App& app, CommonOptions& opts);
 // it is false), so `--duration nan` would mean "forever".
 CLI::Validator finite_range(double min, double max);
 
+// A dotted-quad IPv4 address (pkt::parse_ipv4): "bad IPv4 address 'TEXT'" otherwise.
+CLI::Validator ipv4_address();
+
 // A number within [min, max] whose default --help shows: the shape most of the apps' numeric
 // options take. Integers are checked by CLI::Range, floating point by finite_range (no NaN).
 template <typename T, typename Bound>
