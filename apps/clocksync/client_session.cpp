@@ -77,7 +77,7 @@ void ClientSession::sent(uint64_t t1) {
     next_probe_at_ = t1 + cfg_.probe_gap_ns;
 }
 
-bool ClientSession::on_packet(const CsPacket& p, uint64_t t4, std::optional<uint64_t> hook_t4) {
+bool ClientSession::on_packet(const CsPacket& p, uint64_t t4, HookStamps hook) {
     auto reject = [this](Drop d) {
         counted_.drops.add(d);
         return false;
@@ -93,9 +93,11 @@ bool ClientSession::on_packet(const CsPacket& p, uint64_t t4, std::optional<uint
     if (!round_open_ || idx >= sent_in_round_ || !probes_[idx].pending) {
         return reject(Drop::unknown_sequence);
     }
-    // The probe's own t1 is used, not the echoed one: the client trusts its own record.
-    const uint64_t t1 = probes_[idx].t1;
-    Timestamps ts{t1, p.t2, p.t3, arrival(t1, t4, hook_t4)};
+    // The probe's own t1 is used, not the echoed one: the client trusts its own record (and
+    // its own hook's).
+    const uint64_t sent_at = probes_[idx].t1;
+    const uint64_t at = arrival(sent_at, t4, hook.t4);
+    Timestamps ts{departure(sent_at, at, hook.t1), p.t2, p.t3, at};
     // A broken answer still consumes the probe, so the round need not wait for its timeout.
     std::optional<Drop> bad;
     if (diff_ns(p.t3, p.t2) < 0) {
@@ -112,11 +114,11 @@ bool ClientSession::on_packet(const CsPacket& p, uint64_t t4, std::optional<uint
 }
 
 bool ClientSession::on_frame(const uint8_t* frame, size_t len, uint64_t t4, pkt::RxChecksums port,
-                             std::optional<uint64_t> hook_t4) {
+                             HookStamps hook) {
     const CsPacket p = parse_cs_packet(frame, len, cfg_.udp_port,
                                        {cfg_.verify_checksums, port, !cfg_.strict_checksums});
     udp_checksum_offloaded_ += p.udp_checksum_offloaded;
-    return on_packet(p, t4, hook_t4);
+    return on_packet(p, t4, hook);
 }
 
 // The answer's t4: the hook's stamp where it lies in [t1, t4]. Outside, it cannot be this
@@ -129,6 +131,19 @@ uint64_t ClientSession::arrival(uint64_t t1, uint64_t t4, std::optional<uint64_t
     }
     ++rx_stamps_refused_;
     return t4;
+}
+
+// The request's t1: the hook's stamp of the turned request where it lies in [t1, t4] (t1 the
+// trigger's, sent before the request could leave; t4 the answer's). Outside, it cannot be this
+// request's departure: the recorded t1, early but sound.
+uint64_t ClientSession::departure(uint64_t t1, uint64_t t4, std::optional<uint64_t> hook_t1) {
+    if (!hook_t1) return t1;
+    if (diff_ns(*hook_t1, t1) >= 0 && diff_ns(t4, *hook_t1) >= 0) {
+        ++turn_stamps_;
+        return *hook_t1;
+    }
+    ++turn_stamps_refused_;
+    return t1;
 }
 
 // Up = t2 − (t1 + offset at t1), down = (t4 + offset at t4) − t3; 0 if rounding makes one

@@ -58,6 +58,12 @@ struct ProbeToSend {
     bool echo = false;    // the warm-up asks for its echo
 };
 
+// Stamps the client's XDP hook (the steering program) took of an answer, in local time.
+struct HookStamps {
+    std::optional<uint64_t> t4;  // its arrival
+    std::optional<uint64_t> t1;  // --xdp-turn: when its request left the hook (the echo turned)
+};
+
 struct EpsilonSummary {
     double mean = 0;
     uint64_t p50 = 0, p99 = 0, p999 = 0, max = 0;
@@ -112,12 +118,15 @@ class ClientSession {
     void sent(uint64_t t1);
     // A parsed packet that arrived at local time t4: true when accepted as a probe's answer;
     // the echo of a warm-up frame is counted (warmup_echoes), anything else under its drop
-    // reason. `hook_t4`: the same arrival stamped earlier, in the XDP hook (local time): the
-    // answer's t4 when it lies between its probe's t1 and t4 (rx_stamps), else t4 is
-    // (rx_stamps_refused): a stamp is only ever trusted where it cannot loosen the bound.
-    bool on_packet(const CsPacket& p, uint64_t t4, std::optional<uint64_t> hook_t4 = {});
+    // reason. `hook.t4`: the same arrival stamped earlier, in the XDP hook: the answer's t4
+    // when it lies between its probe's t1 and t4 (rx_stamps), else t4 is (rx_stamps_refused).
+    // `hook.t1`: the request left the hook then, later than the t1 sent() recorded (the trigger
+    // frame's): the probe's t1 when it lies between that t1 and the answer's t4 (turn_stamps),
+    // else the recorded t1 stays (turn_stamps_refused). A stamp is only ever trusted where it
+    // cannot loosen the bound.
+    bool on_packet(const CsPacket& p, uint64_t t4, HookStamps hook = {});
     bool on_frame(const uint8_t* frame, size_t len, uint64_t t4, pkt::RxChecksums port = {},
-                  std::optional<uint64_t> hook_t4 = {});
+                  HookStamps hook = {});
 
     // The synchronized clock and its bound (copy the state to hand it to other code).
     const SyncState& sync() const { return est_.state(); }
@@ -137,6 +146,9 @@ class ClientSession {
     // Answers whose t4 is the XDP hook's stamp, and stamps outside their probe's [t1, t4].
     uint64_t rx_stamps() const { return rx_stamps_; }
     uint64_t rx_stamps_refused() const { return rx_stamps_refused_; }
+    // Answers whose t1 is the hook's stamp of the turned request, and stamps refused.
+    uint64_t turn_stamps() const { return turn_stamps_; }
+    uint64_t turn_stamps_refused() const { return turn_stamps_refused_; }
     uint64_t syncs() const { return est_.syncs(); }
     ClientSummary summary() const;
 
@@ -152,6 +164,7 @@ class ClientSession {
     void sample_until(uint64_t t);
     void sample(uint64_t t);
     uint64_t arrival(uint64_t t1, uint64_t t4, std::optional<uint64_t> hook_t4);
+    uint64_t departure(uint64_t t1, uint64_t t4, std::optional<uint64_t> hook_t1);
     void record_one_way(const Timestamps& ts);
 
     ClientConfig cfg_;
@@ -181,6 +194,8 @@ class ClientSession {
     uint64_t udp_checksum_offloaded_ = 0;
     uint64_t rx_stamps_ = 0;
     uint64_t rx_stamps_refused_ = 0;
+    uint64_t turn_stamps_ = 0;
+    uint64_t turn_stamps_refused_ = 0;
 };
 
 }  // namespace linerate::clocksync

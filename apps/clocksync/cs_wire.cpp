@@ -81,6 +81,16 @@ size_t build_warmup(uint8_t* frame, size_t cap, const UdpFrameSpec& spec, uint32
     return len;
 }
 
+size_t build_turn_trigger(uint8_t* frame, size_t cap, const UdpFrameSpec& spec, uint32_t client_id,
+                          uint64_t seq) {
+    const size_t len = build_warmup(frame, cap, spec, client_id, true);
+    if (!len) return 0;
+    uint8_t* cs = frame + kUdpPayloadOffset;
+    store_be16(cs + kCsOffReserved, kCsFlagEcho | kCsFlagTurn);
+    store_be64(cs + kCsOffSeq, seq);
+    return len;
+}
+
 namespace {
 
 // The frame sent back whence it came, as `type`: MACs, IPs, UDP ports swapped, UDP checksum 0.

@@ -48,6 +48,8 @@ enum class CsType : uint8_t {
 };
 // In the reserved field of a warm-up frame: the client asks for the echo.
 inline constexpr uint16_t kCsFlagEcho = LR_CS_FLAG_ECHO;
+// ... and with it: the client's steering program turns the echo into the request (--xdp-turn).
+inline constexpr uint16_t kCsFlagTurn = LR_CS_FLAG_TURN;
 
 // Every reason a clocksync packet is dropped, master and client side, in one list (VPP style),
 // X(id, text, description): parse reasons first, then the client's. With the runtime's reasons
@@ -130,6 +132,10 @@ size_t build_request(uint8_t* frame, size_t cap, const pkt::UdpFrameSpec& spec, 
 size_t build_warmup(uint8_t* frame, size_t cap, const pkt::UdpFrameSpec& spec, uint32_t client_id,
                     bool echo = false);
 
+// --xdp-turn: the warm-up frame that asks for its echo and for the client's steering program to
+// turn that echo into the request of `seq` (kCsFlagEcho | kCsFlagTurn, seq set, t1 0).
+size_t build_turn_trigger(uint8_t* frame, size_t cap, const pkt::UdpFrameSpec& spec,
+                          uint32_t client_id, uint64_t seq);
 // Overwrites t1 of a request made by build_request, for a t1 read once the frame is built.
 inline void set_request_t1(uint8_t* frame, uint64_t t1) {
     pkt::store_be64(frame + pkt::kUdpPayloadOffset + kCsOffT1, t1);

@@ -105,6 +105,16 @@ ClientIo client_io(const Runtime& runtime, const Options& cs) {
     io.rx_stamps = runtime.plan().served.rx_stamp &&
                    std::any_of(runtime.ports().begin(), runtime.ports().end(),
                                [](const auto& port) { return port->driver() == "net_af_xdp"; });
+    io.turn = cs.xdp_turn && io.rx_stamps && runtime.plan().served.cs_turn;
+    if (cs.xdp_turn && !io.turn)
+        throw cli::UsageError(
+            "--xdp-turn needs the steering program on an --af-xdp port with the receive stamps "
+            "and --xdp-steer app or udp:PORT");
+    if (io.turn)
+        fmt::print(
+            "{}: requests leave from the steering program, turned from the master's echo "
+            "(t1 stamped in {})\n",
+            kApp, xdp::kSteerObjectName);
     if (cs.background_pps > 0) {
         try {
             io.background = BackgroundLoad(io.pool, io.spec, cs.background_size, cs.background_pps);
@@ -274,7 +284,8 @@ int main(int argc, char** argv) {
     // The client takes t4 from the steering program's receive stamp (docs/clocksync.md, "t4 in
     // the XDP hook").
     auto served = [&] {
-        return xdp::SteerFilter{xdp::SteerMode::udp_port, cs.udp_port, client && cs.rx_stamps};
+        return xdp::SteerFilter{xdp::SteerMode::udp_port, cs.udp_port, client && cs.rx_stamps,
+                                client && cs.xdp_turn};
     };
     AppInfo info{kApp, client ? "clocksync client" : "clocksync master", kDrops,
                  client ? stats::Names(kClientCounters) : stats::Names(kMasterCounters), served};

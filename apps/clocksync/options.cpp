@@ -157,6 +157,14 @@ void add_path_options(CLI::App& app, Options& o) {
         "receiver that takes XDP frames (a veth's peer needs an XDP program in native "
         "mode); without an answer to the first requests the client goes back to the "
         "socket");
+    app.add_flag(
+        "--xdp-turn", o.xdp_turn,
+        "Client behind --af-xdp: each request leaves from the steering program's receive path: "
+        "the client sends a warm-up frame asking for its echo, and the program turns the "
+        "master's echo into the request (XDP_TX, t1 its stamp), so the request and the answer "
+        "cross the same kernel path; needs --master-clock monotonic, the receive stamps and a "
+        "master that echoes warm-ups; without an answer to the first requests the client "
+        "sends them itself");
     cli::add_bounded(
         app, "--background-pps", o.background_pps, 0.0, 1e9,
         "Client, benchmark aid: also send this many plain UDP frames/s (not clocksync) "
@@ -340,6 +348,13 @@ void check_role(const OptionTables& t, Options& o) {
         throw std::invalid_argument(
             "--xdp-tx stamps t1 with CLOCK_MONOTONIC (bpf_ktime_get_ns): it needs --master-clock "
             "monotonic");
+    if (o.xdp_turn && o.client_clock() != SystemClock::monotonic)
+        throw std::invalid_argument(
+            "--xdp-turn stamps t1 with CLOCK_MONOTONIC (bpf_ktime_get_ns): it needs "
+            "--master-clock monotonic");
+    if (o.xdp_turn && !o.rx_stamps)
+        throw std::invalid_argument(
+            "--xdp-turn hands t1 over in the receive stamp: it cannot go with --no-rx-stamps");
 }
 
 namespace {
@@ -413,6 +428,7 @@ nlohmann::json config_json(const Options& o) {
     j["warmup_us"] = o.warmup_us_in_use();
     j["warmup_echo"] = o.warmup_echo;
     j["xdp_tx"] = o.xdp_tx;
+    j["xdp_turn"] = o.xdp_turn;
     j["background_pps"] = o.background_pps;
     if (o.background_pps > 0) j["background_size"] = o.background_size;
     j["probe_timeout_ms"] = o.probe_timeout_ms;

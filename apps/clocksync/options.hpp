@@ -60,6 +60,8 @@ struct Options {
     bool warmup_echo = true;  // ... asking the master for its echo (--no-warmup-echo: not)
     bool rx_stamps = true;    // t4 from the steering program's receive stamp (--no-rx-stamps)
     bool xdp_tx = false;      // requests sent by XDP_TX, t1 the program's stamp (--xdp-tx)
+    // Requests leave from the steering program, turned from the master's echo (--xdp-turn).
+    bool xdp_turn = false;
     double probe_timeout_ms = 10;
     double drift_bound_ppm = kDefaultDriftBoundPpm;
     double sample_period_us = 1000;

@@ -23,9 +23,10 @@ namespace linerate::clocksync {
 namespace {
 
 constexpr unsigned kAwaitSpins = 64;  // RX polls, ~2 µs, between ticks while an answer is due
-// --xdp-tx: requests sent by XDP_TX with none ever answered before the client takes the port
-// again (a veth peer without NAPI drops them unseen, and nothing else says so).
-constexpr unsigned kXdpTxUnansweredLimit = 8;
+// --xdp-tx, --xdp-turn: requests sent so with none ever answered before the client sends them
+// the plain way again (a veth peer without NAPI drops XDP frames unseen, an old master echoes no
+// warm-up, and nothing else says so).
+constexpr unsigned kUnansweredLimit = 8;
 
 // make_response swapped the MACs; a request sent to broadcast (a client that has not learned
 // the master's MAC yet) would get a broadcast source back, so the port's own MAC goes there.
@@ -204,28 +205,31 @@ void ClientWorker::receive(WorkerContext& ctx, RxStep& rx_step) {
         for (uint16_t i = 0; i < b.kept; ++i) {
             rte_mbuf* m = got[i];
             bytes += rte_pktmbuf_pkt_len(m);
-            const std::optional<uint64_t> hook_t4 = hook_arrival(m, at);
+            const HookStamps hook = hook_stamps(m, at);
             const LinearFrame::Bytes f = linear_.of(m);  // the frame itself unless a chain
-            if (!session_.on_frame(f.data, f.len, t4, rx_checksums(m), hook_t4)) continue;
+            if (!session_.on_frame(f.data, f.len, t4, rx_checksums(m), hook)) continue;
             ++accepted;
             if (!mac_known_) learn_master_mac(rte_pktmbuf_mtod(m, const uint8_t*));
         }
         rte_pktmbuf_free_bulk(got, b.kept);
         ctx.counters.app_counter(ClientCounter::responses).add(accepted);
-        if (accepted > 0) xdp_tx_answered_ = true;
+        if (accepted > 0) answered_ = true;
         return bytes;
     });
 }
 
-// The steering program's receive stamp of `m` (CLOCK_MONOTONIC) in local time, converted with
-// the burst's reading `at`; taken from every frame, used or not, so that none stays.
-std::optional<uint64_t> ClientWorker::hook_arrival(rte_mbuf* m,
-                                                   const LocalClock::Reading& at) const {
-    if (!io_.rx_stamps) return std::nullopt;
-    const std::optional<uint64_t> ns =
+// The steering program's stamps of `m` (CLOCK_MONOTONIC) in local time, converted with the
+// burst's reading `at`: its receive time, and (--xdp-turn) its request's t1, exact on the
+// CLOCK_MONOTONIC client clock --xdp-turn needs. Taken from every frame, used or not, so that
+// none stays.
+HookStamps ClientWorker::hook_stamps(rte_mbuf* m, const LocalClock::Reading& at) const {
+    if (!io_.rx_stamps) return {};
+    const std::optional<xdp::RxStamp> ns =
         xdp::take_rx_stamp(rte_pktmbuf_mtod(m, uint8_t*), rte_pktmbuf_headroom(m));
-    if (!ns) return std::nullopt;
-    return synced_.local().local_of_monotonic(*ns, at);
+    if (!ns) return {};
+    HookStamps h{synced_.local().local_of_monotonic(ns->rx_ns, at), std::nullopt};
+    if (io_.turn && ns->turn_t1_ns) h.t1 = synced_.local().local_of_monotonic(*ns->turn_t1_ns, at);
+    return h;
 }
 
 // The first response's source MAC is the master's: probes and background frames go there.
@@ -262,22 +266,27 @@ void ClientWorker::send_probes(WorkerContext& ctx) {
         build_frame(frame, *probe);
         // t1 once the frame is built: building it is no part of the round trip.
         const uint64_t t1 = synced_.local().now();
-        set_request_t1(frame, t1);
+        if (!io_.turn) set_request_t1(frame, t1);
         TxStep(c, ctx.tx_retries).send(out, &m, 1);
         session_.sent(t1);
+        if (io_.turn) count_unanswered();
         spare_ = rte_pktmbuf_alloc(io_.pool);
     }
 }
 
-// The frame of `probe` (kCsFrameLen bytes): a warm-up, or a request whose t1 is written once
-// the frame is built (set_request_t1), right before it leaves.
+// The frame of `probe` (kCsFrameLen bytes): a warm-up, a request whose t1 is written once the
+// frame is built (set_request_t1), right before it leaves, or with --xdp-turn the request's
+// trigger (its t1 field is only echoed: the steering program stamps the request's).
 void ClientWorker::build_frame(uint8_t* frame, const ProbeToSend& probe) {
     if (probe.warmup) {
         build_warmup(frame, kCsFrameLen, io_.spec, probe.client_id, probe.echo);
         return;
     }
     io_.spec.ip_id = uint16_t(probe.seq);
-    build_request(frame, kCsFrameLen, io_.spec, probe.client_id, probe.seq, 0);
+    if (io_.turn)
+        build_turn_trigger(frame, kCsFrameLen, io_.spec, probe.client_id, probe.seq);
+    else
+        build_request(frame, kCsFrameLen, io_.spec, probe.client_id, probe.seq, 0);
 }
 
 // --xdp-tx: the request (or warm-up) leaves by XDP_TX, built on the stack; a request's t1 is the
@@ -286,7 +295,7 @@ void ClientWorker::build_frame(uint8_t* frame, const ProbeToSend& probe) {
 bool ClientWorker::send_by_xdp_tx(WorkerContext& ctx, const ProbeToSend& probe) {
     std::array<uint8_t, kCsFrameLen> frame;
     build_frame(frame.data(), probe);
-    if (!probe.warmup) set_request_t1(frame.data(), synced_.local().now());
+    if (!probe.warmup && !io_.turn) set_request_t1(frame.data(), synced_.local().now());
     const std::optional<uint64_t> stamp = io_.xdp_tx->send(frame.data(), kCsFrameLen);
     if (!stamp) {
         stop_xdp_tx(fmt::format("the kernel refused the test run ({})",
@@ -298,12 +307,30 @@ bool ClientWorker::send_by_xdp_tx(WorkerContext& ctx, const ProbeToSend& probe) 
     if (probe.warmup) return true;
     session_.sent(synced_.local().local_of(*stamp));
     ctx.counters.app_counter(ClientCounter::xdp_tx_requests).add(1);
-    if (!xdp_tx_answered_ && ++xdp_tx_unanswered_ >= kXdpTxUnansweredLimit)
+    count_unanswered();
+    return true;
+}
+
+// One more request sent the --xdp-turn or --xdp-tx way; the first kUnansweredLimit without an
+// answer turn that way off (--xdp-turn first).
+void ClientWorker::count_unanswered() {
+    if (answered_ || ++unanswered_ < kUnansweredLimit) return;
+    unanswered_ = 0;
+    if (io_.turn) {
+        io_.turn = false;
+        fmt::print(
+            "clocksync: --xdp-turn: no answer to the first {} requests (a master that echoes no "
+            "warm-up, or a peer that drops XDP frames); the client sends its requests itself "
+            "from now on\n",
+            kUnansweredLimit);
+        std::fflush(stdout);
+        return;
+    }
+    if (io_.xdp_tx)
         stop_xdp_tx(
             fmt::format("no answer to the first {} requests (a veth peer without an XDP "
                         "program in native mode drops XDP frames)",
-                        kXdpTxUnansweredLimit));
-    return true;
+                        kUnansweredLimit));
 }
 
 void ClientWorker::stop_xdp_tx(const std::string& why) {
@@ -342,6 +369,9 @@ void ClientWorker::report(stats::WorkerCounters& c) {
     carried_.rx_stamps.carry(session_.rx_stamps(), c.app_counter(ClientCounter::rx_stamps));
     carried_.rx_stamps_refused.carry(session_.rx_stamps_refused(),
                                      c.app_counter(ClientCounter::rx_stamps_refused));
+    carried_.turn_stamps.carry(session_.turn_stamps(), c.app_counter(ClientCounter::turn_stamps));
+    carried_.turn_stamps_refused.carry(session_.turn_stamps_refused(),
+                                       c.app_counter(ClientCounter::turn_stamps_refused));
     if (session_.syncs() != published_syncs_ || session_.violations() != published_violations_) {
         const bool new_sync = session_.syncs() != published_syncs_;
         published_syncs_ = session_.syncs();

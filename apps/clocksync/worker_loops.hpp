@@ -39,7 +39,9 @@ namespace linerate::clocksync {
     X(warmups_refused, "warmups refused") /* --warmup-us frames the pool or TX ring refused */  \
     X(rx_stamps, "rx stamps")             /* answers whose t4 is the XDP hook's receive time */ \
     X(rx_stamps_refused, "rx stamps refused") /* stamps outside their probe's [t1, t4] */       \
-    X(xdp_tx_requests, "xdp tx requests")     /* --xdp-tx: sent by XDP_TX, t1 the program's */
+    X(xdp_tx_requests, "xdp tx requests")     /* --xdp-tx: sent by XDP_TX, t1 the program's */  \
+    X(turn_stamps, "turn stamps") /* --xdp-turn: answers whose t1 is the steering program's */  \
+    X(turn_stamps_refused, "turn stamps refused") /* ... outside their probe's [t1, t4] */
 LINERATE_COUNTERS(ClientCounter, kClientCounters, LINERATE_CS_CLIENT_COUNTERS);
 
 // The master's app counters (also top-level JSON keys).
@@ -68,6 +70,9 @@ struct ClientIo {
     bool rx_stamps = false;
     // --xdp-tx: requests and warm-ups leave by the XDP layer's XDP_TX (null: through the port).
     xdp::XdpTransmitter* xdp_tx = nullptr;
+    // --xdp-turn: each probe goes as a trigger (build_turn_trigger) whose echo the steering
+    // program turns into the request; the answer's stamp carries its t1.
+    bool turn = false;
 };
 
 // Where worker 0 also publishes each sync besides the in-process SyncedClock (none by default).
@@ -91,12 +96,13 @@ class ClientWorker {
     // One round of the RX step: responses to the session, the rest freed.
     void receive(WorkerContext& ctx, RxStep& rx_step);
     void learn_master_mac(const uint8_t* response);
-    std::optional<uint64_t> hook_arrival(rte_mbuf* m, const LocalClock::Reading& at) const;
+    HookStamps hook_stamps(rte_mbuf* m, const LocalClock::Reading& at) const;
     void send_probes(WorkerContext& ctx);
     void send_warmup(WorkerContext& ctx, const ProbeToSend& warmup);
     void build_frame(uint8_t* frame, const ProbeToSend& probe);
     bool send_by_xdp_tx(WorkerContext& ctx, const ProbeToSend& probe);
     void stop_xdp_tx(const std::string& why);
+    void count_unanswered();
     void report(stats::WorkerCounters& c);
     void publish_to_sinks();
 
@@ -111,14 +117,16 @@ class ClientWorker {
     // has them.
     struct {
         std::array<stats::CarriedTotal, kDropCount> drops;
-        stats::CarriedTotal timeouts, offloaded, rx_stamps, rx_stamps_refused;
+        stats::CarriedTotal timeouts, offloaded, rx_stamps, rx_stamps_refused, turn_stamps,
+            turn_stamps_refused;
     } carried_;
     uint64_t published_syncs_ = 0;
     uint64_t published_violations_ = 0;
-    // --xdp-tx: requests sent by XDP_TX before any answer came, and whether one has come (none to
-    // the first kXdpTxUnansweredLimit: the receiver drops XDP frames; back to the port).
-    unsigned xdp_tx_unanswered_ = 0;
-    bool xdp_tx_answered_ = false;
+    // --xdp-tx, --xdp-turn: requests sent before any answer came, and whether one has come (none
+    // to the first kUnansweredLimit: the receiver drops XDP frames, or the master echoes no
+    // warm-up; --xdp-turn goes first, then --xdp-tx).
+    unsigned unanswered_ = 0;
+    bool answered_ = false;
 };
 
 }  // namespace linerate::clocksync

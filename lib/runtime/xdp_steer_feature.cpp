@@ -138,6 +138,8 @@ void AfXdpSteering::declare_figures() {
     figure_set_.figures = {total("redirected", &xdp::SteerCounters::redirected),
                            total("passed", &xdp::SteerCounters::passed),
                            total("unclaimed", &xdp::SteerCounters::unclaimed)};
+    if (filter_.cs_turn)  // " turned N": only where the program turns anything
+        figure_set_.figures.push_back(total("turned", &xdp::SteerCounters::turned));
 }
 
 void AfXdpSteering::register_telemetry() {
@@ -150,12 +152,15 @@ void AfXdpSteering::register_telemetry() {
 void AfXdpSteering::add_metrics(stats::Metrics& m) const {
     if (!steering_ || steering_->empty()) return;
     const nlohmann::json j = steering_->json();
+    std::vector<const char*> actions = {"redirected", "passed", "unclaimed"};
+    if (filter_.cs_turn) actions.push_back("turned");
     for (const auto& [iface, ij] : j["interfaces"].items())
         for (const nlohmann::json& q : ij["queues"])
-            for (const char* action : {"redirected", "passed", "unclaimed"})
+            for (const char* action : actions)
                 m.add("linerate_xdp_packets_total",
                       "Frames the XDP steering program handled, by queue and action (redirected "
-                      "to the app's socket, passed to the kernel, unclaimed: no socket)",
+                      "to the app's socket, passed to the kernel, unclaimed: no socket; turned: "
+                      "a clocksync echo sent back as its request)",
                       stats::MetricType::counter,
                       {{"interface", iface},
                        {"queue", std::to_string(q["queue"].get<unsigned>())},

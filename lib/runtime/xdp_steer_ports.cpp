@@ -15,7 +15,10 @@ namespace linerate::xdp {
 namespace {
 
 std::string counters_text(const SteerCounters& c) {
-    return fmt::format("redirected {} passed {} unclaimed {}", c.redirected, c.passed, c.unclaimed);
+    std::string s =
+        fmt::format("redirected {} passed {} unclaimed {}", c.redirected, c.passed, c.unclaimed);
+    if (c.turned) s += fmt::format(" turned {}", c.turned);
+    return s;
 }
 
 }  // namespace
@@ -45,9 +48,10 @@ Steering::Steering(const std::vector<uint16_t>& ports, const SteerFilter& filter
 std::string Steering::describe() const {
     std::string s;
     for (const Interface& i : interfaces_)
-        s += fmt::format("xdp steering on {}: program id {}, to the app: {}{}\n", i.name,
+        s += fmt::format("xdp steering on {}: program id {}, to the app: {}{}{}\n", i.name,
                          i.program->prog_id(), filter_.describe(),
-                         filter_.rx_stamp ? ", each with its receive time" : "");
+                         filter_.rx_stamp ? ", each with its receive time" : "",
+                         filter_.cs_turn ? "; clocksync warm-up echoes turned into requests" : "");
     return s;
 }
 
@@ -78,6 +82,7 @@ nlohmann::json Steering::json() const {
     nlohmann::json j = total().json();
     j["filter"] = filter_.describe();
     j["rx_stamp"] = filter_.rx_stamp;
+    j["cs_turn"] = filter_.cs_turn;
     j["interfaces"] = nlohmann::json::object();
     for (const Interface& i : interfaces_) {
         auto queues = i.program->queues();
@@ -102,15 +107,17 @@ nlohmann::json Steering::telemetry() const {
     j["filter"] = filter_.describe();
     for (const Interface& i : interfaces_) {
         nlohmann::json r = nlohmann::json::array(), p = nlohmann::json::array(),
-                       u = nlohmann::json::array();
+                       u = nlohmann::json::array(), t = nlohmann::json::array();
         for (const SteerCounters& q : i.program->queues()) {
             r.push_back(q.redirected);
             p.push_back(q.passed);
             u.push_back(q.unclaimed);
+            t.push_back(q.turned);
         }
         j[i.name + "_queues_redirected"] = r;
         j[i.name + "_queues_passed"] = p;
         j[i.name + "_queues_unclaimed"] = u;
+        if (filter_.cs_turn) j[i.name + "_queues_turned"] = t;
     }
     return j;
 }

@@ -47,6 +47,17 @@ class Criteria(unittest.TestCase):
         self.assertIsNone(c["idle: clocksync bound p50 <= 0.1x chrony's"])
         self.assertTrue(c["idle: clocksync |error| p99 <= 0.5x ptp4l's"])
 
+    def test_the_daemons_beside_spinners_are_criteria_of_their_own_where_measured(self):
+        m = measurement()
+        for load in ("idle", "flood"):
+            m["runs"] += [row("chrony_busy", load, 80, 600, 4999, 0),
+                          row("ptp4l_busy", load, 10, 200)]
+        c = cp.criteria(m, ["idle"])
+        self.assertEqual(len(c), 6)
+        self.assertTrue(c["idle: clocksync |error| p99 <= 0.5x ptp4l_busy's"])  # 100 <= 100
+        self.assertFalse(c["idle: clocksync bound p50 <= 0.1x chrony_busy's"])  # 500 > 499.9
+        self.assertTrue(c["idle: clocksync bound p50 <= 0.1x chrony's"])
+
 
 class Runs(unittest.TestCase):
     def test_counts_each_criterion_over_the_runs(self):

@@ -282,3 +282,53 @@ TEST(ClocksyncAfXdp, XdpTxGoesBackToTheSocketWhenNothingAnswers) {
     EXPECT_EQ(r.master_json["rx_packets"].get<uint64_t>() + 8, cj["tx_packets"].get<uint64_t>())
         << r.master.out;
 }
+
+// --xdp-turn: each probe leaves as a warm-up frame flagged for its turn; the master echoes it and
+// the client's steering program sends the echo back by XDP_TX as the request (t1 stamped there),
+// then hands the answer over with that t1 in its stamp. Every frame the client's end sent reaches
+// the native master: its own frames and the ones its program turned. Every answer's t1 and t4
+// come from the hook, none refused, and each turned request is answered or timed out.
+TEST(ClocksyncAfXdp, XdpTurnSendsEachRequestFromTheClientsSteeringProgram) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    const PairRun r =
+        run_pair({"--datapath", "xdp", "--xdp-mode", "native"},
+                 {"--master-clock", "monotonic", "--warmup-us", "50", "--xdp-tx", "--xdp-turn"});
+    expect_synced(r, "xdp native master, client --xdp-turn");
+    const nlohmann::json &mj = r.master_json, &cj = r.client_json;
+    EXPECT_NE(r.client.out.find("requests leave from the steering program"), std::string::npos)
+        << r.client.out;
+    EXPECT_NE(r.client.out.find("warm-up echoes turned into requests"), std::string::npos);
+    EXPECT_EQ(r.client.out.find("--xdp-turn:"), std::string::npos) << r.client.out;
+    EXPECT_EQ(cj["clocksync"]["xdp_turn"], true);
+    EXPECT_EQ(cj["xdp"]["cs_turn"], true);
+    const uint64_t turned = cj["xdp"]["turned"], probes = cj["probes_sent"];
+    const uint64_t responses = cj["responses"], timeouts = cj["timeouts"];
+    EXPECT_EQ(cj["turn_stamps"], responses) << r.client.out;
+    EXPECT_EQ(cj["turn_stamps_refused"], 0) << r.client.out;
+    EXPECT_LE(responses, turned);
+    EXPECT_LE(turned, probes);
+    EXPECT_EQ(responses + timeouts, probes) << r.client.out;
+    EXPECT_EQ(mj["rx_packets"], cj["tx_packets"].get<uint64_t>() + turned) << r.master.out;
+    EXPECT_EQ(mj["xdp"]["program"]["tx"], mj["rx_packets"]) << r.master.out;
+    EXPECT_EQ(cj["rx_packets"], responses + cj["warmup_echoes"].get<uint64_t>() +
+                                    cj["drops"]["unknown_sequence"].get<uint64_t>());
+    expect_t4_from_the_hook(r);
+}
+
+// A peer that drops XDP frames (the generic XDP master's veth end has no NAPI) loses every
+// turned request: the master echoes each trigger, the client's program turns it, and nothing
+// comes back. The client says so in one line after 8 and sends its requests itself from then on.
+TEST(ClocksyncAfXdp, XdpTurnGoesBackToPlainRequestsWhenNothingAnswers) {
+    if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    const PairRun r = run_pair({"--datapath", "xdp"},
+                               {"--master-clock", "monotonic", "--warmup-us", "0", "--xdp-turn"});
+    expect_synced(r, "xdp generic master, client --xdp-turn");
+    const nlohmann::json& cj = r.client_json;
+    EXPECT_NE(r.client.out.find("--xdp-turn: no answer to the first 8 requests"), std::string::npos)
+        << r.client.out;
+    EXPECT_EQ(cj["xdp"]["turned"], 8) << r.client.out;
+    EXPECT_EQ(cj["turn_stamps"], 0);
+    EXPECT_GE(cj["timeouts"].get<uint64_t>(), 8u);
+    EXPECT_EQ(r.master_json["rx_packets"], cj["tx_packets"]) << r.master.out;
+    expect_t4_from_the_hook(r);
+}

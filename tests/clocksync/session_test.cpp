@@ -260,26 +260,32 @@ TEST(CsSession, ProbesWaitForThePreviousAnswer) {
     EXPECT_TRUE(s.next_probe(1400 + cfg.probe_timeout_ns));
 }
 
+// A session whose one probe left at 400 (sent()), answered with t2 1000, t3 1100 and read by the
+// loop at 1300, with the hook's stamps `hook`.
+namespace {
+std::unique_ptr<ClientSession> answered_at_1300(HookStamps hook) {
+    UdpFrameSpec spec;
+    spec.src_port = spec.dst_port = kCsUdpPort;
+    ClientConfig cfg;
+    cfg.warmup_ns = 0;
+    auto s = std::make_unique<ClientSession>(cfg);
+    auto p = s->next_probe(0);
+    EXPECT_TRUE(p && !p->warmup);
+    s->sent(400);
+    Frame f{};
+    build_request(f.data(), f.size(), spec, 1, p->seq, 400);
+    answer_request(f.data(), f.size(), 1000, 1100);
+    EXPECT_TRUE(s->on_frame(f.data(), f.size(), 1300, {}, hook));
+    return s;
+}
+}  // namespace
+
 // The XDP hook's receive stamp is the answer's t4 where it lies in [t1, t4] of its probe: the
 // round trip shrinks by what the loop took to see the frame. A stamp outside (before the
 // request left, after the loop's own read) cannot be this answer's arrival: t4 is kept and the
 // stamp counted as refused.
 TEST(CsSession, HookStampIsT4OnlyInsideItsProbesRoundTrip) {
-    UdpFrameSpec spec;
-    spec.src_port = spec.dst_port = kCsUdpPort;
-    auto answered = [&](std::optional<uint64_t> hook_t4) {
-        ClientConfig cfg;
-        cfg.warmup_ns = 0;
-        auto s = std::make_unique<ClientSession>(cfg);
-        auto p = s->next_probe(0);
-        EXPECT_TRUE(p && !p->warmup);
-        s->sent(400);
-        Frame f{};
-        build_request(f.data(), f.size(), spec, 1, p->seq, 400);
-        answer_request(f.data(), f.size(), 1000, 1100);
-        EXPECT_TRUE(s->on_frame(f.data(), f.size(), 1300, {}, hook_t4));
-        return s;
-    };
+    auto answered = [](std::optional<uint64_t> hook_t4) { return answered_at_1300({hook_t4}); };
     auto s = answered(1250);
     EXPECT_EQ(s->rtt_histogram().min(), 750u);  // (1250 − 400) − (1100 − 1000)
     EXPECT_EQ(s->rx_stamps(), 1u);
@@ -296,6 +302,28 @@ TEST(CsSession, HookStampIsT4OnlyInsideItsProbesRoundTrip) {
     s = answered(std::nullopt);
     EXPECT_EQ(s->rtt_histogram().min(), 800u);
     EXPECT_EQ(s->rx_stamps() + s->rx_stamps_refused(), 0u);
+}
+
+// --xdp-turn: sent() recorded the trigger's departure; the hook's t1 of the turned request is the
+// probe's t1 where it lies between that and the answer's t4 (the hook's t4 when there is one):
+// the round trip loses the trigger's own trip. Outside it cannot be this request's departure:
+// the recorded t1 stays and the stamp is counted as refused.
+TEST(CsSession, HookT1IsTheRequestsDepartureOnlyInsideItsRoundTrip) {
+    auto answered = answered_at_1300;
+    auto s = answered({std::nullopt, 900});
+    EXPECT_EQ(s->rtt_histogram().min(), 300u);  // (1300 − 900) − (1100 − 1000)
+    EXPECT_EQ(s->turn_stamps(), 1u);
+    EXPECT_EQ(s->turn_stamps_refused(), 0u);
+    s = answered({1250, 400});  // the trigger's own departure is the earliest
+    EXPECT_EQ(s->rtt_histogram().min(), 750u);
+    EXPECT_EQ(s->turn_stamps(), 1u);
+    for (uint64_t outside : {399u, 1251u, 0u}) {
+        s = answered({1250, outside});
+        EXPECT_EQ(s->rtt_histogram().min(), 750u) << outside;
+        EXPECT_EQ(s->turn_stamps(), 0u);
+        EXPECT_EQ(s->turn_stamps_refused(), 1u);
+        EXPECT_EQ(s->rx_stamps(), 1u);
+    }
 }
 
 TEST(CsSession, RejectsBadConfig) {

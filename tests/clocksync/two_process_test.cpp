@@ -711,3 +711,27 @@ TEST(ClocksyncXdpTx, NeedsClockMonotonicAndAnAfXdpPortExit2) {
               std::string::npos)
         << r.out;
 }
+
+// --xdp-turn: t1 is the steering program's CLOCK_MONOTONIC and comes back in the receive stamp,
+// so the client's clock must be CLOCK_MONOTONIC and the stamps on; and the program must be there
+// (an --af-xdp port, told after the EAL: exit 2).
+TEST(ClocksyncXdpTurn, NeedsClockMonotonicRxStampsAndAnAfXdpPortExit2) {
+    expect_usage_error(kApp, {"client", "--xdp-turn"},
+                       "--xdp-turn stamps t1 with CLOCK_MONOTONIC (bpf_ktime_get_ns): it needs "
+                       "--master-clock monotonic");
+    expect_usage_error(kApp,
+                       {"client", "--master-clock", "monotonic", "--xdp-turn", "--no-rx-stamps"},
+                       "--xdp-turn hands t1 over in the receive stamp: it cannot go with "
+                       "--no-rx-stamps");
+    expect_usage_error(kApp, {"master", "--xdp-turn"},
+                       "--xdp-turn applies to clocksync client only");
+    std::vector<std::string> argv = {kApp};
+    for (const std::string& a : no_huge_eal()) argv.push_back(a);
+    argv.insert(argv.end(), {"--vdev=net_null0", "--", "client", "--master-clock", "monotonic",
+                             "--xdp-turn", "--duration", "1"});
+    const ProcessResult r = run_process(argv);
+    EXPECT_EQ(r.exit_status, 2) << r.out;
+    EXPECT_NE(r.out.find("--xdp-turn needs the steering program on an --af-xdp port"),
+              std::string::npos)
+        << r.out;
+}

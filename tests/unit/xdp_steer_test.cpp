@@ -10,6 +10,7 @@
 
 #include "pkt/build.hpp"
 #include "support/clock.hpp"
+#include "xdp/datapath/cs_wire.h"
 #include "xdp/steer/rx_stamp.hpp"
 #include "xdp/steer/steer_program.hpp"
 
@@ -53,6 +54,30 @@ std::vector<uint8_t> tcp_to(uint16_t port) {
     f[14 + 9] = 6;
     pkt::fix_ipv4_checksum(&f[14]);
     return f;
+}
+
+// A clocksync frame (lib/xdp/datapath/cs_wire.h) from the master (192.168.0.2:9001) to the
+// client (192.168.0.1:9001) of `type`, `flags` in the reserved field and sequence `seq`.
+std::vector<uint8_t> clocksync_frame(uint8_t type, uint16_t flags, uint64_t seq) {
+    pkt::UdpFrameSpec spec;
+    std::swap(spec.src_mac, spec.dst_mac);
+    std::swap(spec.src_ip, spec.dst_ip);
+    spec.src_port = spec.dst_port = LR_CS_UDP_PORT;
+    std::vector<uint8_t> f = pkt::make_udp_frame(spec, 42 + LR_CS_HEADER_LEN);
+    uint8_t* cs = &f[42];
+    cs[LR_CS_OFF_MAGIC] = LR_CS_MAGIC >> 8, cs[LR_CS_OFF_MAGIC + 1] = LR_CS_MAGIC & 0xFF;
+    cs[LR_CS_OFF_VERSION] = LR_CS_VERSION;
+    cs[LR_CS_OFF_TYPE] = type;
+    cs[LR_CS_OFF_RESERVED] = uint8_t(flags >> 8), cs[LR_CS_OFF_RESERVED + 1] = uint8_t(flags);
+    cs[LR_CS_OFF_CLIENT_ID + 3] = 1;
+    for (int i = 0; i < 8; ++i) cs[LR_CS_OFF_SEQ + i] = uint8_t(seq >> (56 - 8 * i));
+    return f;
+}
+
+uint64_t load_be64(const uint8_t* p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v = v << 8 | p[i];
+    return v;
 }
 
 std::vector<uint8_t> fragment(uint16_t frag_field) {
@@ -213,10 +238,11 @@ TEST_F(SteerProgramTest, RxStampPutsTheReceiveTimeAheadOfEachClaimedFrame) {
     EXPECT_TRUE(std::equal(frame.begin(), frame.end(), o.bytes.begin() + sizeof(steer_rx_stamp)));
     uint8_t* at = o.bytes.data() + sizeof(steer_rx_stamp);
     EXPECT_FALSE(xdp::take_rx_stamp(at, sizeof(steer_rx_stamp) - 1));  // no room: not looked at
-    const std::optional<uint64_t> stamp = xdp::take_rx_stamp(at, sizeof(steer_rx_stamp));
+    const std::optional<xdp::RxStamp> stamp = xdp::take_rx_stamp(at, sizeof(steer_rx_stamp));
     ASSERT_TRUE(stamp);
-    EXPECT_GE(*stamp, before);
-    EXPECT_LE(*stamp, after);
+    EXPECT_GE(stamp->rx_ns, before);
+    EXPECT_LE(stamp->rx_ns, after);
+    EXPECT_FALSE(stamp->turn_t1_ns);
     EXPECT_FALSE(xdp::take_rx_stamp(at, sizeof(steer_rx_stamp)));  // cleared once read
 
     for (auto& f : {arp_request(), udp_to(kPort + 1)}) {
@@ -245,4 +271,64 @@ TEST(SteerFilter, ParsesTheOptionValues) {
     EXPECT_EQ(xdp::parse_steer_filter("all", stamping), (SteerFilter{SteerMode::all, 0, true}));
     EXPECT_EQ(xdp::parse_steer_filter("udp:9", stamping),
               (SteerFilter{SteerMode::udp_port, 9, true}));
+}
+
+// STEER_FLAG_CS_TURN (clocksync --xdp-turn): the master's echo of a warm-up frame flagged
+// LR_CS_FLAG_TURN leaves again by XDP_TX as the request of its seq: turned around (MACs, IPs,
+// ports), type request, flags 0, UDP checksum 0, t1 the program's clock; every other byte as it
+// came. The answer to that request then carries the t1 in its stamp, an answer to another seq
+// none; an unflagged echo, or one to a group address, is handed to the app as any frame.
+TEST_F(SteerProgramTest, CsTurnSendsAFlaggedWarmupEchoBackAsItsRequest) {
+    steer_->set_filter({SteerMode::udp_port, LR_CS_UDP_PORT, true, true});
+    EXPECT_TRUE(steer_->filter().cs_turn);
+    const std::vector<uint8_t> echo =
+        clocksync_frame(LR_CS_WARMUP_ECHO, LR_CS_FLAG_ECHO | LR_CS_FLAG_TURN, 77);
+    const uint64_t before = test::monotonic_ns();
+    Output o = run_keeping_metadata(echo);
+    const uint64_t after = test::monotonic_ns();
+    EXPECT_EQ(o.action, XDP_TX);
+    ASSERT_EQ(o.bytes.size(), echo.size());  // no metadata: the frame leaves
+    std::vector<uint8_t> request = clocksync_frame(LR_CS_REQUEST, 0, 77);
+    pkt::UdpFrameSpec to_master;  // the client's frame to the master, as the client sends
+    to_master.src_port = to_master.dst_port = LR_CS_UDP_PORT;
+    pkt::write_udp_headers(request.data(), request.size(), to_master);
+    const uint64_t t1 = load_be64(&o.bytes[42 + LR_CS_OFF_T1]);
+    EXPECT_GE(t1, before);
+    EXPECT_LE(t1, after);
+    std::copy_n(&o.bytes[42 + LR_CS_OFF_T1], 8, &request[42 + LR_CS_OFF_T1]);
+    EXPECT_EQ(o.bytes, request);
+    auto q = steer_->queues();
+    ASSERT_EQ(q.size(), 1u);
+    EXPECT_EQ(q[0].turned, 1u);
+    EXPECT_EQ(q[0].redirected + q[0].passed + q[0].unclaimed, 0u);
+
+    o = run_keeping_metadata(clocksync_frame(LR_CS_RESPONSE, 0, 77));
+    EXPECT_EQ(o.action, XDP_PASS);  // claimed, no socket on queue 0
+    ASSERT_EQ(o.bytes.size(), sizeof(steer_rx_stamp) + echo.size());
+    std::optional<xdp::RxStamp> stamp =
+        xdp::take_rx_stamp(o.bytes.data() + sizeof(steer_rx_stamp), sizeof(steer_rx_stamp));
+    ASSERT_TRUE(stamp);
+    EXPECT_EQ(stamp->turn_t1_ns, t1);
+    EXPECT_GE(stamp->rx_ns, t1);
+
+    o = run_keeping_metadata(clocksync_frame(LR_CS_RESPONSE, 0, 77 + STEER_TURN_SLOTS));
+    stamp = xdp::take_rx_stamp(o.bytes.data() + sizeof(steer_rx_stamp), sizeof(steer_rx_stamp));
+    ASSERT_TRUE(stamp);
+    EXPECT_FALSE(stamp->turn_t1_ns);  // same slot, another request
+
+    std::vector<uint8_t> to_group = echo;
+    to_group[0] |= 1;
+    for (const auto& f : {clocksync_frame(LR_CS_WARMUP_ECHO, LR_CS_FLAG_ECHO, 78), to_group}) {
+        o = run_keeping_metadata(f);
+        EXPECT_EQ(o.action, XDP_PASS);
+        EXPECT_TRUE(std::equal(f.begin(), f.end(), o.bytes.begin() + sizeof(steer_rx_stamp)));
+    }
+    steer_->set_filter({SteerMode::udp_port, LR_CS_UDP_PORT, true, false});
+    o = run_keeping_metadata(echo);
+    EXPECT_EQ(o.action, XDP_PASS);
+    steer_->set_filter({SteerMode::udp_port, LR_CS_UDP_PORT, false, true});  // no stamp: no turn
+    EXPECT_EQ(run(echo), XDP_PASS);
+    q = steer_->queues();
+    EXPECT_EQ(q[0].turned, 1u);
+    EXPECT_EQ(q[0].unclaimed, 6u);
 }

@@ -24,41 +24,15 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
-#include "pkt/check_ipv4.h"
-#include "pkt/mac_swap.h"
-#include "xdp/datapath/cs_wire.h"
+#include "xdp/datapath/cs_frame.bpf.h"
 #include "xdp/datapath/datapath.bpf.h"
 
 LR_BPF_MAP(cs_config, BPF_MAP_TYPE_ARRAY, 1, struct dp_cs_config);
 
-#define CS_UDP_HLEN 8
-#define CS_UDP_LEN (CS_UDP_HLEN + LR_CS_HEADER_LEN)
-#define CS_IPPROTO_UDP 17
 /* cs_judge's verdicts besides the drop reasons of enum lr_cs_drop. */
 #define CS_ANSWER 100
 #define CS_SLOW 101
 #define CS_ECHO 102
-
-/* The UDP header of a datagram to `port` in [data, data_end), with its IPv4 header in *ip_out;
- * 0 when the frame is no such datagram, read as pkt::locate_udp_payload reads up to the port:
- * IPv4 after up to two VLAN tags, version 4, IHL >= 5, UDP, not a non-first fragment, the UDP
- * header inside the frame. */
-static __always_inline __u8* cs_udp_to_port(__u8* data, const __u8* data_end, __u16 port,
-                                            __u8** ip_out) {
-    __u16 type = 0;
-    const __u32 l3 = lr_l3_offset(data, data_end, &type);
-    if (l3 == 0 || type != LR_ETHERTYPE_IPV4) return 0;
-    __u8* ip = data + l3;
-    if (ip + LR_IPV4_MIN_HLEN > data_end) return 0;
-    const __u32 ihl = (__u32)(ip[0] & 0x0F) * 4;
-    if ((ip[0] >> 4) != 4 || ihl < LR_IPV4_MIN_HLEN || ip[9] != CS_IPPROTO_UDP ||
-        (lr_load_be16(ip + 6) & 0x1FFF) != 0)
-        return 0;
-    __u8* udp = ip + ihl;
-    if (udp + CS_UDP_HLEN > data_end || lr_load_be16(udp + 2) != port) return 0;
-    *ip_out = ip;
-    return udp;
-}
 
 /* A 32-bit one's-complement sum folded to 16 bits. */
 static __always_inline __u32 cs_fold(__u32 sum) {
@@ -114,39 +88,6 @@ static __always_inline int cs_judge(const __u8* ip, const __u8* udp, const __u8*
     return CS_ANSWER;
 }
 
-static __always_inline void cs_store_be64(__u8* p, __u64 v) {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    __builtin_memcpy(p, &v, 8);
-}
-
-static __always_inline void cs_swap4(__u8* a, __u8* b) {
-    __u8 t[4];
-    __builtin_memcpy(t, a, 4);
-    __builtin_memcpy(a, b, 4);
-    __builtin_memcpy(b, t, 4);
-}
-
-/* The frame (judged CS_ANSWER or CS_ECHO) sent back as `type`, as cs_wire.cpp's turn_around
- * does: MACs, IPs and UDP ports swapped, UDP checksum 0; a frame to a group address is answered
- * from the interface's MAC (the master loop's own_source_mac). Returns the clocksync header. */
-static __always_inline __u8* cs_turn_around(__u8* data, const __u8* data_end, __u8* ip, __u8* udp,
-                                            const struct dp_cs_config* config, __u8 type) {
-    if (udp + CS_UDP_LEN > data_end) return 0; /* not reached: judged */
-    lr_swap_macs(data, data_end);
-    if (data[6] & 1) __builtin_memcpy(data + 6, config->mac, 6);
-    cs_swap4(ip + 12, ip + 16);
-    __u8 port[2];
-    __builtin_memcpy(port, udp, 2);
-    __builtin_memcpy(udp, udp + 2, 2);
-    __builtin_memcpy(udp + 2, port, 2);
-    udp[6] = udp[7] = 0;
-    __u8* cs = udp + CS_UDP_HLEN;
-    cs[LR_CS_OFF_TYPE] = type;
-    return cs;
-}
-
 SEC("xdp.frags")
 int xsk_def_prog(struct xdp_md* ctx) {
     /* First: the frame is here (and was a little earlier: a late receive stamp is sound). */
@@ -165,11 +106,11 @@ int xsk_def_prog(struct xdp_md* ctx) {
     const int verdict = cs_judge(ip, udp, data_end, flags, config);
     if (verdict == CS_SLOW) return dp_finish(ctx, flags, DP_SLOW_PATH);
     if (verdict == CS_ECHO) {
-        cs_turn_around(data, data_end, ip, udp, config, LR_CS_WARMUP_ECHO);
+        cs_turn_around(data, data_end, ip, udp, config->mac, LR_CS_WARMUP_ECHO);
         return dp_finish(ctx, flags, DP_TX);
     }
     if (verdict != CS_ANSWER) return dp_finish(ctx, flags, DP_DROP_FIRST + verdict);
-    __u8* cs = cs_turn_around(data, data_end, ip, udp, config, LR_CS_RESPONSE);
+    __u8* cs = cs_turn_around(data, data_end, ip, udp, config->mac, LR_CS_RESPONSE);
     if (!cs) return dp_finish(ctx, flags, DP_TX); /* not reached: judged */
     cs_store_be64(cs + LR_CS_OFF_T2, t2);
     /* Last but the count: the frame leaves after this (an early transmit stamp is sound). */

@@ -31,6 +31,11 @@ enum lr_cs_type { LR_CS_REQUEST = 1, LR_CS_RESPONSE = 2, LR_CS_WARMUP = 3, LR_CS
 /* The reserved field (LR_CS_OFF_RESERVED, big endian; sent as 0, ignored and echoed) of a warm-up
  * frame: this bit asks the master for the echo. */
 #define LR_CS_FLAG_ECHO 0x0001
+/* With LR_CS_FLAG_ECHO, the client asks its own steering program to turn the echo into the
+ * request of the frame's seq (STEER_FLAG_CS_TURN, lib/xdp/steer/steer.bpf.c): the request then
+ * leaves from the client's receive path, as the master's answer does from its. The master echoes
+ * the flag as it echoes the field. */
+#define LR_CS_FLAG_TURN 0x0002
 
 /* The reasons a master drops a frame, X(C_NAME, clocksync's board key), in the order of
  * LINERATE_CS_DROPS from not_clocksync on (apps/clocksync/cs_wire.hpp checks it at compile time,

@@ -2,7 +2,8 @@
 // The receive time lib/xdp/steer/steer.bpf.c puts ahead of each frame it hands the app when asked
 // (STEER_FLAG_RX_STAMP, SteerFilter::rx_stamp): struct steer_rx_stamp in the XDP metadata, which
 // the AF_XDP socket copies into the umem chunk right before the frame, and net_af_xdp's mbufs
-// are those chunks. Plain bytes, no EAL.
+// are those chunks; with STEER_FLAG_CS_TURN also the t1 of the clocksync request an answer
+// answers. Plain bytes, no EAL.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -12,17 +13,26 @@
 
 namespace linerate::xdp {
 
-// The stamp before `frame` (`headroom` bytes before it belong to its buffer), CLOCK_MONOTONIC
-// ns; nullopt when none is there. The magic is cleared once read: the chunk's next frame, if it
-// comes without a stamp (a driver without XDP metadata), never shows this one's.
-inline std::optional<uint64_t> take_rx_stamp(uint8_t* frame, size_t headroom) {
+// What the steering program put ahead of a frame: its receive time, and (STEER_FLAG_CS_TURN) the
+// t1 of the turned request the frame answers. CLOCK_MONOTONIC ns.
+struct RxStamp {
+    uint64_t rx_ns = 0;
+    std::optional<uint64_t> turn_t1_ns;  // none: no turned request of this frame's seq
+};
+
+// The stamp before `frame` (`headroom` bytes before it belong to its buffer); nullopt when none
+// is there. The magic is cleared once read: the chunk's next frame, if it comes without a stamp
+// (a driver without XDP metadata), never shows this one's.
+inline std::optional<RxStamp> take_rx_stamp(uint8_t* frame, size_t headroom) {
     if (headroom < sizeof(steer_rx_stamp)) return std::nullopt;
     uint8_t* at = frame - sizeof(steer_rx_stamp);
     steer_rx_stamp s;
     std::memcpy(&s, at, sizeof(s));
     if (s.magic != STEER_RX_STAMP_MAGIC || s.zero != 0) return std::nullopt;
     std::memset(at + offsetof(steer_rx_stamp, magic), 0, sizeof(s.magic));
-    return s.rx_ns;
+    RxStamp r{s.rx_ns, std::nullopt};
+    if (s.turn_t1_ns != 0) r.turn_t1_ns = s.turn_t1_ns;
+    return r;
 }
 
 }  // namespace linerate::xdp

@@ -55,7 +55,7 @@ SteerFilter parse_steer_filter(const std::string& v, const SteerFilter& app_filt
         char* end = nullptr;
         unsigned long port = std::strtoul(v.c_str() + 4, &end, 10);
         if (v.size() > 4 && *end == '\0' && port >= 1 && port <= 65535)
-            return {SteerMode::udp_port, uint16_t(port), stamp};
+            return {SteerMode::udp_port, uint16_t(port), stamp, app_filter.cs_turn};
     }
     throw std::invalid_argument("bad --xdp-steer '" + v + "' (app, ipv4, all or udp:PORT)");
 }
@@ -64,11 +64,15 @@ SteerCounters& SteerCounters::operator+=(const SteerCounters& o) {
     redirected += o.redirected;
     passed += o.passed;
     unclaimed += o.unclaimed;
+    turned += o.turned;
     return *this;
 }
 
 nlohmann::json SteerCounters::json() const {
-    return {{"redirected", redirected}, {"passed", passed}, {"unclaimed", unclaimed}};
+    return {{"redirected", redirected},
+            {"passed", passed},
+            {"unclaimed", unclaimed},
+            {"turned", turned}};
 }
 
 uint32_t xdp_program_id(const std::string& ifname) {
@@ -171,7 +175,8 @@ void SteerProgram::set_filter(const SteerFilter& f) {
     steer_config c{};
     c.mode = uint32_t(f.mode);
     c.udp_port = f.udp_port;
-    c.flags = f.rx_stamp ? STEER_FLAG_RX_STAMP : 0;
+    c.flags =
+        uint16_t((f.rx_stamp ? STEER_FLAG_RX_STAMP : 0) | (f.cs_turn ? STEER_FLAG_CS_TURN : 0));
     uint32_t key = 0;
     if (bpf_map_update_elem(config_fd_, &key, &c, BPF_ANY)) fail("writing steer_config", errno);
 }
@@ -180,7 +185,8 @@ SteerFilter SteerProgram::filter() const {
     steer_config c{};
     uint32_t key = 0;
     if (bpf_map_lookup_elem(config_fd_, &key, &c)) fail("reading steer_config", errno);
-    return {SteerMode(c.mode), c.udp_port, (c.flags & STEER_FLAG_RX_STAMP) != 0};
+    return {SteerMode(c.mode), c.udp_port, (c.flags & STEER_FLAG_RX_STAMP) != 0,
+            (c.flags & STEER_FLAG_CS_TURN) != 0};
 }
 
 std::vector<SteerCounters> SteerProgram::queues() const {
@@ -193,9 +199,10 @@ std::vector<SteerCounters> SteerProgram::queues() const {
         if (bpf_map_lookup_elem(counters_fd_, &q, per_cpu.data()))
             fail("reading steer_counters", errno);
         SteerCounters sum;
-        for (const steer_counters& c : per_cpu) sum += {c.redirected, c.passed, c.unclaimed};
+        for (const steer_counters& c : per_cpu)
+            sum += {c.redirected, c.passed, c.unclaimed, c.turned};
         out.push_back(sum);
-        if (sum.redirected || sum.passed || sum.unclaimed) used = q + 1;
+        if (sum.redirected || sum.passed || sum.unclaimed || sum.turned) used = q + 1;
     }
     out.resize(used);
     return out;

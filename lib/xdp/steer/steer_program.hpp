@@ -34,6 +34,10 @@ struct SteerFilter {
     // Each claimed frame carries its receive time ahead of it (STEER_FLAG_RX_STAMP, read with
     // take_rx_stamp): the app's wish, kept whatever --xdp-steer says is steered.
     bool rx_stamp = false;
+    // A clocksync client's (STEER_FLAG_CS_TURN, with rx_stamp and udp_port only): the master's
+    // echo of a flagged warm-up frame leaves again as the request, by XDP_TX; its answer's stamp
+    // carries the request's t1 (take_rx_stamp).
+    bool cs_turn = false;
     std::string describe() const;  // "IPv4/UDP to port 5000", "all IPv4", ...
     bool operator==(const SteerFilter&) const = default;
 };
@@ -47,6 +51,7 @@ struct SteerCounters {
     uint64_t redirected = 0;  // to the queue's AF_XDP socket
     uint64_t passed = 0;      // not matched: to the kernel
     uint64_t unclaimed = 0;   // matched, no socket on that queue: to the kernel
+    uint64_t turned = 0;      // cs_turn: a warm-up echo sent back as its request (XDP_TX)
     SteerCounters& operator+=(const SteerCounters& o);
     nlohmann::json json() const;
 };
