@@ -10,6 +10,20 @@ namespace {
 // A stalled caller catches up at most this many grid samples; older ones are counted as skipped
 // (bounds the work of one tick after a long pause or a clock jump).
 constexpr uint64_t kMaxCatchUpSamples = 100'000;
+
+// A stamp the client's XDP hook took of an exchange, used only where it lies in the exchange's
+// [t1, t4] (counted in `taken`); outside it cannot be this exchange's (a stale stamp, another
+// clock), and the client's own reading `own` stays (the stamp counted in `refused`).
+uint64_t hook_stamp_or(uint64_t own, std::optional<uint64_t> stamp, uint64_t t1, uint64_t t4,
+                       uint64_t& taken, uint64_t& refused) {
+    if (!stamp) return own;
+    if (diff_ns(*stamp, t1) >= 0 && diff_ns(t4, *stamp) >= 0) {
+        ++taken;
+        return *stamp;
+    }
+    ++refused;
+    return own;
+}
 }  // namespace
 
 ClientSession::ClientSession(const ClientConfig& cfg) : cfg_(cfg), est_(cfg.drift_bound_ppm) {
@@ -94,10 +108,12 @@ bool ClientSession::on_packet(const CsPacket& p, uint64_t t4, HookStamps hook) {
         return reject(Drop::unknown_sequence);
     }
     // The probe's own t1 is used, not the echoed one: the client trusts its own record (and
-    // its own hook's).
+    // its own hook's). t4: the hook's receive stamp, else the loop's read (late but sound); t1:
+    // the hook's stamp of the turned request, else the trigger's departure (early but sound).
     const uint64_t sent_at = probes_[idx].t1;
-    const uint64_t at = arrival(sent_at, t4, hook.t4);
-    Timestamps ts{departure(sent_at, at, hook.t1), p.t2, p.t3, at};
+    const uint64_t at = hook_stamp_or(t4, hook.t4, sent_at, t4, rx_stamps_, rx_stamps_refused_);
+    Timestamps ts{hook_stamp_or(sent_at, hook.t1, sent_at, at, turn_stamps_, turn_stamps_refused_),
+                  p.t2, p.t3, at};
     // A broken answer still consumes the probe, so the round need not wait for its timeout.
     std::optional<Drop> bad;
     if (diff_ns(p.t3, p.t2) < 0) {
@@ -119,31 +135,6 @@ bool ClientSession::on_frame(const uint8_t* frame, size_t len, uint64_t t4, pkt:
                                        {cfg_.verify_checksums, port, !cfg_.strict_checksums});
     udp_checksum_offloaded_ += p.udp_checksum_offloaded;
     return on_packet(p, t4, hook);
-}
-
-// The answer's t4: the hook's stamp where it lies in [t1, t4]. Outside, it cannot be this
-// answer's arrival (a stale stamp, another clock): the loop's own read, late but sound.
-uint64_t ClientSession::arrival(uint64_t t1, uint64_t t4, std::optional<uint64_t> hook_t4) {
-    if (!hook_t4) return t4;
-    if (diff_ns(*hook_t4, t1) >= 0 && diff_ns(t4, *hook_t4) >= 0) {
-        ++rx_stamps_;
-        return *hook_t4;
-    }
-    ++rx_stamps_refused_;
-    return t4;
-}
-
-// The request's t1: the hook's stamp of the turned request where it lies in [t1, t4] (t1 the
-// trigger's, sent before the request could leave; t4 the answer's). Outside, it cannot be this
-// request's departure: the recorded t1, early but sound.
-uint64_t ClientSession::departure(uint64_t t1, uint64_t t4, std::optional<uint64_t> hook_t1) {
-    if (!hook_t1) return t1;
-    if (diff_ns(*hook_t1, t1) >= 0 && diff_ns(t4, *hook_t1) >= 0) {
-        ++turn_stamps_;
-        return *hook_t1;
-    }
-    ++turn_stamps_refused_;
-    return t1;
 }
 
 // Up = t2 − (t1 + offset at t1), down = (t4 + offset at t4) − t3; 0 if rounding makes one

@@ -163,8 +163,6 @@ class ClientSession {
     void complete_round(uint64_t at);
     void sample_until(uint64_t t);
     void sample(uint64_t t);
-    uint64_t arrival(uint64_t t1, uint64_t t4, std::optional<uint64_t> hook_t4);
-    uint64_t departure(uint64_t t1, uint64_t t4, std::optional<uint64_t> hook_t1);
     void record_one_way(const Timestamps& ts);
 
     ClientConfig cfg_;

@@ -344,14 +344,12 @@ void check_role(const OptionTables& t, Options& o) {
     check_master_datapath(o, given(t, "--sw-clock") > 0);
     // The program's stamp is CLOCK_MONOTONIC; converting it to the raw clock would cost the
     // bound up to 10 % of the run's length (the kernel may slew CLOCK_MONOTONIC that much).
-    if (o.xdp_tx && o.client_clock() != SystemClock::monotonic)
-        throw std::invalid_argument(
-            "--xdp-tx stamps t1 with CLOCK_MONOTONIC (bpf_ktime_get_ns): it needs --master-clock "
-            "monotonic");
-    if (o.xdp_turn && o.client_clock() != SystemClock::monotonic)
-        throw std::invalid_argument(
-            "--xdp-turn stamps t1 with CLOCK_MONOTONIC (bpf_ktime_get_ns): it needs "
-            "--master-clock monotonic");
+    for (const auto& [on, name] : {std::pair{o.xdp_tx, "--xdp-tx"}, {o.xdp_turn, "--xdp-turn"}})
+        if (on && o.client_clock() != SystemClock::monotonic)
+            throw std::invalid_argument(
+                fmt::format("{} stamps t1 with CLOCK_MONOTONIC (bpf_ktime_get_ns): it needs "
+                            "--master-clock monotonic",
+                            name));
     if (o.xdp_turn && !o.rx_stamps)
         throw std::invalid_argument(
             "--xdp-turn hands t1 over in the receive stamp: it cannot go with --no-rx-stamps");

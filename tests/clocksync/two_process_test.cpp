@@ -142,6 +142,19 @@ PairResult run_pair(const std::vector<std::string>& client_args, double client_s
     return r;
 }
 
+// The client with `app_args` on a net_null port for 1 s: refused after the EAL started (a usage
+// error the options alone cannot tell), exit 2 with `message` in its output.
+void expect_refused_on_net_null(std::vector<std::string> app_args, const std::string& message) {
+    std::vector<std::string> argv = {kApp};
+    for (const std::string& a : no_huge_eal()) argv.push_back(a);
+    argv.insert(argv.end(), {"--vdev=net_null0", "--"});
+    argv.insert(argv.end(), app_args.begin(), app_args.end());
+    argv.insert(argv.end(), {"--duration", "1"});
+    const ProcessResult r = run_process(argv);
+    EXPECT_EQ(r.exit_status, 2) << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << r.out;
+}
+
 }  // namespace
 
 // The case: 5 ms off, 8 ppm fast (within rho = 10 ppm), 6 s. The probe timeout is
@@ -656,15 +669,8 @@ TEST(ClocksyncCli, SubcommandsRefuseTheOtherRolesOptionsAndASecondRole) {
                        "clocksync: no role: clocksync master [options] or clocksync client "
                        "[options] (or --role) (see --help)");
     // After `--`, as the first app argument.
-    std::vector<std::string> argv = {kApp};
-    for (const std::string& a : no_huge_eal()) argv.push_back(a);
-    argv.insert(argv.end(), {"--vdev=net_null0", "--", "client", "--master-clock", "monotonic",
-                             "--xdp-tx", "--duration", "1"});
-    const ProcessResult r = run_process(argv);
-    EXPECT_EQ(r.exit_status, 2) << r.out;
-    EXPECT_NE(r.out.find("--xdp-tx sends from an interface's XDP layer: port 0 is net_null"),
-              std::string::npos)
-        << r.out;
+    expect_refused_on_net_null({"client", "--master-clock", "monotonic", "--xdp-tx"},
+                               "--xdp-tx sends from an interface's XDP layer: port 0 is net_null");
 
     const ProcessResult top = run_process({kApp, "--help"});
     EXPECT_EQ(top.exit_status, 0);
@@ -700,16 +706,9 @@ TEST(ClocksyncXdpTx, NeedsClockMonotonicAndAnAfXdpPortExit2) {
                        "--master-clock monotonic");
     expect_usage_error(kApp, {"--role", "master", "--xdp-tx"},
                        "--xdp-tx applies to --role client only");
-    std::vector<std::string> argv = {kApp};
-    for (const std::string& a : no_huge_eal()) argv.push_back(a);
-    argv.insert(argv.end(), {"--vdev=net_null0", "--", "--role", "client", "--master-clock",
-                             "monotonic", "--xdp-tx", "--duration", "1"});
-    const ProcessResult r = run_process(argv);
-    EXPECT_EQ(r.exit_status, 2) << r.out;
-    EXPECT_NE(r.out.find("--xdp-tx sends from an interface's XDP layer: port 0 is net_null, not "
-                         "an --af-xdp port"),
-              std::string::npos)
-        << r.out;
+    expect_refused_on_net_null({"--role", "client", "--master-clock", "monotonic", "--xdp-tx"},
+                               "--xdp-tx sends from an interface's XDP layer: port 0 is "
+                               "net_null, not an --af-xdp port");
 }
 
 // --xdp-turn: t1 is the steering program's CLOCK_MONOTONIC and comes back in the receive stamp,
@@ -725,13 +724,6 @@ TEST(ClocksyncXdpTurn, NeedsClockMonotonicRxStampsAndAnAfXdpPortExit2) {
                        "--no-rx-stamps");
     expect_usage_error(kApp, {"master", "--xdp-turn"},
                        "--xdp-turn applies to clocksync client only");
-    std::vector<std::string> argv = {kApp};
-    for (const std::string& a : no_huge_eal()) argv.push_back(a);
-    argv.insert(argv.end(), {"--vdev=net_null0", "--", "client", "--master-clock", "monotonic",
-                             "--xdp-turn", "--duration", "1"});
-    const ProcessResult r = run_process(argv);
-    EXPECT_EQ(r.exit_status, 2) << r.out;
-    EXPECT_NE(r.out.find("--xdp-turn needs the steering program on an --af-xdp port"),
-              std::string::npos)
-        << r.out;
+    expect_refused_on_net_null({"client", "--master-clock", "monotonic", "--xdp-turn"},
+                               "--xdp-turn needs the steering program on an --af-xdp port");
 }

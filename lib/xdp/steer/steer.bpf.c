@@ -51,6 +51,7 @@ static __always_inline int cs_turn(__u8* data, const __u8* data_end, __u16 port,
     if (cs[LR_CS_OFF_TYPE] != LR_CS_WARMUP_ECHO || (data[0] & 1) ||
         !(lr_load_be16(cs + LR_CS_OFF_RESERVED) & LR_CS_FLAG_TURN))
         return 0;
+    /* From the address the echo came to (unicast, checked above: `own_mac` is never read). */
     cs = cs_turn_around(data, data_end, ip, udp, data, LR_CS_REQUEST);
     if (!cs) return 0; /* not reached: the length was checked */
     cs[LR_CS_OFF_RESERVED] = cs[LR_CS_OFF_RESERVED + 1] = 0;

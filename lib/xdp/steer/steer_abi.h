@@ -74,6 +74,5 @@ struct steer_counters {
 #define STEER_XSKS_MAP "xsks_map"
 #define STEER_CONFIG_MAP "steer_config"
 #define STEER_COUNTERS_MAP "steer_counters"
-#define STEER_TURN_MAP "steer_turn"
 
 #endif
