@@ -230,6 +230,33 @@ CLI::Validator ipv4_address() {
         "A.B.C.D");
 }
 
+CLI::Option* add_key_option(CLI::App& app, std::optional<auth::Key>& key, const std::string& help) {
+    auto load = [&key](const std::string& path) {
+        try {
+            key = auth::load_key_file(path);
+        } catch (const auth::KeyFileError& e) {
+            throw CLI::ValidationError("--key", e.what());
+        }
+    };
+    return app.add_option_function<std::string>("--key", load, help)->type_name("FILE");
+}
+
+CLI::Option* add_allow_option(CLI::App& app, pkt::Ipv4AllowList& allow, const std::string& help) {
+    auto add = [&allow](const std::vector<std::string>& nets) {
+        for (const std::string& text : nets) {
+            const std::optional<pkt::Ipv4Net> net = pkt::parse_ipv4_net(text);
+            if (!net)
+                throw CLI::ValidationError("--allow", "bad IPv4 network '" + text +
+                                                          "' (a.b.c.d/len, host bits 0, or "
+                                                          "an address)");
+            allow.nets.push_back(*net);
+        }
+    };
+    return app.add_option_function<std::vector<std::string>>("--allow", add, help)
+        ->delimiter(',')
+        ->type_name("CIDR[,CIDR...]");
+}
+
 void check_writable(const std::string& path, const std::string& option) {
     struct stat st {};
     if (stat(path.c_str(), &st) == 0) {

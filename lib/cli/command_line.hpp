@@ -3,11 +3,15 @@
 // the error convention (one line on stderr, exit status 2; --help exits 0).
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "auth/message_mac.hpp"
+#include "pkt/address.hpp"
 
 namespace linerate::cli {
 
@@ -58,6 +62,15 @@ CLI::Validator finite_range(double min, double max);
 
 // A dotted-quad IPv4 address (pkt::parse_ipv4): "bad IPv4 address 'TEXT'" otherwise.
 CLI::Validator ipv4_address();
+
+// --key FILE: the shared secret of a keyed service (lib/auth/message_mac.hpp), loaded and
+// checked while parsing: a file others may read, or one that holds no key, is a usage error
+// (one line, exit 2) that says what to do.
+CLI::Option* add_key_option(CLI::App& app, std::optional<auth::Key>& key, const std::string& help);
+
+// --allow CIDR[,...]: the IPv4 sources a service takes (pkt::Ipv4AllowList), each a.b.c.d/len
+// or an address; repeatable.
+CLI::Option* add_allow_option(CLI::App& app, pkt::Ipv4AllowList& allow, const std::string& help);
 
 // A number within [min, max] whose default --help shows: the shape most of the apps' numeric
 // options take. Integers are checked by CLI::Range, floating point by finite_range (no NaN).

@@ -137,6 +137,46 @@ TEST(OptionShapes, GroupHeadsOnlyWhatItAdds) {
     EXPECT_EQ(app.get_option("--before")->get_group(), "Options");
 }
 
+// add_key_option: the file is loaded while parsing; one others may read is refused with what
+// to do. add_allow_option: comma-separated and repeatable, a bad network refused.
+TEST(OptionShapes, KeyIsCheckedWhileParsingAndAllowTakesNetworks) {
+    CLI::App app;
+    std::optional<auth::Key> key;
+    pkt::Ipv4AllowList allow;
+    cli::add_key_option(app, key, "Key");
+    cli::add_allow_option(app, allow, "Sources");
+    const std::string path = "/tmp/linerate-cli-test.key";
+    const std::string hex(64, 'a');
+    {
+        FILE* f = fopen(path.c_str(), "w");
+        ASSERT_NE(f, nullptr);
+        fputs((hex + "\n").c_str(), f);
+        fclose(f);
+    }
+    chmod(path.c_str(), 0644);
+    std::vector<std::string> args = {path, "--key"};
+    try {
+        app.parse(args);
+        ADD_FAILURE() << "a key others may read was taken";
+    } catch (const CLI::ValidationError& e) {
+        EXPECT_NE(std::string(e.what()).find("chmod 600"), std::string::npos) << e.what();
+    }
+    app.clear();
+    chmod(path.c_str(), 0600);
+    args = {"127.0.0.1", "--allow", "10.0.0.0/8,192.168.1.0/24", "--allow", path, "--key"};
+    app.parse(args);
+    ASSERT_TRUE(key);
+    EXPECT_EQ(key->bytes[0], 0xAA);
+    EXPECT_EQ(allow.nets.size(), 3u);
+    EXPECT_TRUE(allow.contains(0x7F000001u));
+    EXPECT_TRUE(allow.contains(0xC0A80105u));
+    EXPECT_FALSE(allow.contains(0xC0A80205u));
+    app.clear();
+    args = {"10.0.0.1/8", "--allow"};
+    EXPECT_THROW(app.parse(args), CLI::ValidationError);
+    unlink(path.c_str());
+}
+
 TEST(CommonOptions, PoolMustHoldOneAndAHalfCaches) {
     cli::CommonOptions o;
     cli::check_common_options(o);  // sized from the setup

@@ -90,6 +90,31 @@ TEST(Address, Ipv4IsStrictAndRoundTrips) {
     EXPECT_EQ(linerate::pkt::format_ipv4(0x0A0000FFu), "10.0.0.255");
 }
 
+TEST(Address, Ipv4NetsAreStrictAndMatchTheirPrefix) {
+    using linerate::pkt::parse_ipv4_net;
+    const auto net = parse_ipv4_net("10.81.0.0/24");
+    ASSERT_TRUE(net);
+    EXPECT_TRUE(net->contains(0x0A510002u));
+    EXPECT_FALSE(net->contains(0x0A510102u));
+    EXPECT_EQ(linerate::pkt::format_ipv4_net(*net), "10.81.0.0/24");
+    const auto host = parse_ipv4_net("127.0.0.1");
+    ASSERT_TRUE(host);
+    EXPECT_TRUE(host->contains(0x7F000001u));
+    EXPECT_FALSE(host->contains(0x7F000002u));
+    const auto any = parse_ipv4_net("0.0.0.0/0");
+    ASSERT_TRUE(any);
+    EXPECT_TRUE(any->contains(0xC0A80001u));
+    for (const char* bad : {"10.0.0.1/8", "10.0.0.0/33", "10.0.0.0/", "10.0.0.0/08", "10.0.0/8",
+                            "10.0.0.0/a", "", "/8"})
+        EXPECT_FALSE(parse_ipv4_net(bad)) << bad;
+    linerate::pkt::Ipv4AllowList allow;
+    EXPECT_FALSE(allow.contains(0x7F000001u));
+    allow.nets = {*net, *host};
+    EXPECT_TRUE(allow.contains(0x7F000001u));
+    EXPECT_TRUE(allow.contains(0x0A5100FEu));
+    EXPECT_FALSE(allow.contains(0x0A520001u));
+}
+
 TEST(Address, MacIsStrictAndRoundTrips) {
     auto mac = linerate::pkt::parse_mac("02:aB:cd:00:10:ff");
     ASSERT_TRUE(mac);
