@@ -1,16 +1,11 @@
-""
-    "bench/run auth-cost: what --key costs kvagg (issue 45): the same trace with and without the
-    MAC on every datagram,
-    alternated in one run.
+"""bench/run auth-cost: what --key costs kvagg (issue 45): the same trace with and without the
+MAC on every datagram, alternated in one run.
 
-        kvagg on one net_pcap port replaying a linerate -
-        gen kvagg trace from memory(infinite_rx),
-    one worker, --agg per - worker(the default),
-    --dup - window 0(the replay repeats sequence numbers),
-    hugepages when enough are free.The keyed trace is the same frames with the 28 - byte
-        trailer(AES - 256 - GMAC, computed here with python3 - cryptography,
-                UDP checksum recomputed),
-    read by kvagg-- key.Goal : keyed / unkeyed >= 0.7 at 32 tuples a datagram; 1 tuple is reported beside it
+kvagg on one net_pcap port replaying a linerate-gen kvagg trace from memory (infinite_rx), one
+worker, --agg per-worker (the default), --dup-window 0 (the replay repeats sequence numbers),
+hugepages when enough are free. The keyed trace is the same frames with the 28-byte trailer
+(AES-256-GMAC, computed here with python3-cryptography, UDP checksum recomputed), read by kvagg
+--key. Goal: keyed / unkeyed >= 0.7 at 32 tuples a datagram; 1 tuple is reported beside it
 (the MAC's fixed cost per datagram weighs most there). Mtuples/s from each run's JSON.
 """
 import json
@@ -91,9 +86,8 @@ def run(args):
     fd = os.open(key_file, os.O_WRONLY | os.O_CREAT, 0o600)
     os.write(fd, key.hex().encode() + b"\n")
     os.close(fd)
-    result = {
-    "description" : run.__doc__, "runs" : args.runs, "seconds_per_run" : args.seconds,
-        "goal_keyed_over_plain_32" : GOAL_32, "traces" : {}}
+    result = {"description": run.__doc__, "runs": args.runs, "seconds_per_run": args.seconds,
+              "goal_keyed_over_plain_32": GOAL_32, "traces": {}}
     for tuples, count in ((32, 2048), (1, 4096)):
         plain = bk.write_pcap(f"auth_kv{tuples}", "--kind", "kvagg", "--count", str(count),
                               "--tuples", str(tuples), "--keys", "65536", "--streams", "16")
@@ -101,8 +95,7 @@ def run(args):
         variants = {"plain": kvagg_variant(plain, tmp, args.seconds, f"plain{tuples}", []),
                     "keyed": kvagg_variant(keyed, tmp, args.seconds, f"keyed{tuples}",
                                            ["--key", key_file])}
-        res = bk.measure_alternating({
-k: v[0] for k, v in variants.items()}, args.runs,
+        res = bk.measure_alternating({k: v[0] for k, v in variants.items()}, args.runs,
                                      args.seconds + 2)
         for name, (_, huge) in variants.items():
             res[name]["memory"] = "huge" if huge else "nohuge"
