@@ -94,6 +94,9 @@ KvRequest parse_kv_request(const uint8_t* frame, size_t len, uint16_t udp_port) 
     r.verdict = l.verdict;
     if (l.verdict != KvVerdict::ok) return r;
     r.op = l.app[kKvOpOff];
+    r.l3_offset = l.l3_offset;
+    r.app_offset = size_t(l.app - frame);
+    r.app_len = l.app_len;
     if (r.op == kKvOpSum) {
         r.verdict = parse_kv_packet_general(frame, len, udp_port).verdict;
         return r;
@@ -103,9 +106,6 @@ KvRequest parse_kv_request(const uint8_t* frame, size_t len, uint16_t udp_port) 
     r.seq = load_be64(l.app + kKvSeqOff);
     r.flags = load_be32(l.app + kKvReservedOff);
     r.body = l.app + kKvHeaderLen;
-    r.l3_offset = l.l3_offset;
-    r.app_offset = size_t(l.app - frame);
-    r.app_len = l.app_len;
     r.verdict = check_request(r, l.app_len - kKvHeaderLen);
     return r;
 }
