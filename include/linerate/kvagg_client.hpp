@@ -220,7 +220,7 @@ inline std::array<uint8_t, 32> load_key_file(const std::string& path) {
 
 // The trailer of a keyed datagram (docs/wire-formats.md "Keyed datagrams"): AES-256-GMAC of the
 // UDP payload before it under a nonce of 8 random bytes per client and a 4-byte big-endian
-// counter. The same rule as kvagg's (lib/auth), held to it by tests/kvagg/kvagg_client_test.
+// counter. The same rule as kvagg's (lib/auth), which verifies it in integration_kvagg_access.
 class PayloadMac {
   public:
     explicit PayloadMac(const std::array<uint8_t, 32>& key) : ctx_(EVP_CIPHER_CTX_new()) {
