@@ -67,6 +67,10 @@ bool ListenAddrs::admits_any(const uint8_t* frame, size_t len) const {
     return std::find(addrs.begin(), addrs.begin() + count, dst) != addrs.begin() + count;
 }
 
+uint32_t kv_frame_source_any(const uint8_t* frame, size_t len) {
+    return load_be32(frame + parse_l2(frame, len).length + 12);
+}
+
 KvPacket parse_kv_packet_general(const uint8_t* frame, size_t len, uint16_t udp_port,
                                  ChecksumCheck checksums) {
     const KvLocated l = locate_kv(frame, len, udp_port, checksums);
@@ -90,6 +94,9 @@ KvRequest parse_kv_request(const uint8_t* frame, size_t len, uint16_t udp_port) 
     r.verdict = l.verdict;
     if (l.verdict != KvVerdict::ok) return r;
     r.op = l.app[kKvOpOff];
+    r.l3_offset = l.l3_offset;
+    r.app_offset = size_t(l.app - frame);
+    r.app_len = l.app_len;
     if (r.op == kKvOpSum) {
         r.verdict = parse_kv_packet_general(frame, len, udp_port).verdict;
         return r;
@@ -99,8 +106,6 @@ KvRequest parse_kv_request(const uint8_t* frame, size_t len, uint16_t udp_port) 
     r.seq = load_be64(l.app + kKvSeqOff);
     r.flags = load_be32(l.app + kKvReservedOff);
     r.body = l.app + kKvHeaderLen;
-    r.l3_offset = l.l3_offset;
-    r.app_offset = size_t(l.app - frame);
     r.verdict = check_request(r, l.app_len - kKvHeaderLen);
     return r;
 }

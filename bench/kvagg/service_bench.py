@@ -99,7 +99,8 @@ def with_kvagg(ns, port, json_path, extra, body):
     kvagg = os.path.join(BUILD, "apps", "kvagg", "kvagg")
     vdev, blocker = kvagg_port(ns, port)
     cmd = [kvagg, "-l", "0", "--no-huge", "-m", "1024", "--no-pci", f"--file-prefix={ns.kv}",
-           vdev, "--", "--keys", "1M", "--stats-period", "0", "--json", json_path, *extra]
+           vdev, "--", "--keys", "1M", "--stats-period", "0", "--json", json_path,
+           "--allow", CLIENT_IP, *extra]
     app = ns.run(ns.kv, *cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         if not wait_ready(ns, 30):

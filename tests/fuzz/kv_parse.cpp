@@ -1,30 +1,76 @@
 // libFuzzer target: the kvagg parser on arbitrary frames. Under ASan/UBSan it reads only inside
 // the frame; the canonical-layout fast path agrees with the general parser; an accepted packet's
-// tuples lie inside the frame.
+// tuples lie inside the frame. Keyed frames (--key): the kernel's trailer check on the frame as
+// given and, when the second byte's low bit is set, with a valid trailer written over its last 28
+// payload bytes (so the fuzzer reaches what follows the MAC), frame by frame and in a burst
+// alike; a request's gate and the error reply it may draw, never larger than the request.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <vector>
 
+#include "kvagg/kv_control.hpp"
+#include "kvagg/kv_kernel.hpp"
 #include "kvagg/kv_wire.hpp"
 
 using namespace linerate::kvagg;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    // The first byte picks the UDP port: mostly the default, so the fuzzer reaches the header.
-    if (size == 0) return 0;
-    const uint16_t port = data[0] < 240 ? kKvDefaultPort : uint16_t(9000 + data[0]);
-    const uint8_t* frame = data + 1;
-    const size_t len = size - 1;
+namespace {
+
+const linerate::auth::Key kKey{{0x45, 1, 2, 3}};
+
+void check_parse(const uint8_t* frame, size_t len, uint16_t port) {
     const KvPacket fast = parse_kv_packet(frame, len, port);
     const KvPacket general = parse_kv_packet_general(frame, len, port);
     if (fast.verdict != general.verdict) std::abort();
-    if (fast.verdict != KvVerdict::ok) return 0;
+    if (fast.verdict != KvVerdict::ok) return;
     if (fast.tuple_count != general.tuple_count || fast.stream != general.stream ||
         fast.seq != general.seq || fast.tuples != general.tuples)
         std::abort();
     const uint8_t* end = fast.tuples + size_t(fast.tuple_count) * kKvTupleLen;
     if (fast.tuples < frame || end > frame + len) std::abort();
-    uint64_t sum = 0;  // touch every tuple byte: ASan checks the bounds the parser promised
-    for (const uint8_t* p = fast.tuples; p != end; ++p) sum += *p;
-    return int(sum & 0);
+    volatile uint64_t sum = 0;  // touch every tuple byte: ASan checks the bounds promised
+    for (const uint8_t* p = fast.tuples; p != end; ++p) sum = sum + *p;
+}
+
+// A valid trailer over the frame's UDP payload, when it has a kvagg header and room for one.
+void sign_in_place(std::vector<uint8_t>& f, uint16_t port) {
+    const KvRequest r = parse_kv_request(f.data(), f.size(), port);
+    if (r.app_offset == 0 || r.app_len < kKvHeaderLen + linerate::auth::kTrailerLen) return;
+    linerate::auth::MessageMac mac(kKey);
+    mac.sign(f.data() + r.app_offset, r.app_len - linerate::auth::kTrailerLen);
+}
+
+// The keyed kernel frame by frame and in a burst: the same verdicts.
+void check_keyed(const std::vector<uint8_t>& f, uint16_t port) {
+    const AggConfig agg{.mode = IndexMode::hash, .max_keys = 64};
+    std::vector<AggSlot> m1(AggTable::slots_for(agg)), m2 = m1;
+    AggTable t1(m1, agg), t2(m2, agg);
+    KvKernelConfig cfg{.udp_port = port, .verify_checksums = false};
+    cfg.key = kKey;
+    KvKernel<AggTable> one(t1, cfg), burst(t2, cfg);
+    one.aggregate_frame(f.data(), f.size());
+    const FrameRef ref{f.data(), f.size()};
+    burst.aggregate_burst({&ref, 1});
+    if (one.counters().by_verdict != burst.counters().by_verdict) std::abort();
+    const KvRequest r = parse_kv_request(f.data(), f.size(), port);
+    if (r.verdict != KvVerdict::request) return;
+    one.request_gate(f.data(), r);
+    const std::vector<uint8_t> reply = error_response(f.data(), r, kKvErrAuth);
+    if (reply.size() != r.app_offset + kKvHeaderLen || kKvHeaderLen > r.app_len) std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    // The first byte picks the UDP port: mostly the default, so the fuzzer reaches the header;
+    // the second whether the frame is signed before the keyed kernel sees it.
+    if (size < 2) return 0;
+    const uint16_t port = data[0] < 240 ? kKvDefaultPort : uint16_t(9000 + data[0]);
+    const bool sign = data[1] & 1;
+    std::vector<uint8_t> frame(data + 2, data + size);  // its own allocation: ASan sees its end
+    check_parse(frame.data(), frame.size(), port);
+    if (sign) sign_in_place(frame, port);
+    check_keyed(frame, port);
+    return 0;
 }

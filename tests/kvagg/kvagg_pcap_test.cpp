@@ -107,7 +107,9 @@ void expect_counters(const nlohmann::json& j, const Expected& e, size_t frames) 
     EXPECT_EQ(d["bad_ip_checksum"], 0);  // the trace's frames carry valid checksums
     EXPECT_EQ(d["bad_udp_checksum"], 0);
     EXPECT_EQ(d["tx_full"], 0);  // every board has it; only responses are transmitted
-    EXPECT_EQ(d.size(), 14u);    // packet reasons only: table_full is counted in tuples
+    EXPECT_EQ(d["bad_auth"], 0);     // no --key
+    EXPECT_EQ(d["not_allowed"], 0);  // no --allow: sums from anyone
+    EXPECT_EQ(d.size(), 16u);        // packet reasons only: table_full is counted in tuples
 }
 
 const std::vector<std::string> kTraceArgs = {"--dup-window", "256",  "--max-streams", "4",

@@ -129,7 +129,8 @@ check_units_security() {
 
 # kvagg's instance "t": AF_XDP on the container's veth end, its sums in a state file.
 KV_ARGS="-l 0-1 --no-huge -m 512 --no-pci --file-prefix=kvagg-t -- --af-xdp $KV_IF
- --state $KV_STATE --json $KV_JSON --keys 64K --checkpoint-ms 100 --stats-period 0"
+ --state $KV_STATE --json $KV_JSON --keys 64K --checkpoint-ms 100 --stats-period 0
+ --allow $CL_IP"
 
 # Type=notify: `systemctl start` returns once active, and active began only once the app had
 # printed `kvagg: running` (it sends READY=1 after printing it). The print's time is seen through
