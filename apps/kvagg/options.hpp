@@ -11,6 +11,7 @@
 #include "kvagg/agg_table.hpp"
 #include "kvagg/kv_kernel.hpp"
 #include "kvagg/kv_state.hpp"
+#include "kvagg/redis_cluster.hpp"
 
 namespace linerate::kvagg {
 
@@ -43,6 +44,8 @@ struct Options {
     unsigned export_ms = 1000;
     unsigned export_backlog = 64;  // epochs not acknowledged yet, at most
     unsigned export_timeout_ms = 1000;
+    std::string export_auth_file;  // --export-auth FILE
+    RedisAuth export_auth;         // its credentials, read while parsing (empty password: none)
 };
 
 // Adds the options to `app`; a bad value fails the parse itself (one line, exit 2).
