@@ -74,16 +74,16 @@ RedisAuth parse_redis_auth(std::string_view text, const std::string& path) {
     }
     if (a.password.empty() || line.find_first_of("\r\n") != std::string_view::npos ||
         a.password.find_first_of(" \t") != std::string::npos)
-        throw std::invalid_argument(fmt::format(
-            "--export-auth file {} must hold one line: PASSWORD (requirepass) or USER PASSWORD "
-            "(an ACL user)",
-            path));
+        throw std::invalid_argument(
+            fmt::format("file {} must hold one line: PASSWORD (requirepass) or USER PASSWORD "
+                        "(an ACL user)",
+                        path));
     return a;
 }
 
 RedisAuth load_redis_auth(const std::string& path) {
     try {
-        return parse_redis_auth(auth::read_secret_file(path, "--export-auth file"), path);
+        return parse_redis_auth(auth::read_secret_file(path, "file"), path);
     } catch (const auth::SecretFileError& e) {
         throw std::invalid_argument(e.what());
     }

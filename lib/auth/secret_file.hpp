@@ -16,8 +16,9 @@ struct SecretFileError : std::runtime_error {
 
 // The content of `path` (at most `max_bytes`). Refuses a file that is missing, not a regular
 // file (a symbolic link included), has a mode with any of 077 set ("chmod 600 FILE") or is
-// larger than `max_bytes`. `what` names the file in the messages ("key file", "--export-auth
-// file"). The caller wipes the content when done with it (OPENSSL_cleanse).
+// larger than `max_bytes`. `what` names the file in the messages: "key file", or "file" where
+// the option's name comes first ("--export-auth: file F is ..."). The caller wipes the content
+// when done with it (OPENSSL_cleanse).
 std::string read_secret_file(const std::string& path, std::string_view what,
                              size_t max_bytes = 4096);
 

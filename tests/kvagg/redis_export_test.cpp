@@ -135,28 +135,6 @@ TEST(RedisExport, NotClusterAndUnreachableToldApart) {
     }
 }
 
-namespace {
-
-// A file of `text` with `mode`, under the test's scratch directory.
-std::string write_file(const std::string& name, const std::string& text, mode_t mode) {
-    const std::string path = scratch(name);
-    std::filesystem::remove(path);
-    FILE* f = std::fopen(path.c_str(), "w");
-    std::fputs(text.c_str(), f);
-    std::fclose(f);
-    chmod(path.c_str(), mode);
-    return path;
-}
-
-// The least-privilege ACL user of docs/scale-out.md, as redis-server's command line takes it.
-std::vector<std::string> kvagg_acl_user(const std::string& password) {
-    return {"--user", "kvagg",          "on",           ">" + password, "resetchannels", "~kvagg:*",
-            "-@all",  "+cluster|slots", "+script|load", "+evalsha",     "+eval",         "+asking",
-            "+wait",  "+hget",          "+hset",        "+hincrby"};
-}
-
-}  // namespace
-
 TEST(RedisAuthFile, PasswordOrUserAndPasswordOnOneLine) {
     const RedisAuth p = parse_redis_auth("  s3cret\n", "F");
     EXPECT_EQ(p.user, "");
@@ -170,21 +148,21 @@ TEST(RedisAuthFile, PasswordOrUserAndPasswordOnOneLine) {
             ADD_FAILURE() << "taken: '" << bad << "'";
         } catch (const std::invalid_argument& e) {
             EXPECT_EQ(std::string(e.what()),
-                      "--export-auth file F must hold one line: PASSWORD (requirepass) or USER "
+                      "file F must hold one line: PASSWORD (requirepass) or USER "
                       "PASSWORD (an ACL user)");
         }
     }
 }
 
 TEST(RedisAuthFile, ReadOnlyWhenNeitherGroupNorOthersMay) {
-    const std::string f = write_file("auth", "kvagg pw\n", 0600);
+    const std::string f = write_file_with_mode("auth", "kvagg pw\n", 0600);
     EXPECT_EQ(load_redis_auth(f).user, "kvagg");
     chmod(f.c_str(), 0640);
     try {
         load_redis_auth(f);
         ADD_FAILURE() << "a group-readable password was taken";
     } catch (const std::invalid_argument& e) {
-        EXPECT_EQ(std::string(e.what()), "--export-auth file " + f +
+        EXPECT_EQ(std::string(e.what()), "file " + f +
                                              " is accessible by group or others (mode 0640): "
                                              "chmod 600 " +
                                              f);

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -45,6 +47,25 @@ inline bool redis_installed() {
 inline std::string redis_server() {
     std::string path = linerate::test::command_output("command -v redis-server");
     return path.substr(0, path.find('\n'));
+}
+
+// A file of `text` with `mode` in the test's scratch directory (an --export-auth file).
+inline std::string write_file_with_mode(const std::string& name, const std::string& text,
+                                        mode_t mode) {
+    const std::string path = linerate::test::scratch(name);
+    std::filesystem::remove(path);
+    FILE* f = std::fopen(path.c_str(), "w");
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+    chmod(path.c_str(), mode);
+    return path;
+}
+
+// The least-privilege ACL user of docs/scale-out.md, as redis-server's command line takes it.
+inline std::vector<std::string> kvagg_acl_user(const std::string& password) {
+    return {"--user", "kvagg",          "on",           ">" + password, "resetchannels", "~kvagg:*",
+            "-@all",  "+cluster|slots", "+script|load", "+evalsha",     "+eval",         "+asking",
+            "+wait",  "+hget",          "+hset",        "+hincrby"};
 }
 
 // How a node starts: standalone, a one-node cluster serving every slot, or a cluster member
