@@ -80,6 +80,8 @@ class PasswordCluster : public testing::Test {
     static void TearDownTestSuite() { nodes_.clear(); }
     void SetUp() override {
         if (!redis_installed()) GTEST_SKIP() << "redis-server or redis-cli not installed";
+        ASSERT_FALSE(kvagg_acl_user("x").empty())
+            << "docs/scale-out.md gives no `user kvagg on >PASSWORD` line";
         ASSERT_TRUE(ready_) << "the six-node cluster did not come up";
     }
 

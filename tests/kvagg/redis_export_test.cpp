@@ -177,7 +177,9 @@ class PasswordNode : public testing::Test {
     void SetUp() override {
         if (!redis_installed()) GTEST_SKIP() << "redis-server or redis-cli not installed";
         std::vector<std::string> extra{"--requirepass", "admin-pw"};
-        for (const std::string& a : kvagg_acl_user("kvagg-pw")) extra.push_back(a);
+        const std::vector<std::string> user = kvagg_acl_user("kvagg-pw");
+        ASSERT_FALSE(user.empty()) << "docs/scale-out.md gives no `user kvagg on >PASSWORD` line";
+        extra.insert(extra.end(), user.begin(), user.end());
         node.emplace(RedisMode::one_node_cluster, extra, "admin-pw");
         ASSERT_TRUE(node->ready());
         ASSERT_EQ(node->cli("CLUSTER INFO").find("cluster_state:ok") != std::string::npos, true);
@@ -271,4 +273,22 @@ TEST_F(PasswordNode, APasswordChangedWhileRunningKeepsTheBacklog) {
         ++lines;
     EXPECT_EQ(lines, 1u) << err;
     EXPECT_NE(err.find("kvagg: --export: Redis answers again\n"), std::string::npos) << err;
+}
+
+// --export-auth given to a Redis without any password: Redis refuses AUTH, a configuration
+// error told at start.
+TEST(RedisExport, AuthToARedisWithoutPasswordRefused) {
+    if (!redis_installed()) GTEST_SKIP() << "redis-server or redis-cli not installed";
+    RedisNode open(RedisMode::one_node_cluster);
+    ASSERT_TRUE(open.ready());
+    RedisCluster cluster({{"127.0.0.1", open.port()}}, std::chrono::milliseconds(2000), {"", "pw"});
+    try {
+        cluster.refresh_slots();
+        ADD_FAILURE() << "no throw";
+    } catch (const RedisAuthError& e) {
+        EXPECT_NE(std::string(e.what()).find("refused --export-auth: ERR AUTH <password> called "
+                                             "without any password configured"),
+                  std::string::npos)
+            << e.what();
+    }
 }

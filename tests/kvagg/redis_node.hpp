@@ -9,10 +9,13 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "support/doc_table.hpp"
 #include "support/process.hpp"
 
 namespace linerate::kvagg::test {
@@ -61,11 +64,19 @@ inline std::string write_file_with_mode(const std::string& name, const std::stri
     return path;
 }
 
-// The least-privilege ACL user of docs/scale-out.md, as redis-server's command line takes it.
+// The least-privilege ACL user as docs/scale-out.md gives it (its `user kvagg on >PASSWORD ...`
+// line, so that the tests run the documented line), as redis-server's command line takes it:
+// "--user", "kvagg", "on", ">" + password, ... Empty when the docs have no such line.
 inline std::vector<std::string> kvagg_acl_user(const std::string& password) {
-    return {"--user", "kvagg",          "on",           ">" + password, "resetchannels", "~kvagg:*",
-            "-@all",  "+cluster|slots", "+script|load", "+evalsha",     "+eval",         "+asking",
-            "+wait",  "+hget",          "+hset",        "+hincrby"};
+    std::ifstream doc(linerate::test::source_file("docs/scale-out.md"));
+    for (std::string line; std::getline(doc, line);) {
+        if (!line.starts_with("user kvagg on >PASSWORD ")) continue;
+        std::istringstream words(line.substr(5));  // after "user "
+        std::vector<std::string> argv{"--user"};
+        for (std::string w; words >> w;) argv.push_back(w == ">PASSWORD" ? ">" + password : w);
+        return argv;
+    }
+    return {};
 }
 
 // How a node starts: standalone, a one-node cluster serving every slot, or a cluster member
