@@ -44,6 +44,25 @@ void add_address_options(CLI::App& app, Options& o) {
         ->check(cli::ipv4_address());
 }
 
+// --export-auth FILE: read and checked while parsing, as --key is (one line, exit 2).
+void add_export_auth_option(CLI::App& app, Options& o) {
+    auto load = [&o](const std::string& path) {
+        try {
+            o.export_auth = load_redis_auth(path);
+        } catch (const std::invalid_argument& e) {
+            throw CLI::ValidationError("--export-auth", e.what());
+        }
+        o.export_auth_file = path;
+    };
+    app.add_option_function<std::string>(
+           "--export-auth", load,
+           "Send AUTH on every connection to Redis with the credentials in FILE (mode 0600), one "
+           "line: PASSWORD (requirepass) or USER PASSWORD (an ACL user); in clear, hiredis has "
+           "no TLS (docs/scale-out.md)")
+        ->type_name("FILE")
+        ->needs("--export");
+}
+
 void add_export_options(CLI::App& app, Options& o) {
     app.add_option("--export", o.export_to,
                    "Move the sums to a Redis Cluster every --export-ms, exactly once "
@@ -57,6 +76,7 @@ void add_export_options(CLI::App& app, Options& o) {
     cli::add_bounded(app, "--export-timeout-ms", o.export_timeout_ms, 1u, 60u * 1000u,
                      "Milliseconds to connect to a Redis node, for each of its replies, and for "
                      "WAIT's replica");
+    add_export_auth_option(app, o);
 }
 
 // Who is served: the key and the sources, checked while parsing (one line, exit 2).
@@ -210,7 +230,8 @@ nlohmann::json config_json(const Options& o) {
             {"export_backlog", o.export_backlog},
             {"export_timeout_ms", o.export_timeout_ms},
             {"key", o.key.has_value()},  // whether one is used, never the key
-            {"allow", allow}};
+            {"allow", allow},
+            {"export_auth", o.export_auth_file}};
 }
 
 }  // namespace linerate::kvagg

@@ -15,6 +15,7 @@
 #include "kvagg/agg_table.hpp"
 #include "kvagg/kv_kernel.hpp"
 #include "kvagg/kv_state.hpp"
+#include "kvagg/redis_cluster.hpp"
 
 namespace linerate::kvagg {
 
@@ -51,6 +52,8 @@ struct Options {
     // --allow CIDR[,...] (sources served without a key). Neither: data from anyone, no service.
     std::optional<auth::Key> key;
     pkt::Ipv4AllowList allow;
+    std::string export_auth_file;  // --export-auth FILE
+    RedisAuth export_auth;         // its credentials, read while parsing (empty password: none)
 };
 
 // Adds the options to `app`; a bad value fails the parse itself (one line, exit 2).

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "auth/secret_file.hpp"
+
 namespace linerate::kvagg {
 
 uint16_t crc16_xmodem(std::string_view bytes) {
@@ -60,6 +62,33 @@ std::vector<RedisEndpoint> parse_redis_seeds(const std::string& spec) {
     return seeds;
 }
 
+RedisAuth parse_redis_auth(std::string_view text, const std::string& path) {
+    const std::string_view line = auth::trim_space(text);
+    const size_t gap = line.find_first_of(" \t");
+    RedisAuth a;
+    if (gap == std::string_view::npos) {
+        a.password = line;
+    } else {
+        a.user = line.substr(0, gap);
+        a.password = auth::trim_space(line.substr(gap));
+    }
+    if (a.password.empty() || line.find_first_of("\r\n") != std::string_view::npos ||
+        a.password.find_first_of(" \t") != std::string::npos)
+        throw std::invalid_argument(
+            fmt::format("file {} must hold one line: PASSWORD (requirepass) or USER PASSWORD "
+                        "(an ACL user)",
+                        path));
+    return a;
+}
+
+RedisAuth load_redis_auth(const std::string& path) {
+    try {
+        return parse_redis_auth(auth::read_secret_file(path, "file"), path);
+    } catch (const auth::SecretFileError& e) {
+        throw std::invalid_argument(e.what());
+    }
+}
+
 void ReplyFree::operator()(redisReply* r) const {
     if (r) freeReplyObject(r);
 }
@@ -74,8 +103,9 @@ bool is_error(const redisReply* r) {
     return r == nullptr || r->type == REDIS_REPLY_ERROR;
 }
 
-RedisCluster::RedisCluster(std::vector<RedisEndpoint> seeds, std::chrono::milliseconds timeout)
-    : seeds_(std::move(seeds)), timeout_(timeout) {}
+RedisCluster::RedisCluster(std::vector<RedisEndpoint> seeds, std::chrono::milliseconds timeout,
+                           RedisAuth auth)
+    : seeds_(std::move(seeds)), timeout_(timeout), auth_(std::move(auth)) {}
 
 RedisCluster::~RedisCluster() {
     for (auto& [name, c] : links_) redisFree(c);
@@ -92,9 +122,30 @@ redisContext* RedisCluster::connect(const std::string& name, const RedisEndpoint
         throw RedisError(fmt::format("Redis {}: {}", name, why));
     }
     redisSetTimeout(c, tv);
+    if (!auth_.password.empty()) authenticate(c, name);
     counters_.connects.fetch_add(1, std::memory_order_relaxed);
     links_[name] = c;
     return c;
+}
+
+// AUTH [USER] PASSWORD, before anything else on the connection; the connection is freed when it
+// fails.
+void RedisCluster::authenticate(redisContext* c, const std::string& name) {
+    std::vector<const char*> argv{"AUTH"};
+    std::vector<size_t> lens{4};
+    if (!auth_.user.empty()) {
+        argv.push_back(auth_.user.data());
+        lens.push_back(auth_.user.size());
+    }
+    argv.push_back(auth_.password.data());
+    lens.push_back(auth_.password.size());
+    const RedisReply r(
+        static_cast<redisReply*>(redisCommandArgv(c, int(argv.size()), argv.data(), lens.data())));
+    if (r && !is_error(r.get())) return;
+    const std::string why = r ? reply_text(r.get()) : std::string(c->errstr);
+    redisFree(c);
+    if (!r) throw RedisError(fmt::format("Redis {}: {}", name, why));
+    throw RedisAuthError(fmt::format("Redis at {} refused --export-auth: {}", name, why));
 }
 
 void RedisCluster::drop(const std::string& name) {
@@ -127,6 +178,22 @@ std::vector<RedisReply> run_pipeline(redisContext* c,
     return replies;
 }
 
+// The line for an error reply about the credentials or the user's rights ("" for any other).
+std::string refusal(const redisReply* r, const std::string& name, bool authenticated) {
+    const std::string text = is_error(r) ? reply_text(r) : std::string();
+    if (text.starts_with("NOAUTH") && !authenticated)
+        return fmt::format("Redis at {} wants a password (give --export-auth FILE): {}", name,
+                           text);
+    if (text.starts_with("NOAUTH") || text.starts_with("WRONGPASS"))
+        return fmt::format("Redis at {} refused --export-auth: {}", name, text);
+    if (text.starts_with("NOPERM"))
+        return fmt::format(
+            "Redis at {} refused a command to --export-auth's user (docs/scale-out.md gives the "
+            "ACL the export needs): {}",
+            name, text);
+    return "";
+}
+
 // "MOVED 3999 127.0.0.1:6381" or "ASK ...": the target node.
 RedisEndpoint redirect_target(const std::string& error) {
     const size_t space = error.rfind(' ');
@@ -148,6 +215,11 @@ std::vector<RedisReply> RedisCluster::send(const RedisEndpoint& at, bool asking,
         drop(name);
         throw RedisError(fmt::format("Redis {}: {}", name, why));
     }
+    for (const RedisReply& r : replies)
+        if (std::string why = refusal(r.get(), name, !auth_.password.empty()); !why.empty()) {
+            drop(name);  // the next try connects (and authenticates) again
+            throw RedisAuthError(why);
+        }
     if (asking) replies.erase(replies.begin());
     return replies;
 }
@@ -180,6 +252,8 @@ bool RedisCluster::learn_from(const RedisEndpoint& node) {
     std::vector<RedisReply> r;
     try {
         r = send(node, false, {{"CLUSTER", "SLOTS"}});
+    } catch (const RedisRefused&) {
+        throw;  // the next node has the same password and ACL
     } catch (const RedisError&) {
         return false;
     }

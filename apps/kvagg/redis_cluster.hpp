@@ -3,6 +3,8 @@
 // CLUSTER SLOTS, sends a command (or a pipeline of them) to the primary that serves a key's hash
 // slot, follows MOVED (the map changed: relearned) and ASK (a slot in migration: ASKING then the
 // commands at the target), and drops a connection that failed (reconnected on the next call).
+// With credentials (--export-auth), every connection it opens, to a seed or to a node it learned
+// of, sends AUTH before any other command.
 // Redis Cluster specification: https://redis.io/docs/reference/cluster-spec/
 #include <atomic>
 #include <chrono>
@@ -37,15 +39,39 @@ struct RedisEndpoint {
 // the message for the user.
 std::vector<RedisEndpoint> parse_redis_seeds(const std::string& spec);
 
+// --export-auth's credentials: the password of Redis's `requirepass` (user empty: AUTH
+// PASSWORD, the default user) or an ACL user's (AUTH USER PASSWORD).
+struct RedisAuth {
+    std::string user;
+    std::string password;
+};
+
+// The file's one line, white space at either end trimmed: `PASSWORD` or `USER PASSWORD`
+// (spaces or tabs between them; neither may hold white space). Throws std::invalid_argument with
+// the message for the user, naming `path`.
+RedisAuth parse_redis_auth(std::string_view text, const std::string& path);
+// Reads FILE as a secret file (lib/auth/secret_file.hpp: mode 0600 or stricter) and parses it.
+// Throws std::invalid_argument (the message for the user).
+RedisAuth load_redis_auth(const std::string& path);
+
 // A node that cannot be reached, an error reply where none may come, a node without cluster
 // support: what() is the one line for the user.
 struct RedisError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
-// Every seed answered, but as a Redis without cluster mode (a configuration error, not a
-// failure to wait out).
-struct RedisNotCluster : RedisError {
+// Redis answered, and what it answered is a configuration error rather than a failure to wait
+// out: refused at start (one line, exit 2); while running, told and retried.
+struct RedisRefused : RedisError {
     using RedisError::RedisError;
+};
+// Every seed answered, but as a Redis without cluster mode.
+struct RedisNotCluster : RedisRefused {
+    using RedisRefused::RedisRefused;
+};
+// A node refused the credentials (WRONGPASS), wanted some (NOAUTH) or refused a command to the
+// ACL user (NOPERM).
+struct RedisAuthError : RedisRefused {
+    using RedisRefused::RedisRefused;
 };
 
 struct ReplyFree {
@@ -62,20 +88,24 @@ struct ClusterCounters {
 
 class RedisCluster {
   public:
-    // `timeout`: to connect and for each reply.
-    RedisCluster(std::vector<RedisEndpoint> seeds, std::chrono::milliseconds timeout);
+    // `timeout`: to connect and for each reply. `auth`: sent on every connection (empty
+    // password: none).
+    RedisCluster(std::vector<RedisEndpoint> seeds, std::chrono::milliseconds timeout,
+                 RedisAuth auth = {});
     ~RedisCluster();
     RedisCluster(const RedisCluster&) = delete;
     RedisCluster& operator=(const RedisCluster&) = delete;
 
     // Learns the slot map from the first node that answers (the last map's nodes, then the
-    // seeds). Throws RedisNotCluster when a node answers without cluster support, RedisError
-    // when none answers or the map does not cover every slot.
+    // seeds). Throws RedisNotCluster when a node answers without cluster support,
+    // RedisAuthError when one refuses the credentials (or wants some), RedisError when none
+    // answers or the map does not cover every slot.
     void refresh_slots();
 
     // Sends `commands` in one pipeline to the primary serving `slot` and returns their replies
     // (error replies included). Follows MOVED and ASK (at most a few hops); throws RedisError
-    // when the node cannot be reached (the map is relearned on the next call).
+    // when the node cannot be reached (the map is relearned on the next call), RedisAuthError
+    // when it refuses the credentials or a command to the user.
     std::vector<RedisReply> pipeline(uint16_t slot,
                                      const std::vector<std::vector<std::string>>& commands);
 
@@ -92,6 +122,7 @@ class RedisCluster {
         unsigned replicas;
     };
     redisContext* connect(const std::string& name, const RedisEndpoint& at);
+    void authenticate(redisContext* c, const std::string& name);
     void drop(const std::string& name);
     bool learn_from(const RedisEndpoint& node);
     const SlotRange& range_of(uint16_t slot);
@@ -100,6 +131,7 @@ class RedisCluster {
 
     std::vector<RedisEndpoint> seeds_;
     std::chrono::milliseconds timeout_;
+    RedisAuth auth_;
     std::vector<SlotRange> ranges_;  // ascending, covering 0..16383 once learned
     bool stale_ = true;
     std::map<std::string, redisContext*> links_;  // by "host:port"

@@ -113,9 +113,10 @@ bool RedisExporter::export_epoch(const ExportEpoch& e) {
 }
 
 ExportThread::ExportThread(ExportBacklog& backlog, std::vector<RedisEndpoint> seeds,
-                           std::chrono::milliseconds timeout, ExportCounters& counters)
+                           std::chrono::milliseconds timeout, ExportCounters& counters,
+                           RedisAuth auth)
     : backlog_(backlog),
-      cluster_(std::move(seeds), timeout),
+      cluster_(std::move(seeds), timeout, std::move(auth)),
       counters_(counters),
       timeout_(timeout) {}
 
@@ -142,12 +143,15 @@ bool ExportThread::try_once(const EpochPtr& e) {
         if (!exporter_->export_epoch(*e)) return false;
     } catch (const std::exception& ex) {  // RedisError, or a redirection that did not parse
         counters_.errors.fetch_add(1, std::memory_order_relaxed);
-        if (!failing_) std::fprintf(stderr, "kvagg: --export: %s; retrying\n", ex.what());
-        failing_ = true;
+        // A password changed on the server shows once the node is reached again: told too.
+        const Failing now =
+            dynamic_cast<const RedisRefused*>(&ex) ? Failing::refused : Failing::unreachable;
+        if (failing_ != now) std::fprintf(stderr, "kvagg: --export: %s; retrying\n", ex.what());
+        failing_ = now;
         return false;
     }
-    if (failing_) std::fprintf(stderr, "kvagg: --export: Redis answers again\n");
-    failing_ = false;
+    if (failing_ != Failing::no) std::fprintf(stderr, "kvagg: --export: Redis answers again\n");
+    failing_ = Failing::no;
     counters_.epochs.fetch_add(1, std::memory_order_relaxed);
     counters_.keys.fetch_add(e->sums.size(), std::memory_order_relaxed);
     counters_.last_export_us.store(uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(

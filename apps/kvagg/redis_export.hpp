@@ -63,13 +63,16 @@ class RedisExporter {
 };
 
 // The exporter's thread: takes the backlog's oldest durable epoch, exports it, retries after
-// `retry` while Redis fails (one line when it starts failing and one when it is back).
+// 100 ms while Redis fails (one line when it starts failing, one when the failure turns from
+// unreachable to refused credentials or back, and one when it is back); the epoch stays in the
+// backlog meanwhile.
 class ExportThread {
   public:
     ExportThread(ExportBacklog& backlog, std::vector<RedisEndpoint> seeds,
-                 std::chrono::milliseconds timeout, ExportCounters& counters);
+                 std::chrono::milliseconds timeout, ExportCounters& counters, RedisAuth auth = {});
     ~ExportThread() { stop(); }
-    // The slot map learned now (before start()): throws RedisNotCluster, RedisError.
+    // The slot map learned now (before start()): throws RedisRefused (not a cluster, the
+    // credentials refused), RedisError (unreachable).
     size_t connect_now();
     void start();  // after the backlog's restore() or set_instance()
     // Keeps exporting up to `drain` while epochs are left, then stops the thread.
@@ -87,7 +90,8 @@ class ExportThread {
     std::unique_ptr<RedisExporter> exporter_;  // made at start(): the backlog knows the instance
     std::atomic<bool> stopping_{false};
     std::atomic<int64_t> drain_until_ns_{0};
-    bool failing_ = false;
+    enum class Failing : uint8_t { no, unreachable, refused };
+    Failing failing_ = Failing::no;
     std::thread thread_;
 };
 

@@ -155,8 +155,9 @@ void KvService<Table>::start_control(const std::optional<StateImage>& loaded) {
 }
 
 // --export: the backlog (restored from --state), a first look at the cluster, the exporter's
-// thread. A Redis without cluster mode is a configuration error (one line, exit 2); a cluster
-// that does not answer yet is waited for while kvagg aggregates (one line).
+// thread. A Redis without cluster mode, or one that refuses --export-auth (or wants it), is a
+// configuration error (one line, exit 2); a cluster that does not answer yet is waited for while
+// kvagg aggregates (one line).
 template <class Table>
 void KvService<Table>::start_export(const std::optional<StateImage>& loaded) {
     if (o_.export_to.empty()) return;
@@ -170,7 +171,7 @@ void KvService<Table>::start_export(const std::optional<StateImage>& loaded) {
     }
     const std::chrono::milliseconds timeout(o_.export_timeout_ms);
     exporter_ = std::make_unique<ExportThread>(*backlog_, parse_redis_seeds(o_.export_to), timeout,
-                                               export_counters_);
+                                               export_counters_, o_.export_auth);
     const std::string id = export_instance_name(backlog_->instance());
     try {
         const size_t primaries = exporter_->connect_now();
@@ -178,7 +179,7 @@ void KvService<Table>::start_export(const std::optional<StateImage>& loaded) {
             "{}: export to Redis Cluster {} ({} primaries) as instance {}, {} epochs to "
             "export\n",
             kApp, o_.export_to, primaries, id, backlog_->size());
-    } catch (const RedisNotCluster& e) {
+    } catch (const RedisRefused& e) {  // not a cluster, or the credentials refused
         throw cli::UsageError(fmt::format("--export: {}", e.what()));
     } catch (const RedisError& e) {
         fmt::print(stderr,

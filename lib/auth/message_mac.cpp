@@ -1,8 +1,6 @@
 #include "auth/message_mac.hpp"
 
-#include <fcntl.h>
 #include <sys/random.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -20,17 +18,10 @@ namespace {
 
 using pkt::hex_digit;
 
-std::string_view trimmed(std::string_view s) {
-    const auto space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
-    while (!s.empty() && space(s.front())) s.remove_prefix(1);
-    while (!s.empty() && space(s.back())) s.remove_suffix(1);
-    return s;
-}
-
 }  // namespace
 
 Key parse_key_hex(std::string_view text, std::string_view what) {
-    const std::string_view hex = trimmed(text);
+    const std::string_view hex = trim_space(text);
     Key key;
     bool ok = hex.size() == 2 * kKeyLen;
     for (size_t i = 0; ok && i < kKeyLen; ++i) {
@@ -47,28 +38,9 @@ Key parse_key_hex(std::string_view text, std::string_view what) {
 }
 
 Key load_key_file(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        throw KeyFileError(fmt::format("cannot open key file {}: {}", path, std::strerror(errno)));
-    struct stat st {};
-    char buf[256];
-    ssize_t n = -1;
-    std::string refusal;
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        refusal = fmt::format("key file {} is not a regular file", path);
-    else if (st.st_mode & 077)
-        refusal = fmt::format(
-            "key file {} is accessible by group or others (mode {:04o}): "
-            "chmod 600 {}",
-            path, st.st_mode & 07777, path);
-    else
-        n = ::read(fd, buf, sizeof buf);
-    ::close(fd);
-    if (!refusal.empty()) throw KeyFileError(refusal);
-    if (n < 0)
-        throw KeyFileError(fmt::format("cannot read key file {}: {}", path, std::strerror(errno)));
-    const Key key = parse_key_hex({buf, size_t(n)}, fmt::format("key file {}", path));
-    OPENSSL_cleanse(buf, sizeof buf);
+    std::string text = read_secret_file(path, "key file", 256);
+    const Key key = parse_key_hex(text, fmt::format("key file {}", path));
+    OPENSSL_cleanse(text.data(), text.size());
     return key;
 }
 

@@ -22,6 +22,8 @@
 #include <string>
 #include <string_view>
 
+#include "auth/secret_file.hpp"
+
 namespace linerate::auth {
 
 inline constexpr size_t kKeyLen = 32;    // AES-256
@@ -34,9 +36,7 @@ struct Key {
 };
 
 // A key file that cannot be used; what() is one line naming the file and what to do.
-struct KeyFileError : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
+using KeyFileError = SecretFileError;
 
 // 64 hex digits (either case), surrounding white space ignored. nullopt-free: throws
 // KeyFileError("...") with `what` naming where the text came from.

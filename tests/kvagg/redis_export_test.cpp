@@ -3,91 +3,26 @@
 // apply script against a real one-node Redis Cluster on 127.0.0.1 (redis-server started here in
 // a scratch directory; skips without redis-server): an epoch applied twice counts once, a later
 // one adds, the sums read back with redis-cli. A Redis without cluster mode and a closed port are
-// told apart.
+// told apart. --export-auth: its file, a node with `requirepass` and the least-privilege ACL
+// user (missing and wrong credentials refused in one line; a password changed while running
+// keeps the backlog).
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "kvagg/redis_export.hpp"
+#include "redis_node.hpp"
 #include "support/process.hpp"
 
 using namespace linerate::kvagg;
 using namespace linerate::test;
-
-namespace {
-
-// A port free on 127.0.0.1 now (bound to 0, read back, closed).
-uint16_t free_port() {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
-// A free port for a cluster node: its bus listens on port + 10000, which must be a port too (an
-// ephemeral port above 55535 made redis-server exit at start).
-uint16_t free_node_port() {
-    for (;;)
-        if (const uint16_t p = free_port(); p <= 65535 - 10000) return p;
-}
-
-bool redis_installed() {
-    return command_output(
-               "command -v redis-server >/dev/null && command -v redis-cli >/dev/null && echo "
-               "yes") == "yes\n";
-}
-
-// execv takes a path.
-std::string redis_server() {
-    std::string path = command_output("command -v redis-server");
-    return path.substr(0, path.find('\n'));
-}
-
-// One redis-server on 127.0.0.1 in a scratch directory; with `cluster`, every slot its own.
-class RedisNode {
-  public:
-    explicit RedisNode(bool cluster) : port_(free_node_port()) {
-        const std::string dir = scratch("redis" + std::to_string(port_));
-        std::filesystem::create_directories(dir);
-        std::vector<std::string> argv{
-            redis_server(), "--port", std::to_string(port_), "--bind", "127.0.0.1", "--dir", dir,
-            "--save",       "",       "--appendonly",        "no"};
-        if (cluster)
-            argv.insert(argv.end(),
-                        {"--cluster-enabled", "yes", "--cluster-config-file", dir + "/nodes.conf"});
-        server_ = std::make_unique<BackgroundProcess>(argv);
-        ready_ = server_->wait_for_output("Ready to accept connections", 10);
-        if (ready_ && cluster) {
-            cli("CLUSTER ADDSLOTSRANGE 0 16383");
-            for (int i = 0;
-                 i < 100 && cli("CLUSTER INFO").find("cluster_state:ok") == std::string::npos; ++i)
-                usleep(50'000);
-        }
-    }
-    bool ready() const { return ready_; }
-    uint16_t port() const { return port_; }
-    std::string cli(const std::string& args) const {
-        return command_output("redis-cli -p " + std::to_string(port_) + " " + args + " 2>&1");
-    }
-
-  private:
-    uint16_t port_;
-    std::unique_ptr<BackgroundProcess> server_;
-    bool ready_ = false;
-};
-
-}  // namespace
+using namespace linerate::kvagg::test;
 
 TEST(RedisSlot, Crc16MatchesTheClusterSpecification) {
     EXPECT_EQ(crc16_xmodem("123456789"), 0x31C3);  // the specification's check value
@@ -132,7 +67,7 @@ class OneNodeExport : public testing::Test {
   protected:
     void SetUp() override {
         if (!redis_installed()) GTEST_SKIP() << "redis-server or redis-cli not installed";
-        node.emplace(true);
+        node.emplace(RedisMode::one_node_cluster);
         ASSERT_TRUE(node->ready());
         cluster.emplace(std::vector<RedisEndpoint>{{"127.0.0.1", node->port()}},
                         std::chrono::milliseconds(2000));
@@ -185,7 +120,7 @@ TEST_F(OneNodeExport, AnErrorReplyAppliesNothingOfTheBatch) {
 
 TEST(RedisExport, NotClusterAndUnreachableToldApart) {
     if (!redis_installed()) GTEST_SKIP() << "redis-server or redis-cli not installed";
-    RedisNode plain(false);
+    RedisNode plain(RedisMode::plain);
     ASSERT_TRUE(plain.ready());
     RedisCluster standalone({{"127.0.0.1", plain.port()}}, std::chrono::milliseconds(500));
     EXPECT_THROW(standalone.refresh_slots(), RedisNotCluster);
@@ -197,5 +132,163 @@ TEST(RedisExport, NotClusterAndUnreachableToldApart) {
         ADD_FAILURE() << "a closed port is not a standalone Redis";
     } catch (const RedisError& e) {
         EXPECT_NE(std::string(e.what()).find("no Redis Cluster node answered"), std::string::npos);
+    }
+}
+
+TEST(RedisAuthFile, PasswordOrUserAndPasswordOnOneLine) {
+    const RedisAuth p = parse_redis_auth("  s3cret\n", "F");
+    EXPECT_EQ(p.user, "");
+    EXPECT_EQ(p.password, "s3cret");
+    const RedisAuth u = parse_redis_auth("kvagg \t pw!#x\r\n", "F");
+    EXPECT_EQ(u.user, "kvagg");
+    EXPECT_EQ(u.password, "pw!#x");
+    for (const char* bad : {"", " \n", "a b c", "a\nb", "user pw\nmore"}) {
+        try {
+            parse_redis_auth(bad, "F");
+            ADD_FAILURE() << "taken: '" << bad << "'";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_EQ(std::string(e.what()),
+                      "file F must hold one line: PASSWORD (requirepass) or USER "
+                      "PASSWORD (an ACL user)");
+        }
+    }
+}
+
+TEST(RedisAuthFile, ReadOnlyWhenNeitherGroupNorOthersMay) {
+    const std::string f = write_file_with_mode("auth", "kvagg pw\n", 0600);
+    EXPECT_EQ(load_redis_auth(f).user, "kvagg");
+    chmod(f.c_str(), 0640);
+    try {
+        load_redis_auth(f);
+        ADD_FAILURE() << "a group-readable password was taken";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_EQ(std::string(e.what()), "file " + f +
+                                             " is accessible by group or others (mode 0640): "
+                                             "chmod 600 " +
+                                             f);
+    }
+    EXPECT_THROW(load_redis_auth(scratch("no-such-file")), std::invalid_argument);
+    EXPECT_THROW(load_redis_auth("/tmp"), std::invalid_argument);  // not a regular file
+}
+
+// A one-node cluster with `requirepass` and the least-privilege ACL user.
+class PasswordNode : public testing::Test {
+  protected:
+    void SetUp() override {
+        if (!redis_installed()) GTEST_SKIP() << "redis-server or redis-cli not installed";
+        std::vector<std::string> extra{"--requirepass", "admin-pw"};
+        const std::vector<std::string> user = kvagg_acl_user("kvagg-pw");
+        ASSERT_FALSE(user.empty()) << "docs/scale-out.md gives no `user kvagg on >PASSWORD` line";
+        extra.insert(extra.end(), user.begin(), user.end());
+        node.emplace(RedisMode::one_node_cluster, extra, "admin-pw");
+        ASSERT_TRUE(node->ready());
+        ASSERT_EQ(node->cli("CLUSTER INFO").find("cluster_state:ok") != std::string::npos, true);
+    }
+    std::vector<RedisEndpoint> seeds() const { return {{"127.0.0.1", node->port()}}; }
+    // What refresh_slots() says with `auth` (empty: no throw).
+    std::string refusal_with(const RedisAuth& auth) const {
+        RedisCluster cluster(seeds(), std::chrono::milliseconds(2000), auth);
+        try {
+            cluster.refresh_slots();
+        } catch (const RedisAuthError& e) {
+            return e.what();
+        }
+        return "";
+    }
+    std::optional<RedisNode> node;
+};
+
+TEST_F(PasswordNode, MissingOrWrongCredentialsRefusedInOneLine) {
+    const std::string at = node->address();
+    EXPECT_EQ(refusal_with({}), "Redis at " + at +
+                                    " wants a password (give --export-auth FILE): NOAUTH "
+                                    "Authentication required.");
+    EXPECT_EQ(refusal_with({"", "wrong"}),
+              "Redis at " + at +
+                  " refused --export-auth: WRONGPASS invalid username-password pair or user is "
+                  "disabled.");
+    EXPECT_EQ(refusal_with({"kvagg", "admin-pw"}),
+              "Redis at " + at +
+                  " refused --export-auth: WRONGPASS invalid username-password pair or user is "
+                  "disabled.");
+    EXPECT_EQ(refusal_with({"", "admin-pw"}), "");
+    EXPECT_EQ(refusal_with({"kvagg", "kvagg-pw"}), "");
+}
+
+// The ACL user of docs/scale-out.md may do everything the export does: the script loaded, run
+// by SHA and (after SCRIPT FLUSH) by EVAL, the markers read; exact sums.
+TEST_F(PasswordNode, TheLeastPrivilegeUserExports) {
+    RedisCluster cluster(seeds(), std::chrono::milliseconds(2000), {"kvagg", "kvagg-pw"});
+    ExportCounters c;
+    RedisExporter ex(cluster, 0xabc, c, std::chrono::milliseconds(100));
+    EXPECT_TRUE(ex.export_epoch({1, {{3, 10}, {19, 7}, {4, ~uint64_t(0)}}}));
+    EXPECT_TRUE(ex.export_epoch({1, {{3, 10}, {19, 7}, {4, ~uint64_t(0)}}}));  // a retry
+    node->cli("SCRIPT FLUSH");
+    EXPECT_TRUE(ex.export_epoch({2, {{3, 5}}}));
+    EXPECT_EQ(c.applied.load(), 3u);
+    EXPECT_EQ(c.already.load(), 2u);
+    EXPECT_EQ(node->cli("HGET 'kvagg:{p3}:sums' 3"), "15\n");
+    EXPECT_EQ(node->cli("HGET 'kvagg:{p3}:sums' 19"), "7\n");
+    EXPECT_EQ(node->cli("HGET 'kvagg:{p4}:sums' 4"), "-1\n");
+    EXPECT_EQ(node->cli("HGET 'kvagg:{p3}:epochs' 0000000000000abc"), "2\n");
+}
+
+// The password changed on the server while kvagg runs (and its connection dropped, as a restart
+// would): one line says Redis refuses --export-auth, the epoch waits in the backlog, retried;
+// once the password is back, it is applied once: the sums exact.
+TEST_F(PasswordNode, APasswordChangedWhileRunningKeepsTheBacklog) {
+    ExportCounters c;
+    ExportBacklog backlog(8, c);
+    backlog.set_instance(0xdef);
+    ExportThread exporter(backlog, seeds(), std::chrono::milliseconds(500), c, {"", "admin-pw"});
+    EXPECT_EQ(exporter.connect_now(), 1u);
+    exporter.start();
+    const auto wait_until = [](auto done) {
+        for (int i = 0; i < 300 && !done(); ++i) usleep(20'000);
+        return done();
+    };
+    backlog.durable_through(backlog.add({{5, 10}}));
+    ASSERT_TRUE(wait_until([&] { return c.epochs.load() == 1; }));
+    testing::internal::CaptureStderr();
+    node->cli("CONFIG SET requirepass changed-pw");
+    node->set_cli_password("changed-pw");
+    node->cli("CLIENT KILL TYPE normal");  // kvagg's connection: it connects again
+    backlog.durable_through(backlog.add({{5, 7}}));
+    const uint64_t errors = c.errors.load();
+    EXPECT_TRUE(wait_until([&] { return c.errors.load() >= errors + 3; }));
+    EXPECT_EQ(backlog.size(), 1u);
+    EXPECT_EQ(node->cli("HGET 'kvagg:{p5}:sums' 5"), "10\n");
+    node->cli("CONFIG SET requirepass admin-pw");
+    node->set_cli_password("admin-pw");
+    EXPECT_TRUE(wait_until([&] { return c.epochs.load() == 2; }));
+    exporter.stop();
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(backlog.size(), 0u);
+    EXPECT_EQ(node->cli("HGET 'kvagg:{p5}:sums' 5"), "17\n");
+    const std::string refused = "kvagg: --export: Redis at " + node->address() +
+                                " refused --export-auth: WRONGPASS invalid username-password pair "
+                                "or user is disabled.; retrying\n";
+    size_t lines = 0;
+    for (size_t at = err.find(refused); at != std::string::npos; at = err.find(refused, at + 1))
+        ++lines;
+    EXPECT_EQ(lines, 1u) << err;
+    EXPECT_NE(err.find("kvagg: --export: Redis answers again\n"), std::string::npos) << err;
+}
+
+// --export-auth given to a Redis without any password: Redis refuses AUTH, a configuration
+// error told at start.
+TEST(RedisExport, AuthToARedisWithoutPasswordRefused) {
+    if (!redis_installed()) GTEST_SKIP() << "redis-server or redis-cli not installed";
+    RedisNode open(RedisMode::one_node_cluster);
+    ASSERT_TRUE(open.ready());
+    RedisCluster cluster({{"127.0.0.1", open.port()}}, std::chrono::milliseconds(2000), {"", "pw"});
+    try {
+        cluster.refresh_slots();
+        ADD_FAILURE() << "no throw";
+    } catch (const RedisAuthError& e) {
+        EXPECT_NE(std::string(e.what()).find("refused --export-auth: ERR AUTH <password> called "
+                                             "without any password configured"),
+                  std::string::npos)
+            << e.what();
     }
 }
