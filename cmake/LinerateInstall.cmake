@@ -16,7 +16,6 @@ install(TARGETS linerate_core linerate EXPORT linerateTargets
 # XDP steering through libbpf, the summary texts, CPU affinity and pacing. A public header that
 # includes a private one fails the configure step here.
 set(LINERATE_PUBLIC_HEADERS
-    auth/message_mac.hpp auth/secret_file.hpp
     cli/command_line.hpp
     eal/port.hpp
     mem/mempool.hpp mem/region.hpp mem/region_spec.hpp

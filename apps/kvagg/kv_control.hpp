@@ -24,7 +24,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "auth/message_mac.hpp"
+#include "linerate/message_auth.hpp"
 #include "kvagg/checkpointer.hpp"
 #include "kvagg/control_job.hpp"
 #include "kvagg/control_thread.hpp"

@@ -8,7 +8,7 @@
 #include <optional>
 #include <span>
 
-#include "auth/message_mac.hpp"
+#include "linerate/message_auth.hpp"
 #include "pkt/address.hpp"
 
 #include "kvagg/agg_table.hpp"

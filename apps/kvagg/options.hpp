@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "auth/message_mac.hpp"
+#include "linerate/message_auth.hpp"
 #include "pkt/address.hpp"
 
 #include "kvagg/agg_table.hpp"

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "auth/secret_file.hpp"
+#include "linerate/message_auth.hpp"
 
 namespace linerate::kvagg {
 

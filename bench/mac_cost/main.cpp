@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "auth/message_mac.hpp"
+#include "linerate/message_auth.hpp"
 
 namespace {
 

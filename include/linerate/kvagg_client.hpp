@@ -39,9 +39,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -63,7 +60,8 @@
 #include <span>  // read() took a std::span before C++17 was supported: code may rely on it
 #endif
 
-#include "kvagg_wire.h"  // beside this header, whatever the include path
+#include "kvagg_wire.h"      // beside this header, whatever the include path
+#include "message_auth.hpp"  // the MAC of --key, kvagg's own
 
 namespace linerate::kvclient {
 
@@ -84,7 +82,7 @@ inline constexpr size_t kTupleLen = LINERATE_KV_TUPLE_LEN, kKeyLen = LINERATE_KV
 inline constexpr size_t kStatusBodyLen = LINERATE_KV_STATUS_BODY_LEN;
 inline constexpr size_t kStatusTailLen = LINERATE_KV_STATUS_TAIL_LEN;
 inline constexpr size_t kIpUdpLen = 28;
-inline constexpr size_t kTrailerLen = 28;  // --key: nonce (12), tag (16)
+inline constexpr size_t kTrailerLen = auth::kTrailerLen;  // --key: nonce (12), tag (16)
 inline constexpr uint32_t kErrorFrame = LINERATE_KV_ERROR;
 
 struct Error : std::runtime_error {
@@ -179,93 +177,30 @@ inline void header(uint8_t* p, uint8_t op, uint16_t count, uint32_t stream, uint
     put64(p + LINERATE_KV_SEQ_OFF, seq);
     put32(p + LINERATE_KV_RESERVED_OFF, reserved);
 }
-// A key file as kvagg reads it: a regular file nobody but its owner may read or write, 64 hex
-// digits (white space around them ignored). Error otherwise.
-inline std::array<uint8_t, 32> load_key_file(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        throw Error("kvagg client: cannot open key file " + path + ": " + std::strerror(errno));
-    struct stat st {};
-    char text[160] = {};
-    const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-    const ssize_t got = regular && !(st.st_mode & 077) ? ::read(fd, text, sizeof text - 1) : -1;
-    ::close(fd);
-    if (!regular) throw Error("kvagg client: key file " + path + " is not a regular file");
-    if (st.st_mode & 077)
-        throw Error("kvagg client: key file " + path +
-                    " is accessible by group or others: chmod 600 " + path);
-    std::string hex(text, size_t(std::max<ssize_t>(got, 0)));
-    OPENSSL_cleanse(text, sizeof text);
-    hex.erase(0, hex.find_first_not_of(" \t\r\n"));
-    hex.erase(hex.find_last_not_of(" \t\r\n") + 1);
-    std::array<uint8_t, 32> key{};
-    auto nibble = [](char c) {
-        return c >= '0' && c <= '9'   ? c - '0'
-               : c >= 'a' && c <= 'f' ? c - 'a' + 10
-               : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                      : -1;
-    };
-    bool ok = hex.size() == 64;
-    for (size_t i = 0; ok && i < 32; ++i) {
-        const int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
-        ok = hi >= 0 && lo >= 0;
-        key[i] = uint8_t(hi << 4 | lo);
+// A key file as kvagg reads it (linerate/message_auth.hpp), its refusal as the client's Error.
+inline auth::Key load_key_file(const std::string& path) {
+    try {
+        return auth::load_key_file(path);
+    } catch (const auth::KeyFileError& e) {
+        throw Error(std::string("kvagg client: ") + e.what());
     }
-    OPENSSL_cleanse(&hex[0], hex.size());
-    if (!ok)
-        throw Error("kvagg client: key file " + path +
-                    " does not hold 64 hex digits (openssl rand -hex 32 > FILE)");
-    return key;
 }
 
-// The trailer of a keyed datagram (docs/wire-formats.md "Keyed datagrams"): AES-256-GMAC of the
-// UDP payload before it under a nonce of 8 random bytes per client and a 4-byte big-endian
-// counter. The same rule as kvagg's (lib/auth), which verifies it in integration_kvagg_access.
+// The trailer of a keyed datagram (docs/wire-formats.md "Keyed datagrams"): kvagg's own MAC.
 class PayloadMac {
   public:
-    explicit PayloadMac(const std::array<uint8_t, 32>& key) : ctx_(EVP_CIPHER_CTX_new()) {
-        if (!ctx_ || EVP_EncryptInit_ex(ctx_, EVP_aes_256_gcm(), nullptr, key.data(), nullptr) != 1)
-            throw Error("kvagg client: OpenSSL cannot set up AES-256-GCM");
-        std::random_device rd;
-        for (uint8_t& b : sender_) b = uint8_t(rd());
-    }
-    ~PayloadMac() { EVP_CIPHER_CTX_free(ctx_); }
-    PayloadMac(const PayloadMac&) = delete;
-    PayloadMac& operator=(const PayloadMac&) = delete;
-
+    explicit PayloadMac(const auth::Key& key) : mac_(key) {}
     // Appends the trailer of d's bytes to d.
     void sign(std::vector<uint8_t>& d) {
-        if (counter_ == UINT32_MAX)
-            throw Error("kvagg client: 2^32 datagrams under one nonce prefix: make a new client");
-        uint8_t nonce[12];
-        std::memcpy(nonce, sender_, 8);
-        put32(nonce + 8, counter_++);
-        const std::array<uint8_t, 16> t = tag(nonce, d.data(), d.size());
-        d.insert(d.end(), nonce, nonce + 12);
-        d.insert(d.end(), t.begin(), t.end());
+        const size_t len = d.size();
+        d.resize(len + kTrailerLen);
+        mac_.sign(d.data(), len);
     }
     // Whether p[0, len) ends with a valid trailer.
-    bool verify(const uint8_t* p, size_t len) {
-        if (len < kTrailerLen) return false;
-        const size_t body = len - kTrailerLen;
-        const std::array<uint8_t, 16> t = tag(p + body, p, body);
-        return CRYPTO_memcmp(t.data(), p + body + 12, 16) == 0;
-    }
-    std::array<uint8_t, 16> tag(const uint8_t* nonce, const uint8_t* data, size_t len) {
-        std::array<uint8_t, 16> t{};
-        int n = 0;
-        if (EVP_EncryptInit_ex(ctx_, nullptr, nullptr, nullptr, nonce) != 1 ||
-            (len && EVP_EncryptUpdate(ctx_, nullptr, &n, data, int(len)) != 1) ||
-            EVP_EncryptFinal_ex(ctx_, t.data(), &n) != 1 ||
-            EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_GCM_GET_TAG, 16, t.data()) != 1)
-            throw Error("kvagg client: OpenSSL AES-256-GMAC failed");
-        return t;
-    }
+    bool verify(const uint8_t* p, size_t len) { return mac_.verify(p, len); }
 
   private:
-    EVP_CIPHER_CTX* ctx_;
-    uint8_t sender_[8] = {};
-    uint32_t counter_ = 0;
+    auth::MessageMac mac_;
 };
 
 // read() of any contiguous range of uint64_t (std::vector, std::array, a C array, std::span in

@@ -95,9 +95,10 @@ SplitArgs split_args(int argc, const char* const* argv) {
     return out;
 }
 
-std::string find_eal_option(const std::vector<std::string>& app_args) {
+std::string find_eal_option(const std::vector<std::string>& app_args,
+                            const std::function<bool(std::string_view)>& app_declares) {
     for (const auto& a : app_args)
-        if (is_eal_option(a)) return a;
+        if (is_eal_option(a) && !(app_declares && app_declares(a.substr(0, a.find('='))))) return a;
     return {};
 }
 
@@ -296,8 +297,17 @@ void usage_error(const std::string& program, const std::string& message) {
 SplitArgs parse_or_exit(CLI::App& app, int argc, const char* const* argv) {
     SplitArgs split = split_args(argc, argv);
     std::string name = app.get_name();
+    // An option of the app's own that an EAL option shares the name of (kvagg's --allow, DPDK's
+    // PCI allow list) is the app's where no `--` says otherwise.
+    auto declares = [&app](std::string_view option) {
+        const std::string n(option);
+        if (app.get_option_no_throw(n)) return true;
+        for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+            if (sub->get_option_no_throw(n)) return true;
+        return false;
+    };
     if (!split.had_separator) {
-        if (auto eal = find_eal_option(split.app); !eal.empty())
+        if (auto eal = find_eal_option(split.app, declares); !eal.empty())
             usage_error(name, "'" + eal + "' is an EAL option: EAL args go before `--`, e.g. " +
                                   name + " " + eal + " ... -- [app args]");
     }

@@ -3,6 +3,7 @@
 // the error convention (one line on stderr, exit status 2; --help exits 0).
 #include <CLI/CLI.hpp>
 
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -10,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "auth/message_mac.hpp"
+#include "linerate/message_auth.hpp"
 #include "pkt/address.hpp"
 
 namespace linerate::cli {
@@ -51,8 +52,10 @@ struct SplitArgs {
 
 SplitArgs split_args(int argc, const char* const* argv);
 
-// An EAL option (e.g. `-l`, `--vdev=...`, `--no-huge`) found among app args, or "" if none.
-std::string find_eal_option(const std::vector<std::string>& app_args);
+// An EAL option (e.g. `-l`, `--vdev=...`, `--no-huge`) found among app args, or "" if none;
+// names `app_declares` says the app has (its own `--allow`) are not taken for the EAL's.
+std::string find_eal_option(const std::vector<std::string>& app_args,
+                            const std::function<bool(std::string_view)>& app_declares = {});
 
 void add_common_options(CLI::App& app, CommonOptions& opts);
 

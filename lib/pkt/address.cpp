@@ -5,12 +5,16 @@
 
 namespace linerate::pkt {
 
+namespace {
+
 int hex_digit(char c) {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;
     return -1;
 }
+
+}  // namespace
 
 std::optional<uint32_t> parse_ipv4(std::string_view text) {
     // inet_pton takes exactly four decimal parts (no shorthand, no octal), unlike inet_aton.

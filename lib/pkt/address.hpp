@@ -19,9 +19,6 @@ std::string format_ipv4(uint32_t addr);
 std::optional<MacAddr> parse_mac(std::string_view text);
 std::string format_mac(const MacAddr& mac);
 
-// One hex digit's value, or -1.
-int hex_digit(char c);
-
 // An IPv4 network "a.b.c.d/len" (len 0..32; a bare address is /32), host byte order. The
 // address bits beyond the prefix must be 0 ("10.0.0.1/8" is refused: a typo more often than
 // not).

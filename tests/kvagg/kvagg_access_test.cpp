@@ -14,7 +14,7 @@
 
 #include <fstream>
 
-#include "auth/message_mac.hpp"
+#include "linerate/message_auth.hpp"
 #include "linerate/kvagg_client.hpp"
 #include "support/netns.hpp"
 #include "support/process.hpp"

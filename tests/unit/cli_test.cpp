@@ -34,6 +34,11 @@ TEST(SplitArgs, RecognisesEalOptions) {
     EXPECT_EQ(cli::find_eal_option({"--file-prefix=x"}), "--file-prefix=x");
     EXPECT_EQ(cli::find_eal_option({"--burst", "--netbuf", "pages:4k", "-p", "3"}), "");
     EXPECT_EQ(cli::find_eal_option({"--vdevx"}), "");
+    // An app's own option of an EAL option's name (kvagg's --allow, DPDK's PCI allow list).
+    auto declares_allow = [](std::string_view name) { return name == "--allow"; };
+    EXPECT_EQ(cli::find_eal_option({"--allow", "10.0.0.0/8"}), "--allow");
+    EXPECT_EQ(cli::find_eal_option({"--allow", "10.0.0.0/8"}, declares_allow), "");
+    EXPECT_EQ(cli::find_eal_option({"--allow=10.0.0.0/8", "-l1"}, declares_allow), "-l1");
 }
 
 TEST(PortList, ListAndMask) {

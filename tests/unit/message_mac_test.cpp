@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "auth/message_mac.hpp"
+#include "linerate/message_auth.hpp"
 
 namespace {
 
