@@ -206,6 +206,7 @@ class Client:
         self.refused = 0        # sends and receives that reported an ICMP error (NO_ANSWER_ERRNOS)
         self.bad_auth = 0       # keyed: responses ignored, their trailer did not verify
         self._flush_carried = {}  # flush(reset) pages taken before a later page timed out
+        self._page_rid = None     # the request id of the flush page answered last
         self._deadline = None   # wait_durable: no request attempt waits beyond it
 
     def __enter__(self):
@@ -338,7 +339,13 @@ class Client:
         if len(r) < HEADER.size:
             return None
         magic, _, rop, n, _, rseq, idx = HEADER.unpack_from(r)
-        if magic != MAGIC or rop != (op | OP_RESPONSE) or rseq != rid:
+        if magic != MAGIC or rop != (op | OP_RESPONSE):
+            return None
+        if rseq != rid:
+            if rseq == self._page_rid and idx & ~LAST_FRAME:
+                raise KvaggError("flush: kvagg answered a page in several frames: it predates "
+                                 "the clients' paging (upgrade kvagg first); with reset, the "
+                                 "sums after its first frame are lost")
             return None
         if idx & ERROR:
             raise KvaggRefused(n, self.sock.getsockname()[0], keyed=self._mac is not None)
@@ -519,11 +526,12 @@ class Client:
         last. With reset, each page is taken out as it comes (into _flush_carried first)."""
         lo, hi = (0, U64) if key_range is None else key_range
         count = 0 if key_range is None else 1  # the whole space, then ranges from a page's end
-        out = {}
+        out, self._page_rid = {}, None
         while True:
             body = struct.pack("!QQ", lo, hi) if count else b""
             frames, last = self._request(OP_FLUSH, count, body, FLUSH_RESET if reset else 0,
                                          same_id=reset, pad_to=self.max_payload, page=True)
+            self._page_rid = self.request_id  # an old kvagg's further frames: an error
             got = self._tuples(frames)
             if reset:
                 self._flush_carried = merge_sums(self._flush_carried, got)

@@ -441,6 +441,17 @@ class Pages(unittest.TestCase):
             self.assertEqual(c.flush(reset=True), self.SUMS)
         self.assertEqual(kvagg.sums, {})
 
+    def test_a_kvagg_that_answers_a_page_in_several_frames_is_an_error(self):
+        """A kvagg from before paging answers the whole flush in frames: the client takes the
+        first as a page and must not go on as if the others had not come."""
+        def old_kvagg(req):
+            return [response(req, 1, tuples([(i, 1)]), i | (kv.LAST_FRAME if i == 2 else 0))
+                    for i in range(3)]
+
+        with FakeKvagg(old_kvagg) as fake, self.client(fake) as c:
+            with self.assertRaisesRegex(kv.KvaggError, "predates the clients' paging"):
+                c.flush(reset=True)
+
 
 if __name__ == "__main__":
     sys.path.insert(0, sys.argv.pop(1))
