@@ -61,7 +61,6 @@ ERR_AUTH, ERR_NOT_ALLOWED, ERR_TOO_SMALL = 1, 2, 3  # the codes of an error repl
 TRAILER_LEN = 28  # a keyed datagram's last bytes: nonce (12), AES-256-GMAC tag (16)
 IP_UDP = 28
 IP_MTU = 14  # Linux getsockopt: the path MTU of a connected socket
-UDP_MAX_PAYLOAD = 65507  # over IPv4
 U64 = 0xFFFFFFFFFFFFFFFF
 # What a connected UDP socket reports from an ICMP error about an earlier datagram: no kvagg
 # listening (port unreachable), or no route/host for now. Each means no answer, nothing else.
@@ -181,8 +180,9 @@ class Client:
             except OSError:
                 mtu = 1500
         self.mtu = mtu
-        # A request without a key is padded to this (status, flush): its answer may be as large.
-        self.max_payload = min(mtu - IP_UDP, UDP_MAX_PAYLOAD)
+        # Status and flush requests without a key are padded to a full frame's payload (at most
+        # 1500 bytes: kvagg's port may not take jumbo frames), the room of their answer.
+        self.padded = min(mtu, 1500) - IP_UDP
         room = mtu - IP_UDP - HEADER.size - (TRAILER_LEN if self._mac else 0)
         self.max_tuples = room // TUPLE_LEN
         # A read without a key is answered in one frame no larger than the request: 16 bytes a
@@ -200,7 +200,10 @@ class Client:
         self.undurable = {}     # seq -> datagram received by kvagg, not yet in its state file
         self.instance = 0       # kvagg's instance id (0: not asked yet, or a kvagg before --state)
         self.restarts_seen = 0
-        self.request_id = 0
+        # Request ids from the wall clock (microseconds): a later client on the same stream asks
+        # above this one's, which kvagg would refuse as replays (docs/kvagg.md "Replays").
+        self.request_id = time.time_ns() // 1000
+        self.requests_sent = 0  # request attempts: one frame each
         self._batch = []
         self.sent_datagrams = self.dropped_datagrams = self.retransmitted = 0
         self.refused = 0        # sends and receives that reported an ICMP error (NO_ANSWER_ERRNOS)
@@ -291,6 +294,7 @@ class Client:
             if self._deadline is not None and time.monotonic() >= self._deadline:
                 break
             attempts += 1
+            self.requests_sent += 1
             rid = self.request_id
             d = HEADER.pack(MAGIC, VERSION, op, count,
                             self.stream if stream is None else stream, rid, flags) + body
@@ -468,7 +472,7 @@ class Client:
     def stream_status(self, stream=None):
         """One status request: kvagg's view of a stream (default: ours), no retransmission."""
         # Without a key, as many missing numbers as fit in the request come back: the largest.
-        ((n, body),), _ = self._request(OP_STATUS, 0, stream=stream, pad_to=self.max_payload)
+        ((n, body),), _ = self._request(OP_STATUS, 0, stream=stream, pad_to=self.padded)
         flags, top, gaps, dups, stale, low = struct.unpack_from("!6Q", body)
         missing = list(struct.unpack_from(f"!{n}Q", body, STATUS_BODY_LEN))
         durable = instance = 0
@@ -530,7 +534,7 @@ class Client:
         while True:
             body = struct.pack("!QQ", lo, hi) if count else b""
             frames, last = self._request(OP_FLUSH, count, body, FLUSH_RESET if reset else 0,
-                                         same_id=reset, pad_to=self.max_payload, page=True)
+                                         same_id=reset, pad_to=self.padded, page=True)
             self._page_rid = self.request_id  # an old kvagg's further frames: an error
             got = self._tuples(frames)
             if reset:

@@ -21,6 +21,7 @@ import struct
 import sys
 import tempfile
 import threading
+import time
 import unittest
 
 kv = None  # python/linerate_kvagg, imported from the directory given
@@ -366,12 +367,31 @@ class Unkeyed(unittest.TestCase):
             used = 22 + 8 * n if d[3] == kv.OP_READ else 22 + 16 * n
             self.assertEqual(d[used:], bytes(len(d) - used))
 
+    def test_a_later_client_on_the_same_stream_asks_under_higher_request_ids(self):
+        """kvagg never executes a reset flush older than its stream's last: a client restarted
+        with the same stream id (a fixed seed) must not start below its predecessor."""
+        def answer(req):
+            return [response(req, 0)]
+
+        with FakeKvagg(answer) as fake:
+            before = time.time_ns() // 1000
+            for _ in range(2):
+                with kv.Client("127.0.0.1", fake.port, seed=5, timeout=0.5, mtu=MTU) as c:
+                    for _ in range(3):
+                        c.flush(reset=True)
+        seqs = [HDR.unpack_from(d)[5] for d in fake.requests()]
+        self.assertEqual(len({HDR.unpack_from(d)[4] for d in fake.requests()}), 1)
+        self.assertEqual(seqs, sorted(set(seqs)))
+        self.assertLessEqual(before, seqs[0])
+        self.assertLessEqual(seqs[0], time.time_ns() // 1000 + 1)
+
 
 class PagedKvagg:
     """A fake kvagg's flush without a key: one frame per request no larger than the request,
     keys ascending from lo, the last-frame bit when the range is listed to its end; with reset
     the listed keys are taken out, and a repeat (same stream and seq) answered from memory.
-    `lose`: seqs whose first answer is lost; `silent_after`: pages answered before it stops."""
+    `lose`: pages (1, 2, ...) whose first answer is lost; `silent_after`: pages answered before
+    it stops."""
 
     def __init__(self, sums, lose=(), silent_after=None):
         self.sums, self.lose, self.silent_after = dict(sums), set(lose), silent_after
@@ -395,8 +415,7 @@ class PagedKvagg:
                 del self.sums[k]
             self.memory[stream, seq] = frame
         self.pages += 1
-        if seq in self.lose:
-            self.lose.discard(seq)
+        if self.pages in self.lose:
             return []
         return [frame]
 
@@ -429,7 +448,8 @@ class Pages(unittest.TestCase):
             self.assertEqual(c.flush(reset=True), {})
         self.assertEqual(kvagg.sums, {})
         # Six pages, the second asked twice under its id, then an empty flush.
-        self.assertEqual([seq for _, seq, _ in kvagg.seen], [1, 2, 2, 3, 4, 5, 6, 7])
+        first = kvagg.seen[0][1]
+        self.assertEqual([seq - first for _, seq, _ in kvagg.seen], [0, 1, 1, 2, 3, 4, 5, 6])
 
     def test_pages_taken_before_a_timeout_come_with_the_next_reset_flush(self):
         kvagg = PagedKvagg(self.SUMS, silent_after=2)
