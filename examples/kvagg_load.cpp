@@ -64,6 +64,8 @@ void add_options(CLI::App& cli, Load& l) {
     cli.add_option("--endpoints-file", l.endpoints_file,
                    "with the sharded client: the endpoints, one line, followed while sending");
     cli.add_option("--port", l.o.port, "kvagg's UDP port");
+    cli.add_option("--key", l.o.key_file,
+                   "kvagg's --key file: every datagram MAC'd, responses checked");
     cli.add_option("--tuples", l.tuples, "tuples to send");
     cli.add_option("--keys", l.keys, "distinct keys")->check(CLI::PositiveNumber);
     cli.add_option("--seed", l.seed, "seed of keys, stream id and simulated loss");

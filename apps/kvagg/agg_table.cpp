@@ -1,5 +1,7 @@
 #include "kvagg/agg_table.hpp"
 
+#include <utility>
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -86,6 +88,18 @@ uint64_t AggTable::drain(uint64_t lo, uint64_t hi, bool reset, std::vector<AggSl
     }
     if (reset && lo == 0 && hi == ~uint64_t(0)) clear();
     return sum;
+}
+
+uint64_t AggTable::take(uint64_t key) {
+    if (mode_ == IndexMode::direct)
+        return key < capacity_ && slots_[key].key != 0 ? std::exchange(slots_[key].value, 0) : 0;
+    if (key == 0) return std::exchange(zero_value_, 0);
+    size_t i = agg_hash_index(key, bits_);
+    for (unsigned n = 0; n < probe_; ++n, i = (i + 1) & mask_) {
+        if (slots_[i].key == key) return std::exchange(slots_[i].value, 0);
+        if (slots_[i].key == 0) break;
+    }
+    return 0;
 }
 
 void AggTable::copy_to(AggTableCopy& c) const {

@@ -240,6 +240,9 @@ class AggTable : public AggTableOps<AggTable> {
     // `reset` those sums become 0 (the whole table is cleared when the range is every key, so
     // keys no longer sent free their places). Returns the wrapping sum of what it appended.
     uint64_t drain(uint64_t lo, uint64_t hi, bool reset, std::vector<AggSlot>& out);
+    // An unkeyed paged flush's reset (kv_control.hpp): the key's sum, set to 0 (0 when it
+    // holds none).
+    uint64_t take(uint64_t key);
 
     // Copies the table into `c`, no allocation once c has the table's size. In hash mode a
     // bit per line, set when a key is placed (off the update path), tells which lines hold

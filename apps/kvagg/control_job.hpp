@@ -27,6 +27,9 @@ struct ControlJob {
     WorkerImage* snapshot = nullptr;  // a checkpoint: copy the table and windows here instead
     uint64_t copy_ns = 0;             // a checkpoint: how long the worker spent copying
     size_t max_missing = 0;
+    // An unkeyed paged flush with reset: take out these keys' sums only (ascending), not the
+    // request's range.
+    const std::vector<uint64_t>* take = nullptr;
     std::vector<uint64_t> values;      // read: one per key (0 when absent)
     std::vector<AggSlot> sums;         // flush
     uint64_t flushed = 0;              // flush with reset: wrapping sum taken out

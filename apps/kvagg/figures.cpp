@@ -57,6 +57,16 @@ std::vector<Figure> service_figures(const ControlCounters& cc) {
                      .read_final = atomic(*n)});
     f.push_back({.json = "service.flushed_sum", .read_final = atomic(cc.flushed_sum)});
     f.push_back({.json = "service.flush_repeats", .read_final = atomic(cc.flush_repeats)});
+    f.push_back({.json = "service.flush_replayed", .read_final = atomic(cc.flush_replayed)});
+    for (auto [json, kind, n] :
+         {std::tuple{"service.error_replies", "sent", &cc.error_replies},
+          {"service.error_replies_limited", "limited", &cc.error_replies_limited}})
+        f.push_back({.json = json,
+                     .metric = "linerate_kvagg_error_replies_total",
+                     .help = "Error replies to refused requests: sent, or not sent (rate limit)",
+                     .labels = {{"kind", kind}},
+                     .read_live = atomic(*n),
+                     .read_final = atomic(*n)});
     return f;
 }
 

@@ -19,6 +19,9 @@ class FlushMemory {
     // The response frames of the stream's last reset flush when `seq` is its sequence number;
     // nullptr when this is no repeat.
     const Frames* repeat_of(uint32_t stream, uint64_t seq) const;
+    // Whether `seq` is below the stream's last reset flush: an old request replayed (or one
+    // overtaken by a later one), never executed.
+    bool older_than_last(uint32_t stream, uint64_t seq) const;
     // The answer to the stream's newest reset flush; when kStreams are kept, the lowest stream
     // number is forgotten first.
     void remember(uint32_t stream, uint64_t seq, const Frames& frames);

@@ -70,6 +70,19 @@ std::vector<uint8_t> response_frame(const uint8_t* request, const KvRequest& r, 
 
 }  // namespace
 
+std::vector<uint8_t> error_response(const uint8_t* request, const KvRequest& r, uint16_t code) {
+    std::vector<uint8_t> f = response_frame(request, r, 0, code, kKvLastFrame | kKvError);
+    finish_kv_response(f.data(), r, f.size());
+    return f;
+}
+
+void sign_response(std::vector<uint8_t>& frame, const KvRequest& r, auth::MessageMac& mac) {
+    const size_t payload = frame.size() - r.app_offset;
+    frame.resize(frame.size() + auth::kTrailerLen);
+    mac.sign(frame.data() + r.app_offset, payload);
+    finish_kv_response(frame.data(), r, frame.size());
+}
+
 std::vector<std::vector<uint8_t>> tuple_responses(const uint8_t* request, const KvRequest& r,
                                                   std::span<const AggSlot> tuples,
                                                   size_t max_frame) {

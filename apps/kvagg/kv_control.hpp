@@ -17,12 +17,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <span>
 #include <type_traits>
 #include <vector>
 
+#include "auth/message_mac.hpp"
 #include "kvagg/checkpointer.hpp"
 #include "kvagg/control_job.hpp"
 #include "kvagg/control_thread.hpp"
@@ -63,12 +65,44 @@ std::vector<uint8_t> status_response(const uint8_t* request, const KvRequest& r,
                                      const StatusReply& s);
 // Missing sequence numbers a status frame of at most max_frame bytes can list.
 size_t status_capacity(const KvRequest& r, size_t max_frame);
+// An error reply to `r` (docs/wire-formats.md "Error replies"): op | 0x80, count = code, the
+// last frame with LINERATE_KV_ERROR, no body, never MAC'd: no larger than any request.
+std::vector<uint8_t> error_response(const uint8_t* request, const KvRequest& r, uint16_t code);
+// Appends the trailer of `mac` to a response frame of `r` and fixes its lengths and checksum.
+void sign_response(std::vector<uint8_t>& frame, const KvRequest& r, auth::MessageMac& mac);
+
+// At most kRate error replies a second in all, in bursts of at most kBurst (a token bucket): a
+// flood of refused requests draws little traffic. Any thread (the workers refuse who may not
+// ask, the control thread requests too small for their answer).
+class ReplyBudget {
+  public:
+    static constexpr double kRate = 10, kBurst = 10;
+    bool take() {
+        std::lock_guard lock(mutex_);
+        const auto now = std::chrono::steady_clock::now();
+        const double refill = kRate * std::chrono::duration<double>(now - last_).count();
+        tokens_ = std::min(kBurst, tokens_ + refill);
+        last_ = now;
+        if (tokens_ < 1) return false;
+        tokens_ -= 1;
+        return true;
+    }
+
+  private:
+    std::mutex mutex_;
+    double tokens_ = kBurst;
+    std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
 
 // Counters of the control path (written by the control thread, read by anyone).
 struct ControlCounters {
     std::atomic<uint64_t> reads{0}, statuses{0}, flushes{0};
     std::atomic<uint64_t> flushed_sum{0};    // wrapping sum of the amounts flush-reset took out
     std::atomic<uint64_t> flush_repeats{0};  // repeats of a reset flush answered from memory
+    // Reset flushes below their stream's last one (replayed): never executed, not answered.
+    std::atomic<uint64_t> flush_replayed{0};
+    std::atomic<uint64_t> error_replies{0};          // sent (codes 1-3)
+    std::atomic<uint64_t> error_replies_limited{0};  // not sent: ReplyBudget spent
 };
 
 template <class Table>
@@ -122,6 +156,21 @@ class KvControl {
         }
     }
     uint64_t instance() const { return instance_; }
+    // --key, before start(): every response frame is MAC'd (here, on the control thread) and
+    // the unkeyed limits do not apply (the workers verified the requests).
+    void enable_key(const auth::Key& key) { signer_.emplace(key); }
+
+    // An error reply to a refused request, counted; nullopt when the budget is spent (counted
+    // too). Any thread.
+    std::optional<std::vector<uint8_t>> refuse(const uint8_t* frame, const KvRequest& r,
+                                               uint16_t code) {
+        if (!error_budget_.take()) {
+            counters_.error_replies_limited.fetch_add(1, std::memory_order_relaxed);
+            return std::nullopt;
+        }
+        counters_.error_replies.fetch_add(1, std::memory_order_relaxed);
+        return error_response(frame, r, code);
+    }
 
     // --export, after enable_state() and before start(): every `period` the control thread
     // takes the tables' sums out (a flush with reset) as the backlog's next epoch, makes it
@@ -167,21 +216,23 @@ class KvControl {
         return thread_.submit(worker, port, frame, len);
     }
 
-    // The response frames to one request (synchronously, on the caller's thread). A flush
-    // with reset is answered at most once: a repeat of a stream's last one gets the same frames
-    // again without flushing anything (flush_memory.hpp).
+    // The response frames to one request (synchronously, on the caller's thread), which the
+    // worker let through (KvKernel::request_gate). A flush with reset is answered at most once:
+    // a repeat of a stream's last one gets the same frames again without flushing anything
+    // (flush_memory.hpp), an older one nothing. With --key every frame is MAC'd; without, the
+    // answer is one frame no longer than the request (answer_unkeyed).
     Frames answer(const uint8_t* frame, size_t len, uint16_t port) {
         const KvRequest r = parse_kv_request(frame, len, udp_port_);
         if (r.verdict != KvVerdict::request) return {};  // the worker checked it already
-        const size_t max_frame = max_frame_(port, r.l3_offset);
-        if (r.op == kKvOpRead) return read_frames(frame, r, max_frame);
-        if (r.op != kKvOpFlush) return {status_frame(frame, r, max_frame)};
-        if (!r.reset()) return tuple_responses(frame, r, flush(r), max_frame);
-        if (const Frames* again = memory_.repeat_of(r.stream, r.seq)) {
-            counters_.flush_repeats.fetch_add(1, std::memory_order_relaxed);
-            return *again;
+        if (r.op == kKvOpFlush && r.reset() && memory_.older_than_last(r.stream, r.seq)) {
+            counters_.flush_replayed.fetch_add(1, std::memory_order_relaxed);
+            return {};
         }
-        return end_epoch(frame, r, max_frame);
+        const size_t max_frame = max_frame_(port, r.l3_offset);
+        if (!signer_) return answer_unkeyed(frame, r, max_frame);
+        Frames out = answer_keyed(frame, r, max_frame - auth::kTrailerLen);
+        for (std::vector<uint8_t>& f : out) sign_response(f, r, *signer_);
+        return out;
     }
 
     const ControlCounters& counters() const { return counters_; }
@@ -233,6 +284,77 @@ class KvControl {
         return s;
     }
 
+    // A MAC'd request: answered as large as it takes (frames of at most max_frame bytes).
+    Frames answer_keyed(const uint8_t* frame, const KvRequest& r, size_t max_frame) {
+        if (r.op == kKvOpRead) return read_frames(frame, r, max_frame);
+        if (r.op != kKvOpFlush) return {status_frame(frame, r, max_frame)};
+        if (!r.reset()) return tuple_responses(frame, r, flush(r), max_frame);
+        if (const Frames* again = repeat(r)) return *again;
+        return end_epoch(frame, r, max_frame);
+    }
+
+    // No MAC (a source in --allow): one frame whose UDP payload is no longer than the
+    // request's (the client pads it to ask for room), or error 3 when even the least answer
+    // does not fit: a read's every key, a status without missing numbers, one flushed tuple.
+    Frames answer_unkeyed(const uint8_t* frame, const KvRequest& r, size_t max_frame) {
+        const size_t room = std::min(r.app_len, max_frame - r.app_offset);
+        size_t least = kKvHeaderLen + kKvTupleLen;  // a flush: one tuple
+        if (r.op == kKvOpRead) least = kKvHeaderLen + r.count * kKvTupleLen;
+        if (r.op == kKvOpStatus) least = kKvHeaderLen + kKvStatusBodyLen + kKvStatusTailLen;
+        if (r.op == kKvOpFlush && r.count)
+            least += 2 * LINERATE_KV_KEY_LEN;  // the range's own bytes
+        if (room < least) {
+            std::optional<std::vector<uint8_t>> e = refuse(frame, r, kKvErrTooSmall);
+            return e ? Frames{std::move(*e)} : Frames{};
+        }
+        const size_t limit = r.app_offset + room;
+        if (r.op == kKvOpRead) return read_frames(frame, r, limit);
+        if (r.op == kKvOpStatus) return {status_frame(frame, r, limit)};
+        return paged_flush(frame, r, limit);
+    }
+
+    // An unkeyed flush: one frame listing the range's keys from its low end, as many as fit in
+    // frames of `limit` bytes; the last frame flag only when the listing reached the range's
+    // end (the client asks again from the next key). With reset only the listed keys are taken
+    // out, with the sums listed (what was added meanwhile to them comes with the next flush).
+    Frames paged_flush(const uint8_t* frame, const KvRequest& r, size_t limit) {
+        if (const Frames* again = r.reset() ? repeat(r) : nullptr) return *again;
+        const size_t per_frame = (limit - r.app_offset - kKvHeaderLen) / kKvTupleLen;
+        KvRequest look = r;
+        look.flags = 0;  // the range's sums, nothing reset
+        std::vector<ControlJob> listing = table_parts(look);
+        std::vector<AggSlot> sums = merge_sums(listing);
+        const bool to_the_end = sums.size() <= per_frame;
+        if (!to_the_end) sums.resize(per_frame);
+        if (r.reset()) {
+            std::vector<uint64_t> keys;
+            for (const AggSlot& s : sums) keys.push_back(s.key);
+            sums = count_flush(table_parts(r, &keys));
+        } else {
+            counters_.flushes.fetch_add(1, std::memory_order_relaxed);
+        }
+        Frames out = tuple_responses(frame, r, sums, limit);  // one frame: they fit
+        if (!to_the_end) mark_not_last(out.front(), r);
+        if (r.reset()) {
+            memory_.remember(r.stream, r.seq, out);
+            checkpoint_now();
+        }
+        return out;
+    }
+
+    static void mark_not_last(std::vector<uint8_t>& f, const KvRequest& r) {
+        uint8_t* const reserved = f.data() + r.app_offset + kKvReservedOff;
+        pkt::store_be32(reserved, pkt::load_be32(reserved) & ~kKvLastFrame);
+        finish_kv_response(f.data(), r, f.size());
+    }
+
+    // The remembered answer when `r` repeats its stream's last reset flush (counted).
+    const Frames* repeat(const KvRequest& r) {
+        const Frames* again = memory_.repeat_of(r.stream, r.seq);
+        if (again) counters_.flush_repeats.fetch_add(1, std::memory_order_relaxed);
+        return again;
+    }
+
     // A flush with reset, not a repeat: the one place an epoch ends. Its sums are taken out of
     // every table (flush()), the answer remembered and made durable (--state) before it is
     // given: a restart can neither give these amounts again nor lose the answer (a repeat finds
@@ -246,8 +368,9 @@ class KvControl {
     }
 
     // Every table's sums in the request's key range, taken out with reset; counted.
-    std::vector<AggSlot> flush(const KvRequest& r) {
-        std::vector<ControlJob> parts = table_parts(r);
+    std::vector<AggSlot> flush(const KvRequest& r) { return count_flush(table_parts(r)); }
+    // A flush's parts merged, counted.
+    std::vector<AggSlot> count_flush(std::vector<ControlJob> parts) {
         counters_.flushes.fetch_add(1, std::memory_order_relaxed);
         uint64_t flushed = 0;
         for (const ControlJob& p : parts) flushed += p.flushed;
@@ -284,15 +407,17 @@ class KvControl {
 
     // The parts of a read or flush: every worker's own table (each read by its worker), or the
     // shared table, read here.
-    std::vector<ControlJob> table_parts(const KvRequest& r) {
+    // take: a paged flush's listed keys (ControlJob::take).
+    std::vector<ControlJob> table_parts(const KvRequest& r,
+                                        const std::vector<uint64_t>* take = nullptr) {
         if constexpr (kShared) {
             std::vector<ControlJob> shared(1);
-            shared[0].request = &r;
+            shared[0] = {.request = &r, .take = take};
             run_shared_table_job(shared[0], *workers_.front().table);
             return shared;
         } else {
             std::vector<ControlJob> parts(workers_.size());
-            for (ControlJob& p : parts) p.request = &r;
+            for (ControlJob& p : parts) p = {.request = &r, .take = take};
             gather(parts);
             return parts;
         }
@@ -311,6 +436,8 @@ class KvControl {
     uint16_t udp_port_;
     uint64_t instance_;
     ControlCounters counters_;
+    ReplyBudget error_budget_;
+    std::optional<auth::MessageMac> signer_;  // --key: the control thread's
     FlushMemory memory_;
     std::optional<Checkpointer> checkpointer_;  // with --state
     // --export: the backlog the exporter takes epochs from, its counters, the period.

@@ -69,12 +69,55 @@ size_t KvKernel<Table>::TupleCursor::take(const AggHomes& homes, StagedTuple* ou
 }
 
 template <class Table>
+template <unsigned kGate>
+KvVerdict KvKernel<Table>::gated(KvVerdict v, const KvPacket& p, const FrameRef& frame) {
+    if constexpr (kGate != 0) {
+        if (v != KvVerdict::ok) return v;
+        if constexpr ((kGate & kGateAllow) != 0)
+            if (!cfg_.allow.contains(kv_frame_source(frame.data, frame.len)))
+                return KvVerdict::not_allowed;
+        if constexpr ((kGate & kGateKey) != 0) {
+            // The payload's length from the UDP header the parser checked; nothing of the
+            // datagram is used before its trailer verifies.
+            const uint8_t* app = p.tuples - kKvHeaderLen;
+            const size_t app_len = pkt::load_be16(app - 4) - pkt::kUdpHdrLen;
+            if (!mac_->verify(app, app_len)) return KvVerdict::bad_auth;
+            if (app_len < kKvHeaderLen + auth::kTrailerLen + size_t(p.tuple_count) * kKvTupleLen)
+                return KvVerdict::malformed;  // its tuples run into the trailer
+        }
+    }
+    return v;
+}
+
+template <class Table>
+KvVerdict KvKernel<Table>::request_gate(const uint8_t* frame, const KvRequest& r) {
+    if (!cfg_.allow.empty() && !cfg_.allow.contains(kv_request_source(frame, r)))
+        return KvVerdict::not_allowed;
+    if (mac_)
+        return mac_->verify(frame + r.app_offset, r.app_len) ? KvVerdict::request
+                                                             : KvVerdict::bad_auth;
+    return cfg_.allow.empty() ? KvVerdict::not_allowed : KvVerdict::request;
+}
+
+template <class Table>
 typename KvKernel<Table>::Admitted KvKernel<Table>::admit(const FrameRef& frame) {
     const KvPacket p =
         parse_kv_packet(frame.data, frame.len, cfg_.udp_port,
                         {cfg_.verify_checksums, frame.port, !cfg_.strict_checksums}, cfg_.listen);
     counters_.udp_checksum_offloaded += p.udp_checksum_offloaded;
-    const KvVerdict v = window_verdict(p);
+    KvVerdict v = p.verdict;
+    switch (gate()) {
+        case kGateAllow:
+            v = gated<kGateAllow>(v, p, frame);
+            break;
+        case kGateKey:
+            v = gated<kGateKey>(v, p, frame);
+            break;
+        case kGateAllow | kGateKey:
+            v = gated<kGateAllow | kGateKey>(v, p, frame);
+            break;
+    }
+    v = window_verdict(v, p);
     ++counters_.by_verdict[size_t(v)];
     return {v, {p.tuples, v == KvVerdict::ok ? p.tuple_count : size_t(0)}};
 }
@@ -151,7 +194,7 @@ KvVerdict KvKernel<Table>::aggregate_frame(const uint8_t* frame, size_t len,
 }
 
 template <class Table>
-template <IndexMode kMode, bool kPrefetch, bool kListen>
+template <IndexMode kMode, bool kPrefetch, bool kListen, unsigned kGate>
 typename KvKernel<Table>::ChunkWork KvKernel<Table>::admit_chunk(std::span<const FrameRef> frames,
                                                                  StagedTuple* staged,
                                                                  TupleRange* ranges) {
@@ -176,7 +219,8 @@ typename KvKernel<Table>::ChunkWork KvKernel<Table>::admit_chunk(std::span<const
         else  // no --listen-ip: not a compare more than before it existed (bench/run builds)
             p = parse_kv_packet(frames[i].data, frames[i].len, udp_port, checks);
         offloaded += p.udp_checksum_offloaded;  // as admit(): counted before the window
-        const KvVerdict v = window_verdict(p);
+        // --key, --allow: checked before the window records the seq (kGate 0: nothing here).
+        const KvVerdict v = window_verdict(gated<kGate>(p.verdict, p, frames[i]), p);
         if (v != KvVerdict::ok) [[unlikely]] {
             ++counters_.by_verdict[size_t(v)];
             continue;
@@ -203,14 +247,14 @@ typename KvKernel<Table>::ChunkWork KvKernel<Table>::admit_chunk(std::span<const
 }
 
 template <class Table>
-template <IndexMode kMode, bool kPrefetch, bool kListen>
+template <IndexMode kMode, bool kPrefetch, bool kListen, unsigned kGate>
 void KvKernel<Table>::aggregate_burst_impl(std::span<const FrameRef> frames) {
     StagedTuple staged[kStagedMax];
     TupleRange ranges[kChunk];
     for (size_t base = 0; base < frames.size(); base += kChunk) {
         const size_t k = std::min(kChunk, frames.size() - base);
         const ChunkWork w =
-            admit_chunk<kMode, kPrefetch, kListen>(frames.subspan(base, k), staged, ranges);
+            admit_chunk<kMode, kPrefetch, kListen, kGate>(frames.subspan(base, k), staged, ranges);
         // The staged tuples come first in frame order, then the ranges: the same adds in the
         // same order as frame by frame.
         if (w.staged) count_adds(add_staged<kMode>({staged, w.staged}));
@@ -219,22 +263,38 @@ void KvKernel<Table>::aggregate_burst_impl(std::span<const FrameRef> frames) {
 }
 
 template <class Table>
-template <bool kListen>
+template <bool kListen, unsigned kGate>
 void KvKernel<Table>::aggregate_burst_as(std::span<const FrameRef> frames) {
     const bool hash = table_.mode() == IndexMode::hash;
     if (cfg_.prefetch_ahead == 0)
-        hash ? aggregate_burst_impl<IndexMode::hash, false, kListen>(frames)
-             : aggregate_burst_impl<IndexMode::direct, false, kListen>(frames);
+        hash ? aggregate_burst_impl<IndexMode::hash, false, kListen, kGate>(frames)
+             : aggregate_burst_impl<IndexMode::direct, false, kListen, kGate>(frames);
     else
-        hash ? aggregate_burst_impl<IndexMode::hash, true, kListen>(frames)
-             : aggregate_burst_impl<IndexMode::direct, true, kListen>(frames);
+        hash ? aggregate_burst_impl<IndexMode::hash, true, kListen, kGate>(frames)
+             : aggregate_burst_impl<IndexMode::direct, true, kListen, kGate>(frames);
+}
+
+template <class Table>
+template <bool kListen>
+void KvKernel<Table>::aggregate_burst_gated(std::span<const FrameRef> frames) {
+    switch (gate()) {
+        case 0:
+            return aggregate_burst_as<kListen, 0>(frames);
+        case kGateAllow:
+            return aggregate_burst_as<kListen, kGateAllow>(frames);
+        case kGateKey:
+            return aggregate_burst_as<kListen, kGateKey>(frames);
+        default:
+            return aggregate_burst_as<kListen, kGateAllow | kGateKey>(frames);
+    }
 }
 
 template <class Table>
 void KvKernel<Table>::aggregate_burst(std::span<const FrameRef> frames) {
-    // The address filter as a template argument: the loop without it is the loop as it was
-    // (a per-frame filter in the one loop cost 29 % at 1 tuple a packet, bench/run builds).
-    cfg_.listen.count ? aggregate_burst_as<true>(frames) : aggregate_burst_as<false>(frames);
+    // The address filter and the gate (--key, --allow) as template arguments: the loop without
+    // them is the loop as it was (a per-frame filter in the one loop cost 29 % at 1 tuple a
+    // packet, bench/run builds).
+    cfg_.listen.count ? aggregate_burst_gated<true>(frames) : aggregate_burst_gated<false>(frames);
 }
 
 template class KvKernel<AggTable>;

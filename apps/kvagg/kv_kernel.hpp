@@ -5,7 +5,11 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
+
+#include "auth/message_mac.hpp"
+#include "pkt/address.hpp"
 
 #include "kvagg/agg_table.hpp"
 #include "kvagg/dup_window.hpp"
@@ -43,6 +47,11 @@ struct KvKernelConfig {
     bool verify_checksums = true;   // IPv4 header and UDP checksums (--no-verify-checksums)
     bool strict_checksums = false;  // a UDP checksum left to TX offload is bad (--strict-checksums)
     ListenAddrs listen;             // --listen-ip: the destinations served (none: every one)
+    // --key: every datagram (sum or request) needs a valid trailer, else bad_auth.
+    std::optional<auth::Key> key;
+    // --allow: the sources served (sum datagrams without --key, requests without a valid MAC
+    // are not_allowed from others); empty: none listed.
+    pkt::Ipv4AllowList allow;
 };
 
 inline constexpr unsigned kMaxPrefetchAhead = 256;
@@ -59,7 +68,9 @@ class KvKernel {
   public:
     // The table is not owned (the app places it in the --aggbuf region).
     KvKernel(Table& table, const KvKernelConfig& cfg)
-        : table_(table), dup_(cfg.dup_window, cfg.max_streams), cfg_(cfg) {}
+        : table_(table), dup_(cfg.dup_window, cfg.max_streams), cfg_(cfg) {
+        if (cfg.key) mac_.emplace(*cfg.key);
+    }
 
     // Aggregates one frame; returns the packet's verdict (ok even if some tuples were refused:
     // those are counted in tuple units as table_full).
@@ -70,6 +81,11 @@ class KvKernel {
     // as one stream, so the slot look-ahead does not stall at every frame boundary (a restart
     // per 32-tuple frame lost 40 % of the rate).
     void aggregate_burst(std::span<const FrameRef> frames);
+
+    // Who may ask (docs/kvagg.md "Who is served"): request when the request in `frame` may be
+    // answered, else bad_auth (--key: its MAC does not verify) or not_allowed (its source is
+    // outside --allow, or neither --key nor --allow was given). The worker's thread (its MAC).
+    KvVerdict request_gate(const uint8_t* frame, const KvRequest& r);
 
     const KvCounters& counters() const { return counters_; }
     const KvKernelConfig& config() const { return cfg_; }
@@ -126,9 +142,17 @@ class KvKernel {
         }
     };
 
+    // The bits of the gate's template argument: which checks a sum datagram passes before the
+    // duplicate window sees its seq (none: the loop as before --key and --allow existed).
+    static constexpr unsigned kGateAllow = 1;  // --allow: its source
+    static constexpr unsigned kGateKey = 2;    // --key: its trailer
+    unsigned gate() const { return (cfg_.allow.empty() ? 0 : kGateAllow) | (mac_ ? kGateKey : 0); }
+    // A parsed sum datagram's verdict after the gate's checks (v: the parser's).
+    template <unsigned kGate>
+    KvVerdict gated(KvVerdict v, const KvPacket& p, const FrameRef& frame);
     // A parsed packet's verdict once the duplicate window has seen it (records it if new).
-    KvVerdict window_verdict(const KvPacket& p) {
-        if (p.verdict != KvVerdict::ok) return p.verdict;
+    KvVerdict window_verdict(KvVerdict v, const KvPacket& p) {
+        if (v != KvVerdict::ok) return v;
         switch (dup_.check(p.stream, p.seq)) {
             case SeqVerdict::accept:
                 return KvVerdict::ok;
@@ -152,13 +176,15 @@ class KvKernel {
     // kStageMaxTuples go to `staged` (decoded, homes hashed and requested) while it has room
     // and no range was recorded; the tuples of later frames go to `ranges`, their first lines
     // requested, for the look-ahead of add_tuples().
-    // kListen: --listen-ip given (frames to other addresses are other_address).
-    template <IndexMode kMode, bool kPrefetch, bool kListen>
+    // kListen: --listen-ip given (frames to other addresses are other_address); kGate: gate().
+    template <IndexMode kMode, bool kPrefetch, bool kListen, unsigned kGate>
     ChunkWork admit_chunk(std::span<const FrameRef> frames, StagedTuple* staged,
                           TupleRange* ranges);
-    template <bool kListen>
+    template <bool kListen, unsigned kGate>
     void aggregate_burst_as(std::span<const FrameRef> frames);
-    template <IndexMode kMode, bool kPrefetch, bool kListen>
+    template <bool kListen>
+    void aggregate_burst_gated(std::span<const FrameRef> frames);
+    template <IndexMode kMode, bool kPrefetch, bool kListen, unsigned kGate>
     void aggregate_burst_impl(std::span<const FrameRef> frames);
     // Adds what a block of adds leaves to the counters.
     void count_adds(const AddSums& sums);
@@ -174,6 +200,7 @@ class KvKernel {
     DupFilter dup_;
     KvKernelConfig cfg_;
     KvCounters counters_;
+    std::optional<auth::MessageMac> mac_;  // --key: this worker's (an OpenSSL context each)
 };
 
 extern template class KvKernel<AggTable>;

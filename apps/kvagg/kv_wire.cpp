@@ -67,6 +67,10 @@ bool ListenAddrs::admits_any(const uint8_t* frame, size_t len) const {
     return std::find(addrs.begin(), addrs.begin() + count, dst) != addrs.begin() + count;
 }
 
+uint32_t kv_frame_source_any(const uint8_t* frame, size_t len) {
+    return load_be32(frame + parse_l2(frame, len).length + 12);
+}
+
 KvPacket parse_kv_packet_general(const uint8_t* frame, size_t len, uint16_t udp_port,
                                  ChecksumCheck checksums) {
     const KvLocated l = locate_kv(frame, len, udp_port, checksums);
@@ -101,6 +105,7 @@ KvRequest parse_kv_request(const uint8_t* frame, size_t len, uint16_t udp_port) 
     r.body = l.app + kKvHeaderLen;
     r.l3_offset = l.l3_offset;
     r.app_offset = size_t(l.app - frame);
+    r.app_len = l.app_len;
     r.verdict = check_request(r, l.app_len - kKvHeaderLen);
     return r;
 }

@@ -42,6 +42,11 @@ inline constexpr uint8_t kKvOpResponse = LINERATE_KV_OP_RESPONSE;
 inline constexpr uint32_t kKvFlushReset = LINERATE_KV_FLUSH_RESET;
 // Response frames: the reserved field holds the frame's index in the response, bit 31 = last.
 inline constexpr uint32_t kKvLastFrame = LINERATE_KV_LAST_FRAME;
+// Error replies (reserved: last frame | this bit; count: the code; no body, no trailer).
+inline constexpr uint32_t kKvError = LINERATE_KV_ERROR;
+inline constexpr uint16_t kKvErrAuth = LINERATE_KV_ERR_AUTH;
+inline constexpr uint16_t kKvErrNotAllowed = LINERATE_KV_ERR_NOT_ALLOWED;
+inline constexpr uint16_t kKvErrTooSmall = LINERATE_KV_ERR_TOO_SMALL;
 
 // Offsets inside the app header (which starts at the UDP payload).
 inline constexpr size_t kKvMagicOff = LINERATE_KV_MAGIC_OFF;
@@ -77,7 +82,12 @@ static_assert(kKvTuplesOffset == 64);
     X(too_many_streams, "too many streams", packets,                                               \
       "new stream id beyond the per-worker stream bound")                                          \
     X(other_address, "other address", packets,                                                     \
-      "to the kvagg port at an IPv4 address kvagg does not listen on (--listen-ip)")
+      "to the kvagg port at an IPv4 address kvagg does not listen on (--listen-ip)")               \
+    X(bad_auth, "bad auth", packets,                                                               \
+      "kvagg has a --key: no trailer, or one whose MAC does not verify (data or request)")         \
+    X(not_allowed, "not allowed", packets,                                                         \
+      "from a source outside --allow (data without --key; a request without a valid MAC, or "      \
+      "any request when neither --key nor --allow is given)")
 // kvagg's drop list, the stats board's slots: the runtime's, the packet reasons, then a request
 // the control path could not queue. Every reason counts packets, so rx == aggregated_packets +
 // requests + dropped (tuples the table refuses are the counter overflow_tuples).
@@ -219,6 +229,15 @@ struct ListenAddrs {
     bool admits_any(const uint8_t* frame, size_t len) const;
 };
 
+// The IPv4 source address (host order) of a frame the parser accepted (its IPv4 header is
+// inside): --allow's check of a sum datagram. The canonical frame costs one compare.
+uint32_t kv_frame_source_any(const uint8_t* frame, size_t len);  // VLAN tags
+inline uint32_t kv_frame_source(const uint8_t* frame, size_t len) {
+    if (pkt::load_be16(frame + 12) == pkt::kEtherTypeIpv4) [[likely]]
+        return pkt::load_be32(frame + pkt::kEthHdrLen + 12);
+    return kv_frame_source_any(frame, len);
+}
+
 // parse_kv_packet, then the destination: a datagram to kvagg's port at an address `listen` does
 // not hold is other_address, whatever else is wrong with it, and nothing of it is taken.
 inline KvPacket parse_kv_packet(const uint8_t* frame, size_t len, uint16_t udp_port,
@@ -241,6 +260,7 @@ struct KvRequest {
     const uint8_t* body = nullptr;  // after the 22-byte header: read keys, flush range
     size_t l3_offset = 0;           // IPv4 header
     size_t app_offset = 0;          // app header (UDP payload)
+    size_t app_len = 0;             // UDP payload bytes (a keyed request's trailer included)
 
     uint64_t key(size_t i) const { return pkt::load_be64(body + 8 * i); }
     bool reset() const { return flags & kKvFlushReset; }
@@ -248,6 +268,11 @@ struct KvRequest {
     uint64_t range_lo() const { return count ? pkt::load_be64(body) : 0; }
     uint64_t range_hi() const { return count ? pkt::load_be64(body + 8) : ~uint64_t(0); }
 };
+
+// The IPv4 source of a request (`frame` the one r was parsed from), host order.
+inline uint32_t kv_request_source(const uint8_t* frame, const KvRequest& r) {
+    return pkt::load_be32(frame + r.l3_offset + 12);
+}
 
 // Any frame; verdict request only for a well-formed request (checks in docs/kvagg.md), else the
 // verdict parse_kv_packet would give (ok for a sum packet).

@@ -59,7 +59,32 @@ void add_export_options(CLI::App& app, Options& o) {
                      "WAIT's replica");
 }
 
+// Who is served: the key and the sources, checked while parsing (one line, exit 2).
+void add_access_options(CLI::App& app, Options& o) {
+    cli::add_key_option(app, o.key,
+                        "Shared secret (64 hex digits, mode 0600: umask 077; openssl rand -hex 32 "
+                        "> FILE): every sum datagram and service request must carry its MAC "
+                        "(docs/security.md); others count as bad_auth");
+    cli::add_allow_option(app, o.allow,
+                          "Sources served without --key (a.b.c.d/len or addresses, comma "
+                          "separated, repeatable): their service ops are answered (no reply "
+                          "larger than the request), sum datagrams of others count as "
+                          "not_allowed. With --key, sources must also be in it");
+}
+
 }  // namespace
+
+std::vector<std::string> exposure_lines(const Options& o) {
+    std::vector<std::string> lines;
+    if (!o.key && o.allow.empty()) {
+        lines.push_back(
+            "kvagg: service ops are refused until --key or --allow is given (docs/security.md)");
+        lines.push_back(
+            "kvagg: sum datagrams are taken from any source (no --key, no --allow: "
+            "docs/security.md)");
+    }
+    return lines;
+}
 
 const char* index_name(IndexMode mode) {
     return mode == IndexMode::hash ? "hash" : "direct";
@@ -111,6 +136,7 @@ void add_options(CLI::App& app, Options& o) {
     cli::add_bounded(app, "--checkpoint-ms", o.checkpoint_ms, 1u, 3600u * 1000u,
                      "Milliseconds between two --state checkpoints");
     add_export_options(app, o);
+    add_access_options(app, o);
 }
 
 void check_options(const Options& o) {
@@ -152,6 +178,8 @@ KvKernelConfig kernel_config(const Options& o) {
                      .prefetch_ahead = o.prefetch,
                      .verify_checksums = o.verify_checksums,
                      .strict_checksums = o.strict_checksums};
+    c.key = o.key;
+    c.allow = o.allow;
     c.listen.count = std::min(o.listen_ip.size(), ListenAddrs::kMax);  // check_options: <= kMax
     std::copy_n(o.listen_ip.begin(), c.listen.count, c.listen.addrs.begin());
     return c;
@@ -160,6 +188,8 @@ KvKernelConfig kernel_config(const Options& o) {
 nlohmann::json config_json(const Options& o) {
     nlohmann::json listen = nlohmann::json::array();
     for (uint32_t a : o.listen_ip) listen.push_back(pkt::format_ipv4(a));
+    nlohmann::json allow = nlohmann::json::array();
+    for (const pkt::Ipv4Net& n : o.allow.nets) allow.push_back(pkt::format_ipv4_net(n));
     return {{"udp_port", o.udp_port},
             {"listen_ip", listen},
             {"keys", o.keys},
@@ -178,7 +208,9 @@ nlohmann::json config_json(const Options& o) {
             {"export", o.export_to},
             {"export_ms", o.export_ms},
             {"export_backlog", o.export_backlog},
-            {"export_timeout_ms", o.export_timeout_ms}};
+            {"export_timeout_ms", o.export_timeout_ms},
+            {"key", o.key.has_value()},  // whether one is used, never the key
+            {"allow", allow}};
 }
 
 }  // namespace linerate::kvagg

@@ -5,8 +5,12 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "auth/message_mac.hpp"
+#include "pkt/address.hpp"
 
 #include "kvagg/agg_table.hpp"
 #include "kvagg/kv_kernel.hpp"
@@ -43,6 +47,10 @@ struct Options {
     unsigned export_ms = 1000;
     unsigned export_backlog = 64;  // epochs not acknowledged yet, at most
     unsigned export_timeout_ms = 1000;
+    // Who is served (docs/kvagg.md "Who is served"): --key FILE (every datagram MAC'd) and
+    // --allow CIDR[,...] (sources served without a key). Neither: data from anyone, no service.
+    std::optional<auth::Key> key;
+    pkt::Ipv4AllowList allow;
 };
 
 // Adds the options to `app`; a bad value fails the parse itself (one line, exit 2).
@@ -56,6 +64,10 @@ AggConfig agg_config(const Options& options);
 // The layout a --state file must have for these options on `workers` workers.
 StateLayout state_layout(const Options& options, unsigned workers);
 KvKernelConfig kernel_config(const Options& options);
+
+// The start-up lines about who is served when that is not closed (none with --key or --allow
+// given for both).
+std::vector<std::string> exposure_lines(const Options& options);
 
 const char* index_name(IndexMode mode);
 const char* agg_mode_name(AggMode mode);

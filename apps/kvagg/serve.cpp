@@ -137,6 +137,7 @@ void KvService<Table>::start_control(const std::optional<StateImage>& loaded) {
         std::move(parts),
         [this](uint16_t port, size_t l3_offset) { return max_response_frame(port, l3_offset); },
         o_.udp_port);
+    if (o_.key) control_->enable_key(*o_.key);
     if (!o_.state.empty()) {
         const char* pause = std::getenv("LINERATE_TEST_CHECKPOINT_PAUSE_MS");  // tests only
         control_->enable_state({.path = o_.state,
@@ -147,6 +148,7 @@ void KvService<Table>::start_control(const std::optional<StateImage>& loaded) {
     }
     start_export(loaded);
     fmt::print("{}: instance {:#018x}\n", kApp, control_->instance());
+    for (const std::string& line : exposure_lines(o_)) fmt::print("{}\n", line);
     // Created by the main lcore's thread, the control thread would inherit its one CPU (the
     // busy worker's in a single-lcore run).
     control_->start([this] { worker::pin_beside_workers(runtime_.workers()); });

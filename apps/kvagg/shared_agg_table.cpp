@@ -94,26 +94,35 @@ uint64_t SharedAggTable::drain_live(uint64_t lo, uint64_t hi, bool reset,
     return sum;
 }
 
-std::optional<uint64_t> SharedAggTable::find_live(uint64_t key) const {
-    // atomic_ref<const T> is C++26; the loads below never write.
-    auto load = [](const uint64_t& v) {
-        return std::atomic_ref<uint64_t>(const_cast<uint64_t&>(v)).load(std::memory_order_relaxed);
+uint64_t* SharedAggTable::live_value(uint64_t key) const {
+    auto load = [](const uint64_t& k) {
+        return std::atomic_ref<uint64_t>(const_cast<uint64_t&>(k)).load(std::memory_order_relaxed);
     };
-    if (mode_ == IndexMode::direct) {
-        if (key >= max_keys_ || load(slots_[key].key) == 0) return std::nullopt;
-        return load(slots_[key].value);
-    }
-    if (key == 0) {
-        if (zero_used_.load(std::memory_order_relaxed) == 0) return std::nullopt;
-        return zero_value_.load(std::memory_order_relaxed);
-    }
+    if (mode_ == IndexMode::direct)
+        return key < max_keys_ && load(slots_[key].key) != 0 ? &slots_[key].value : nullptr;
     size_t i = agg_hash_index(key, bits_);
     for (unsigned n = 0; n < probe_; ++n, i = (i + 1) & mask_) {
         const uint64_t k = load(slots_[i].key);
-        if (k == key) return load(slots_[i].value);
+        if (k == key) return &slots_[i].value;
         if (k == 0) break;
     }
-    return std::nullopt;
+    return nullptr;
+}
+
+std::optional<uint64_t> SharedAggTable::find_live(uint64_t key) const {
+    if (key == 0 && mode_ == IndexMode::hash) {
+        if (zero_used_.load(std::memory_order_relaxed) == 0) return std::nullopt;
+        return zero_value_.load(std::memory_order_relaxed);
+    }
+    uint64_t* const v = live_value(key);
+    if (v == nullptr) return std::nullopt;
+    return std::atomic_ref<uint64_t>(*v).load(std::memory_order_relaxed);
+}
+
+uint64_t SharedAggTable::take_live(uint64_t key) {
+    if (key == 0 && mode_ == IndexMode::hash) return zero_value_.exchange(0);
+    uint64_t* const v = live_value(key);
+    return v ? std::atomic_ref<uint64_t>(*v).exchange(0, std::memory_order_relaxed) : 0;
 }
 
 }  // namespace linerate::kvagg

@@ -26,6 +26,9 @@ class SharedAggTable : public AggTableOps<SharedAggTable> {
     // find() while workers add (telemetry): relaxed atomic loads, so a concurrent read is no
     // data race; the value is one that the slot held at some point during the call.
     std::optional<uint64_t> find_live(uint64_t key) const;
+    // An unkeyed paged flush's reset (kv_control.hpp): the key's sum exchanged for 0 while
+    // workers add (0 when it holds none).
+    uint64_t take_live(uint64_t key);
     // AggTable::drain() while workers add: each sum is read (or, with reset, exchanged for 0)
     // atomically, so an add lands either in what is returned or in what stays. Keys keep their
     // places (a slot cannot be freed under concurrent adds).
@@ -37,6 +40,8 @@ class SharedAggTable : public AggTableOps<SharedAggTable> {
     void clear();
 
   private:
+    // The value word of a held key (not the hash mode's key 0), atomic loads; nullptr: none.
+    uint64_t* live_value(uint64_t key) const;
     friend AggTableOps;
     void add_direct(AggSlot& slot, uint64_t value) {
         std::atomic_ref<uint64_t> used(slot.key);

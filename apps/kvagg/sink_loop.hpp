@@ -75,16 +75,32 @@ class SinkLoop {
             const LinearFrame::Bytes b = linear_.of(m);
             // The kernel counted a request at an address kvagg does not listen on as
             // other_address: it is not handed over either.
-            if (b.data == nullptr ||
-                parse_kv_request(b.data, b.len, udp_port_).verdict != KvVerdict::request ||
-                !kernel_.config().listen.admits(b.data, b.len))
+            if (b.data == nullptr) continue;
+            const KvRequest r = parse_kv_request(b.data, b.len, udp_port_);
+            if (r.verdict != KvVerdict::request || !kernel_.config().listen.admits(b.data, b.len))
                 continue;
-            if (control_.submit(ctx.slot.index, m->port, b.data, b.len))
+            // Who may ask, before the control thread sees anything of it (--key, --allow).
+            if (const KvVerdict gate = kernel_.request_gate(b.data, r); gate != KvVerdict::request)
+                refuse(ctx, m->port, b.data, r, gate);
+            else if (control_.submit(ctx.slot.index, m->port, b.data, b.len))
                 ctx.counters.app_counter(AppCounter::requests).add(1);
             else
                 ctx.counters.drop(Drop::control_busy).add(1);
         }
         handed_ = kernel_.counters()[KvVerdict::request];
+    }
+
+    // A request refused by the gate: a drop, and an error reply (rate-limited) queued on this
+    // worker's own slot, sent with the next round's responses.
+    void refuse(WorkerContext& ctx, uint16_t port, const uint8_t* frame, const KvRequest& r,
+                KvVerdict why) {
+        ctx.counters.drop(kv_drop(why)).add(1);
+        const uint16_t code = why == KvVerdict::bad_auth ? kKvErrAuth : kKvErrNotAllowed;
+        if (std::optional<std::vector<uint8_t>> reply = control_.refuse(frame, r, code)) {
+            std::vector<std::vector<uint8_t>> frames;
+            frames.push_back(std::move(*reply));
+            post_frames(link_, port, std::move(frames));
+        }
     }
 
     // Up to a burst of the response frames the control thread posted.

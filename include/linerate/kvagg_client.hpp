@@ -21,16 +21,29 @@
 // datagram whose send is refused stays held and goes again with the next status(). Nothing else
 // is thrown but std::bad_alloc (docs/kvagg.md "Errors and restarts").
 //
+// Keys (Options::key_file, kvagg --key): every datagram sent ends with the 28-byte trailer of
+// docs/wire-formats.md (AES-256-GMAC through OpenSSL's libcrypto: link it), every response
+// must carry a valid one (others are ignored, as a late answer is). Without a key, requests are
+// padded so that kvagg's answer (never larger than the request) fits, and a flush is asked
+// page by page; the results are the same. A refusal by kvagg (error reply: no or wrong key, a
+// source outside --allow) throws kvclient::Refused (an Error) that says so.
+//
 // ShardedClient (below) spreads the keys over several kvagg instances, a Client each, and reads
 // and flushes every instance (docs/scale-out.md "Sharded clients").
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -71,6 +84,8 @@ inline constexpr size_t kTupleLen = LINERATE_KV_TUPLE_LEN, kKeyLen = LINERATE_KV
 inline constexpr size_t kStatusBodyLen = LINERATE_KV_STATUS_BODY_LEN;
 inline constexpr size_t kStatusTailLen = LINERATE_KV_STATUS_TAIL_LEN;
 inline constexpr size_t kIpUdpLen = 28;
+inline constexpr size_t kTrailerLen = 28;  // --key: nonce (12), tag (16)
+inline constexpr uint32_t kErrorFrame = LINERATE_KV_ERROR;
 
 struct Error : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -78,6 +93,27 @@ struct Error : std::runtime_error {
 struct Timeout : Error {
     using Error::Error;
 };
+// kvagg answered with an error reply (LINERATE_KV_ERR_*): code() says which.
+struct Refused : Error {
+    Refused(uint16_t code, const std::string& what) : Error(what), code_(code) {}
+    uint16_t code() const { return code_; }
+
+  private:
+    uint16_t code_;
+};
+
+// What an error reply's code means, for the user.
+inline std::string refusal_text(uint16_t code) {
+    switch (code) {
+        case LINERATE_KV_ERR_AUTH:
+            return "authentication required (wrong or missing --key?)";
+        case LINERATE_KV_ERR_NOT_ALLOWED:
+            return "not allowed (this source is not in kvagg's --allow, and no --key)";
+        case LINERATE_KV_ERR_TOO_SMALL:
+            return "request too small for its answer (an unkeyed request must be padded)";
+    }
+    return "error " + std::to_string(code);
+}
 
 struct Options {
     std::string host;
@@ -90,6 +126,8 @@ struct Options {
     double drop_share = 0;       // simulated loss: this share of data datagrams is never sent
     uint64_t seed = 0;           // for the stream id and the simulated loss
     size_t status_every = 8192;  // unconfirmed datagrams before add() runs status() itself
+    // kvagg's --key file (64 hex digits, mode 0600): every datagram MAC'd, responses checked.
+    std::string key_file;
 };
 
 struct StreamStatus {
@@ -141,6 +179,95 @@ inline void header(uint8_t* p, uint8_t op, uint16_t count, uint32_t stream, uint
     put64(p + LINERATE_KV_SEQ_OFF, seq);
     put32(p + LINERATE_KV_RESERVED_OFF, reserved);
 }
+// A key file as kvagg reads it: a regular file nobody but its owner may read or write, 64 hex
+// digits (white space around them ignored). Error otherwise.
+inline std::array<uint8_t, 32> load_key_file(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        throw Error("kvagg client: cannot open key file " + path + ": " + std::strerror(errno));
+    struct stat st {};
+    char text[160] = {};
+    const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    const ssize_t got = regular && !(st.st_mode & 077) ? ::read(fd, text, sizeof text - 1) : -1;
+    ::close(fd);
+    if (!regular) throw Error("kvagg client: key file " + path + " is not a regular file");
+    if (st.st_mode & 077)
+        throw Error("kvagg client: key file " + path +
+                    " is accessible by group or others: chmod 600 " + path);
+    std::string hex(text, size_t(std::max<ssize_t>(got, 0)));
+    OPENSSL_cleanse(text, sizeof text);
+    hex.erase(0, hex.find_first_not_of(" \t\r\n"));
+    hex.erase(hex.find_last_not_of(" \t\r\n") + 1);
+    std::array<uint8_t, 32> key{};
+    auto nibble = [](char c) {
+        return c >= '0' && c <= '9'   ? c - '0'
+               : c >= 'a' && c <= 'f' ? c - 'a' + 10
+               : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                      : -1;
+    };
+    bool ok = hex.size() == 64;
+    for (size_t i = 0; ok && i < 32; ++i) {
+        const int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
+        ok = hi >= 0 && lo >= 0;
+        key[i] = uint8_t(hi << 4 | lo);
+    }
+    OPENSSL_cleanse(&hex[0], hex.size());
+    if (!ok)
+        throw Error("kvagg client: key file " + path +
+                    " does not hold 64 hex digits (openssl rand -hex 32 > FILE)");
+    return key;
+}
+
+// The trailer of a keyed datagram (docs/wire-formats.md "Keyed datagrams"): AES-256-GMAC of the
+// UDP payload before it under a nonce of 8 random bytes per client and a 4-byte big-endian
+// counter. The same rule as kvagg's (lib/auth), held to it by tests/kvagg/kvagg_client_test.
+class PayloadMac {
+  public:
+    explicit PayloadMac(const std::array<uint8_t, 32>& key) : ctx_(EVP_CIPHER_CTX_new()) {
+        if (!ctx_ || EVP_EncryptInit_ex(ctx_, EVP_aes_256_gcm(), nullptr, key.data(), nullptr) != 1)
+            throw Error("kvagg client: OpenSSL cannot set up AES-256-GCM");
+        std::random_device rd;
+        for (uint8_t& b : sender_) b = uint8_t(rd());
+    }
+    ~PayloadMac() { EVP_CIPHER_CTX_free(ctx_); }
+    PayloadMac(const PayloadMac&) = delete;
+    PayloadMac& operator=(const PayloadMac&) = delete;
+
+    // Appends the trailer of d's bytes to d.
+    void sign(std::vector<uint8_t>& d) {
+        if (counter_ == UINT32_MAX)
+            throw Error("kvagg client: 2^32 datagrams under one nonce prefix: make a new client");
+        uint8_t nonce[12];
+        std::memcpy(nonce, sender_, 8);
+        put32(nonce + 8, counter_++);
+        const std::array<uint8_t, 16> t = tag(nonce, d.data(), d.size());
+        d.insert(d.end(), nonce, nonce + 12);
+        d.insert(d.end(), t.begin(), t.end());
+    }
+    // Whether p[0, len) ends with a valid trailer.
+    bool verify(const uint8_t* p, size_t len) {
+        if (len < kTrailerLen) return false;
+        const size_t body = len - kTrailerLen;
+        const std::array<uint8_t, 16> t = tag(p + body, p, body);
+        return CRYPTO_memcmp(t.data(), p + body + 12, 16) == 0;
+    }
+    std::array<uint8_t, 16> tag(const uint8_t* nonce, const uint8_t* data, size_t len) {
+        std::array<uint8_t, 16> t{};
+        int n = 0;
+        if (EVP_EncryptInit_ex(ctx_, nullptr, nullptr, nullptr, nonce) != 1 ||
+            (len && EVP_EncryptUpdate(ctx_, nullptr, &n, data, int(len)) != 1) ||
+            EVP_EncryptFinal_ex(ctx_, t.data(), &n) != 1 ||
+            EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_GCM_GET_TAG, 16, t.data()) != 1)
+            throw Error("kvagg client: OpenSSL AES-256-GMAC failed");
+        return t;
+    }
+
+  private:
+    EVP_CIPHER_CTX* ctx_;
+    uint8_t sender_[8] = {};
+    uint32_t counter_ = 0;
+};
+
 // read() of any contiguous range of uint64_t (std::vector, std::array, a C array, std::span in
 // C++20) or a braced list, for a client whose read(const uint64_t*, size_t) does the work.
 template <class Derived>
@@ -182,10 +309,23 @@ class Client : public detail::ReadRanges<Client> {
             socklen_t len = sizeof m;
             mtu = ::getsockopt(fd_, IPPROTO_IP, IP_MTU, &m, &len) == 0 ? size_t(m) : 1500;
         }
-        const size_t room = mtu > kIpUdpLen + kHeaderLen ? mtu - kIpUdpLen - kHeaderLen : 0;
+        if (!o.key_file.empty())
+            mac_ = std::make_unique<detail::PayloadMac>(detail::load_key_file(o.key_file));
+        const size_t trailer = mac_ ? kTrailerLen : 0;
+        const size_t fixed = kIpUdpLen + kHeaderLen + trailer;
+        const size_t room = mtu > fixed ? mtu - fixed : 0;
         max_tuples_ = std::min<size_t>(room / kTupleLen, 0xFFFF);
         if (o.max_tuples) max_tuples_ = std::min(max_tuples_, o.max_tuples);
-        max_keys_ = std::min<size_t>(room / kKeyLen, 0xFFFF);
+        // Unkeyed, a read's answer (16 bytes a key) must fit in the request, padded.
+        max_keys_ = std::min<size_t>(room / (mac_ ? kKeyLen : kTupleLen), 0xFFFF);
+        // Unkeyed status and flush requests are padded to a full frame's payload (at most
+        // 1500 bytes: kvagg's port may not take jumbo frames), its answer's room.
+        padded_ = std::min<size_t>(mtu, 1500) - kIpUdpLen;
+        // Request ids from the wall clock: a restarted client's reset flushes are above its
+        // predecessor's, which kvagg would refuse as replays (docs/kvagg.md "Replays").
+        request_id_ = uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
         if (max_tuples_ == 0)
             throw Error("kvagg client: MTU " + std::to_string(mtu) + " cannot carry one tuple");
         stream_ = o.stream ? *o.stream : uint32_t(rng_());
@@ -311,7 +451,7 @@ class Client : public detail::ReadRanges<Client> {
 
     // One status request about a stream (default: this client's), no retransmission.
     StreamStatus stream_status(std::optional<uint32_t> stream = {}) {
-        const auto frames = request(kOpStatus, 0, {}, 0, stream.value_or(stream_), false);
+        const auto frames = request(kOpStatus, 0, {}, 0, stream.value_or(stream_), false, padded_);
         const auto& [n, body] = frames.front();
         if (body.size() < kStatusBodyLen + 8 * size_t(n))
             throw Error("kvagg client: short status response");
@@ -335,7 +475,9 @@ class Client : public detail::ReadRanges<Client> {
             const size_t n = std::min(max_keys_, count - i);
             std::vector<uint8_t> body(8 * n);
             for (size_t k = 0; k < n; ++k) detail::put64(&body[8 * k], keys[i + k]);
-            tuples(request(kOpRead, uint16_t(n), body, 0, stream_, false), out);
+            tuples(
+                request(kOpRead, uint16_t(n), body, 0, stream_, false, kHeaderLen + kTupleLen * n),
+                out);
         }
         return out;
     }
@@ -344,17 +486,29 @@ class Client : public detail::ReadRanges<Client> {
     // taken out of kvagg atomically per key; a lost answer is asked again under the same
     // request id, which kvagg answers from memory without flushing again. If no complete answer
     // comes, the Timeout says the flushed sums may be lost.
+    // Without a key kvagg answers one frame no larger than the request: the flush goes page by
+    // page (each request padded to a full frame, from the key after the last one listed).
     Sums flush(bool reset = false, std::optional<std::pair<uint64_t, uint64_t>> range = {}) {
-        std::vector<uint8_t> body;
-        if (range) {
-            body.resize(16);
-            detail::put64(&body[0], range->first);
-            detail::put64(&body[8], range->second);
-        }
         Sums out;
+        std::optional<std::pair<uint64_t, uint64_t>> page = range;
         try {
-            tuples(request(kOpFlush, range ? 1 : 0, body, reset ? kFlushReset : 0, stream_, reset),
-                   out);
+            for (;;) {
+                std::vector<uint8_t> body;
+                if (page) {
+                    body.resize(16);
+                    detail::put64(&body[0], page->first);
+                    detail::put64(&body[8], page->second);
+                }
+                const Frames frames = request(kOpFlush, page ? 1 : 0, body, reset ? kFlushReset : 0,
+                                              stream_, reset, padded_);
+                tuples(frames, out);
+                const auto& [n, last_body] = frames.back();
+                if (last_complete_ || n == 0) break;
+                const uint64_t last_key = detail::get64(&last_body[kTupleLen * (n - 1)]);
+                const uint64_t hi = page ? page->second : ~uint64_t(0);
+                if (last_key >= hi) break;
+                page = std::make_pair(last_key + 1, hi);
+            }
         } catch (const Timeout& e) {
             if (reset)
                 throw Timeout(std::string("flush(reset): ") + e.what() +
@@ -398,6 +552,7 @@ class Client : public detail::ReadRanges<Client> {
     void send_batch() {
         ++seq_;
         detail::header(batch_.data(), kOpSum, uint16_t(batch_n_), stream_, seq_, 0);
+        if (mac_) mac_->sign(batch_);  // held signed: a resend is the same datagram
         std::vector<uint8_t>& d = unacked_[seq_];
         d.swap(batch_);
         batch_.reserve(kHeaderLen + kTupleLen * max_tuples_);
@@ -440,8 +595,10 @@ class Client : public detail::ReadRanges<Client> {
     // Resent when an attempt's timeout passes without a complete answer (silence or ICMP
     // refusals alike), under a new request id unless same_id (a reset flush, which kvagg
     // answers at most once per id). Within wait_durable no attempt outlasts its patience.
+    // Unkeyed, the request is padded with zeros to pad_to bytes (kvagg's answer is no larger);
+    // keyed, it carries the trailer instead.
     Frames request(uint8_t op, uint16_t count, const std::vector<uint8_t>& body, uint32_t flags,
-                   uint32_t stream, bool same_id) {
+                   uint32_t stream, bool same_id, size_t pad_to) {
         ++request_id_;
         unsigned attempts = 0;
         for (unsigned a = 0; a < o_.retries; ++a) {
@@ -451,6 +608,10 @@ class Client : public detail::ReadRanges<Client> {
             std::vector<uint8_t> d(kHeaderLen + body.size());
             detail::header(d.data(), op, count, stream, request_id_, flags);
             std::copy(body.begin(), body.end(), d.begin() + kHeaderLen);
+            if (mac_)
+                mac_->sign(d);
+            else if (d.size() < pad_to)
+                d.resize(pad_to);
             send_one(d);
             if (std::optional<Frames> out = collect(op, request_id_)) return std::move(*out);
         }
@@ -482,9 +643,23 @@ class Client : public detail::ReadRanges<Client> {
                 detail::get64(&buf[LINERATE_KV_SEQ_OFF]) != rid)
                 continue;  // a late answer to an earlier attempt
             const uint32_t idx = detail::get32(&buf[LINERATE_KV_RESERVED_OFF]);
-            frames[idx & ~kLastFrame] = {detail::get16(&buf[LINERATE_KV_COUNT_OFF]),
-                                         {buf.begin() + kHeaderLen, buf.begin() + n}};
+            const uint16_t count = detail::get16(&buf[LINERATE_KV_COUNT_OFF]);
+            if (idx & kErrorFrame)  // never MAC'd: a forged one can only make the call fail
+                throw Refused(count, "kvagg refused the request: " + refusal_text(count));
+            size_t len = size_t(n);
+            if (mac_) {
+                if (!mac_->verify(buf.data(), len)) continue;  // not kvagg's: ignored
+                len -= kTrailerLen;
+            }
+            frames[idx & ~kLastFrame & ~kErrorFrame] = {
+                count, {buf.begin() + kHeaderLen, buf.begin() + ptrdiff_t(len)}};
             if (idx & kLastFrame) last = idx & ~kLastFrame;
+            // Unkeyed, a flush's one frame is a page: the last frame flag says whether the
+            // listing reached the range's end.
+            if (!mac_ && op == kOpFlush) {
+                last_complete_ = (idx & kLastFrame) != 0;
+                break;
+            }
         }
         Frames out;
         for (auto& [i, f] : frames) out.push_back(std::move(f));
@@ -501,6 +676,9 @@ class Client : public detail::ReadRanges<Client> {
 
     Options o_;
     std::mt19937_64 rng_;
+    std::unique_ptr<detail::PayloadMac> mac_;  // with Options::key_file
+    size_t padded_ = 0;           // unkeyed status and flush requests: their UDP payload
+    bool last_complete_ = false;  // unkeyed flush: its page reached the range's end
     int fd_ = -1;
     uint32_t stream_ = 0;
     size_t max_tuples_ = 0, max_keys_ = 0;

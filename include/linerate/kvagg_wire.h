@@ -47,6 +47,12 @@
 #define LINERATE_KV_FLUSH_RESET 1u /* flush: take the listed amounts out of kvagg */
 /* Response frames (reserved field): the frame's index, this bit on the last frame. */
 #define LINERATE_KV_LAST_FRAME UINT32_C(0x80000000)
+/* An error reply (reserved field, with LINERATE_KV_LAST_FRAME): a response without body or
+ * trailer whose count is the error code below; never larger than the request that drew it. */
+#define LINERATE_KV_ERROR UINT32_C(0x40000000)
+#define LINERATE_KV_ERR_AUTH 1u        /* kvagg has a --key and the request's MAC did not verify */
+#define LINERATE_KV_ERR_NOT_ALLOWED 2u /* the source is not in --allow (or neither was given) */
+#define LINERATE_KV_ERR_TOO_SMALL 3u   /* an unkeyed request too small for its answer: pad it */
 
 /* Stream status response: bits of its flags field. */
 #define LINERATE_KV_STATUS_KNOWN 1u     /* some worker has seen the stream */

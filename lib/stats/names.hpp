@@ -27,7 +27,7 @@ struct Name {
 };
 using Names = std::span<const Name>;
 
-inline constexpr size_t kMaxDropReasons = 16;
+inline constexpr size_t kMaxDropReasons = 20;  // the longest app list has 17
 inline constexpr size_t kMaxAppCounters = 16;
 
 inline constexpr std::string_view kExceptionPathFeature = "exception_path";

@@ -100,12 +100,25 @@ struct TwoWorkers {
         {{&t0, &k0.dup_filter(), &links[0]}, {&t1, &k1.dup_filter(), &links[1]}},
         [this](uint16_t, size_t l3) { return l3 + mtu; },
         kKvDefaultPort};
+    // Keyed (the answers as large as they take): ask() checks each frame's trailer and
+    // takes it off, so the frames are what an unkeyed answer of before --key was.
+    linerate::auth::Key key{{7, 7, 7}};
+    linerate::auth::MessageMac mac{key};
     TwoWorkers() {
         links[0].stopped = true;
         links[1].stopped = true;
+        control.enable_key(key);
     }
     std::vector<std::vector<uint8_t>> ask(const std::vector<uint8_t>& f) {
-        return control.answer(f.data(), f.size(), 0);
+        std::vector<std::vector<uint8_t>> frames = control.answer(f.data(), f.size(), 0);
+        const KvRequest r = parse_kv_request(f.data(), f.size(), kKvDefaultPort);
+        for (std::vector<uint8_t>& frame : frames) {
+            EXPECT_LE(frame.size(), r.l3_offset + mtu);
+            EXPECT_TRUE(mac.verify(frame.data() + r.app_offset, frame.size() - r.app_offset));
+            frame.resize(frame.size() - linerate::auth::kTrailerLen);
+            finish_kv_response(frame.data(), r, frame.size());
+        }
+        return frames;
     }
 };
 
@@ -205,7 +218,10 @@ TEST(KvControl, FlushWithResetTakesEachAmountOnce) {
     frames = w.ask(request(kKvOpFlush, 0, 0, 3, 0, {}));
     EXPECT_EQ(response_tuples(frames), (std::map<uint64_t, uint64_t>{{30, 5}}));
     // A range reset zeroes in place: an empty flush is one frame with no tuples, marked last.
-    w.ask(request(kKvOpFlush, 1, 0, 4, kKvFlushReset, {30, 30}));
+    w.ask(request(kKvOpFlush, 1, 0, 8, kKvFlushReset, {30, 30}));
+    // An older reset flush of the stream (a replay) is never executed, nor answered.
+    EXPECT_TRUE(w.ask(request(kKvOpFlush, 0, 0, 6, kKvFlushReset, {})).empty());
+    EXPECT_EQ(w.control.counters().flush_replayed.load(), 1u);
     frames = w.ask(request(kKvOpFlush, 0, 0, 5, 0, {}));
     ASSERT_EQ(frames.size(), 1u);
     EXPECT_TRUE(response_tuples(frames).empty());
@@ -244,7 +260,7 @@ TEST(KvControl, StatusListsTheGapsOfTheStreamsWindow) {
 
 TEST(KvControl, StatusListsOnlyWhatFitsAFrame) {
     TwoWorkers w;
-    w.mtu = 200;  // (200 - 20 - 8 - 22 - 48 - 16) / 8 = 10 numbers, then the tail
+    w.mtu = 200;  // (200 - 20 - 8 - 22 - 48 - 16 - 28 (trailer)) / 8 = 7 numbers, the tail
     for (uint64_t seq = 2; seq <= 100; seq += 2) {
         const auto f = make_kv_frame(client_spec(), 1, seq, std::vector<KvTuple>{{1, 1}});
         w.k0.aggregate_frame(f.data(), f.size());
@@ -252,12 +268,12 @@ TEST(KvControl, StatusListsOnlyWhatFitsAFrame) {
     const auto frames = w.ask(request(kKvOpStatus, 0, 1, 1, 0, {}));
     const uint8_t* app = check_response(frames[0], kKvOpStatus, 1);
     EXPECT_EQ(load_be64(app + kKvHeaderLen + 16), 50u);  // gaps: every odd number
-    ASSERT_EQ(load_be16(app + kKvCountOff), 10);
-    EXPECT_EQ(load_be64(app + kKvHeaderLen + 48 + 8 * 9), 19u);
+    ASSERT_EQ(load_be16(app + kKvCountOff), 7);
+    EXPECT_EQ(load_be64(app + kKvHeaderLen + 48 + 8 * 6), 13u);
     // The tail after the list: durable_through 0 without --state, the instance id.
-    EXPECT_EQ(frames[0].size(), kKvTuplesOffset + 48 + 8 * 10 + 16);
-    EXPECT_EQ(load_be64(app + kKvHeaderLen + 48 + 8 * 10), 0u);
-    EXPECT_EQ(load_be64(app + kKvHeaderLen + 48 + 8 * 11), w.control.instance());
+    EXPECT_EQ(frames[0].size(), kKvTuplesOffset + 48 + 8 * 7 + 16);
+    EXPECT_EQ(load_be64(app + kKvHeaderLen + 48 + 8 * 7), 0u);
+    EXPECT_EQ(load_be64(app + kKvHeaderLen + 48 + 8 * 8), w.control.instance());
 }
 
 // A reset flush's answer is kept per stream for its last sequence number only; past kStreams

@@ -258,3 +258,105 @@ TEST(KvKernel, OnlyTheListenAddressesAreAggregated) {
     EXPECT_EQ(every.counters()[KvVerdict::other_address], 0u);
     EXPECT_EQ(every.counters().packets_ok(), 3u);  // seqs 1, 2, 3 once each; the rest duplicates
 }
+
+namespace {
+
+// A sum datagram with the trailer of `mac` (docs/wire-formats.md "Keyed datagrams").
+std::vector<uint8_t> keyed_frame(linerate::auth::MessageMac& mac, uint32_t stream, uint64_t seq,
+                                 const std::vector<KvTuple>& tuples, uint32_t src = 0xC0A80001) {
+    UdpFrameSpec s = kv_spec();
+    s.src_ip = src;
+    const std::vector<uint8_t> plain = make_kv_frame(s, stream, seq, tuples);
+    std::vector<uint8_t> payload(plain.begin() + kKvHeaderOffset, plain.end());
+    payload.resize(payload.size() + linerate::auth::kTrailerLen);
+    mac.sign(payload.data(), payload.size() - linerate::auth::kTrailerLen);
+    return make_udp_frame(s, kKvHeaderOffset + payload.size(), payload);
+}
+
+}  // namespace
+
+// --key: a sum datagram counts only with a valid trailer; a bad one is bad_auth before the
+// duplicate window sees its seq (the good copy after it is accepted), burst and frame alike.
+TEST(KvKernel, KeyedSumsNeedAValidTrailer) {
+    const linerate::auth::Key key{{1, 2, 3}}, other{{9, 9, 9}};
+    linerate::auth::MessageMac owner(key), stranger(other);
+    std::vector<std::vector<uint8_t>> frames;
+    frames.push_back(keyed_frame(owner, 1, 1, {{5, 10}, {6, 20}}));  // good
+    frames.push_back(keyed_frame(stranger, 1, 2, {{5, 1000}}));      // wrong key
+    std::vector<uint8_t> tampered = keyed_frame(owner, 1, 3, {{5, 7}});
+    tampered[kKvTuplesOffset + 15] ^= 1;  // value changed
+    frames.push_back(tampered);
+    frames.push_back(make_kv_frame(kv_spec(), 1, 4, std::vector<KvTuple>{{5, 100}}));  // none
+    frames.push_back(keyed_frame(owner, 1, 2, {{5, 3}}));  // seq 2 again: the bad one left no trace
+    frames.push_back(keyed_frame(owner, 1, 1, {{5, 10}}));  // a replay of seq 1: duplicate
+    // A tuple count that runs into the trailer: the MAC is good, the datagram malformed.
+    std::vector<uint8_t> overlong = keyed_frame(owner, 1, 5, {{5, 1}});
+    std::vector<uint8_t> payload(overlong.begin() + kKvHeaderOffset, overlong.end() - 28);
+    store_be16(&payload[kKvCountOff], 2);
+    payload.resize(payload.size() + 28);
+    owner.sign(payload.data(), payload.size() - 28);
+    frames.push_back(make_udp_frame(kv_spec(), kKvHeaderOffset + payload.size(), payload));
+    for (bool burst : {false, true}) {
+        const AggConfig agg{.mode = IndexMode::hash, .max_keys = 64};
+        std::vector<AggSlot> mem(AggTable::slots_for(agg));
+        AggTable table(mem, agg);
+        KvKernelConfig cfg;
+        cfg.key = key;
+        KvKernel<AggTable> k(table, cfg);
+        std::vector<FrameRef> refs;
+        for (const auto& f : frames) refs.push_back({f.data(), f.size()});
+        if (burst)
+            k.aggregate_burst(refs);
+        else
+            for (const FrameRef& r : refs) k.aggregate_frame(r.data, r.len);
+        const KvCounters& c = k.counters();
+        EXPECT_EQ(c[KvVerdict::bad_auth], 3u) << burst;
+        EXPECT_EQ(c.packets_ok(), 2u) << burst;
+        EXPECT_EQ(c[KvVerdict::duplicate], 1u) << burst;
+        EXPECT_EQ(c[KvVerdict::malformed], 1u) << burst;
+        EXPECT_EQ(c.packets(), frames.size()) << burst;
+        EXPECT_EQ(table.find(5), 13u) << burst;
+        EXPECT_EQ(table.find(6), 20u) << burst;
+    }
+}
+
+// --allow without --key: sums only from the listed sources (not_allowed otherwise); requests
+// gated the same way, and refused by default when neither is given.
+TEST(KvKernel, AllowListGatesSumsAndRequests) {
+    KvKernelConfig cfg;
+    cfg.allow.nets.push_back({0x0A000000, 0xFF000000});  // 10.0.0.0/8
+    const AggConfig agg{.mode = IndexMode::direct, .max_keys = 10};
+    std::vector<AggSlot> mem(AggTable::slots_for(agg));
+    AggTable table(mem, agg);
+    KvKernel<AggTable> k(table, cfg);
+    UdpFrameSpec in = kv_spec(), out = kv_spec();
+    in.src_ip = 0x0A000002;
+    out.src_ip = 0x0B000002;
+    std::vector<std::vector<uint8_t>> frames = {
+        make_kv_frame(in, 1, 1, std::vector<KvTuple>{{1, 5}}),
+        make_kv_frame(out, 2, 1, std::vector<KvTuple>{{1, 50}}),
+        make_kv_frame(out, 1, 2, std::vector<KvTuple>{{1, 500}})};
+    std::vector<FrameRef> refs;
+    for (const auto& f : frames) refs.push_back({f.data(), f.size()});
+    k.aggregate_burst(refs);
+    EXPECT_EQ(k.counters()[KvVerdict::not_allowed], 2u);
+    EXPECT_EQ(table.find(1), 5u);
+    // Requests: the same list; a key, when given, must verify as well.
+    auto status_from = [](const UdpFrameSpec& s) {
+        std::vector<uint8_t> f = make_kv_frame(s, 7, 1, {});
+        f[kKvHeaderOffset + kKvOpOff] = kKvOpStatus;
+        return f;
+    };
+    const std::vector<uint8_t> ok = status_from(in), stranger = status_from(out);
+    const KvRequest r_in = parse_kv_request(ok.data(), ok.size(), kKvDefaultPort);
+    const KvRequest r_out = parse_kv_request(stranger.data(), stranger.size(), kKvDefaultPort);
+    ASSERT_EQ(r_in.verdict, KvVerdict::request);
+    EXPECT_EQ(k.request_gate(ok.data(), r_in), KvVerdict::request);
+    EXPECT_EQ(k.request_gate(stranger.data(), r_out), KvVerdict::not_allowed);
+    KvKernel<AggTable> closed(table, KvKernelConfig{});
+    EXPECT_EQ(closed.request_gate(ok.data(), r_in), KvVerdict::not_allowed);
+    cfg.key = linerate::auth::Key{{4}};
+    KvKernel<AggTable> keyed(table, cfg);
+    EXPECT_EQ(keyed.request_gate(ok.data(), r_in), KvVerdict::bad_auth);  // no trailer
+    EXPECT_EQ(keyed.request_gate(stranger.data(), r_out), KvVerdict::not_allowed);
+}

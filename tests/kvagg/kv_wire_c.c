@@ -18,7 +18,8 @@ static const struct kv_wire_constant kConstants[] = {
     KV(STATUS_NO_WINDOW), KV(STATUS_BODY_LEN), KV(STATUS_DURABLE), KV(STATUS_TAIL_LEN),
     KV(MAGIC_OFF),        KV(VERSION_OFF),     KV(OP_OFF),         KV(COUNT_OFF),
     KV(STREAM_OFF),       KV(SEQ_OFF),         KV(RESERVED_OFF),   KV(HEADER_LEN),
-    KV(TUPLE_LEN),        KV(KEY_LEN),
+    KV(TUPLE_LEN),        KV(KEY_LEN),         KV(ERROR),          KV(ERR_AUTH),
+    KV(ERR_NOT_ALLOWED),  KV(ERR_TOO_SMALL),
 };
 
 const struct kv_wire_constant* kv_wire_c_constants(size_t* count) {

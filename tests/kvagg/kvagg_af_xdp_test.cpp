@@ -106,9 +106,9 @@ TEST(KvaggAfXdp, AggregatesKernelUdpWhileTheKernelKeepsArpAndPing) {
     // No fixed run time: the test ends kvagg with SIGINT once it has scraped the endpoint (a
     // --duration had to cover start-up, ping, the client and the scrape, which a sanitizer
     // build on a loaded machine can outlast).
-    argv.insert(argv.end(),
-                {"--", "--stats-period", "0", "--xdp-steer", "app", "--af-xdp",
-                 veth.app_if + ",queues=2", "--json", json, "--dump", dump, "--metrics", kMetrics});
+    argv.insert(argv.end(), {"--", "--stats-period", "0", "--xdp-steer", "app", "--af-xdp",
+                             veth.app_if + ",queues=2", "--json", json, "--dump", dump, "--metrics",
+                             kMetrics, "--allow", kPeerIp});
     BackgroundProcess kvagg(app.wrap(argv));
 
     // Ready when the program on the interface carries kvagg's filter.
@@ -222,7 +222,7 @@ TEST(KvaggAfXdp, PlainAfXdpLeavesArpAndPingToTheKernel) {
                       expect = scratch("kvagg_plain_expect.csv");
     BackgroundProcess kvagg(
         app.wrap({binary("apps/kvagg/kvagg"), "--af-xdp", veth.app_if, "--stats-period", "0",
-                  "--json", json, "--dump", dump, "--metrics", kMetrics}));
+                  "--json", json, "--dump", dump, "--metrics", kMetrics, "--allow", kPeerIp}));
     ASSERT_TRUE(kvagg.wait_for_output("xdp steering on " + veth.app_if, 30)) << kvagg.output();
     EXPECT_NE(kvagg.output().find("to the app: IPv4/UDP to port 9000"), std::string::npos)
         << kvagg.output();
@@ -268,9 +268,9 @@ TEST(KvaggAfXdp, OnlyTheListenAddressIsAggregated) {
     const std::string json = scratch("kvagg_listen.json"), dump = scratch("kvagg_listen.csv"),
                       expect = scratch("kvagg_listen_expect.csv"),
                       elsewhere = scratch("kvagg_listen_other.csv");
-    BackgroundProcess kvagg(
-        app.wrap({binary("apps/kvagg/kvagg"), "--af-xdp", veth.app_if, "--listen-ip", kAppIp,
-                  "--stats-period", "0", "--json", json, "--dump", dump, "--metrics", kMetrics}));
+    BackgroundProcess kvagg(app.wrap({binary("apps/kvagg/kvagg"), "--af-xdp", veth.app_if,
+                                      "--listen-ip", kAppIp, "--stats-period", "0", "--json", json,
+                                      "--dump", dump, "--metrics", kMetrics, "--allow", kPeerIp}));
     ASSERT_TRUE(kvagg.wait_for_output("xdp steering on " + veth.app_if, 30)) << kvagg.output();
 
     const ClientSent mine =

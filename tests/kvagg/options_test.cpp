@@ -1,5 +1,6 @@
 // kvagg's options, their checks and configs; the dump and the JSON figures.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -118,4 +119,51 @@ TEST(KvaggResults, DumpIsKeyCommaValueLines) {
     std::ifstream empty(path);
     EXPECT_EQ(empty.peek(), std::ifstream::traits_type::eof());
     EXPECT_THROW(write_dump("/nonexistent/dir/d.csv", sums), std::runtime_error);
+}
+
+// --key FILE and --allow CIDR[,...]: loaded and checked while parsing; they reach the kernel's
+// config and the JSON (the key's presence only).
+TEST(KvaggOptions, KeyAndAllowReachTheConfigs) {
+    const std::string key = linerate::test::scratch("kvagg_opt.key");
+    std::ofstream(key) << std::string(64, 'a') << "\n";
+    ASSERT_EQ(chmod(key.c_str(), 0600), 0);
+    const Options o =
+        parse({"--key", key, "--allow", "10.1.0.0/16,192.168.7.9", "--allow", "127.0.0.1"});
+    ASSERT_TRUE(o.key.has_value());
+    EXPECT_EQ(o.key->bytes[0], 0xAA);
+    const KvKernelConfig k = kernel_config(o);
+    EXPECT_TRUE(k.key.has_value());
+    ASSERT_EQ(k.allow.nets.size(), 3u);
+    EXPECT_TRUE(k.allow.contains(0x0A01FF01u));
+    EXPECT_FALSE(k.allow.contains(0x0A02FF01u));
+    const nlohmann::json j = config_json(o);
+    EXPECT_EQ(j["key"], true);
+    EXPECT_EQ(j["allow"], nlohmann::json({"10.1.0.0/16", "192.168.7.9/32", "127.0.0.1/32"}));
+    EXPECT_TRUE(exposure_lines(o).empty());
+    EXPECT_EQ(config_json(parse({}))["key"], false);
+    // Neither: two lines at start, service refused and data from anyone.
+    const std::vector<std::string> open = exposure_lines(parse({}));
+    ASSERT_EQ(open.size(), 2u);
+    EXPECT_EQ(open[0],
+              "kvagg: service ops are refused until --key or --allow is given "
+              "(docs/security.md)");
+    EXPECT_TRUE(exposure_lines(parse({"--allow", "10.0.0.0/8"})).empty());
+}
+
+TEST(KvaggOptions, BadKeyOrAllowFailsTheParse) {
+    const std::string readable = linerate::test::scratch("kvagg_opt_readable.key");
+    std::ofstream(readable) << std::string(64, 'a') << "\n";
+    ASSERT_EQ(chmod(readable.c_str(), 0644), 0);
+    const std::string short_key = linerate::test::scratch("kvagg_opt_short.key");
+    std::ofstream(short_key) << "abcd\n";
+    ASSERT_EQ(chmod(short_key.c_str(), 0600), 0);
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"--key", readable},
+             {"--key", short_key},
+             {"--key", linerate::test::scratch("kvagg_opt_missing.key")},
+             {"--allow", "10.0.0.0/33"},
+             {"--allow", "10.0.0.1/8"},  // host bits set
+             {"--allow", "host"},
+         })
+        EXPECT_THROW(parse(args), CLI::ParseError) << testing::PrintToString(args);
 }

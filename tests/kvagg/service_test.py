@@ -259,6 +259,7 @@ def scenarios(a, ns, tmp, procs):
     kvagg = ns.run(ns.kv, a.kvagg, "-l", "0", "--no-huge", "-m", "512", "--no-pci",
                    f"--file-prefix={ns.kv}", vdev, "--",
                    "--keys", "64K", "--stats-period", "0", "--duration", "240",
+                   "--allow", CLIENT_IP,
                    "--json", json_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     procs.append(kvagg)
     if not wait_ready(ns, 30):
