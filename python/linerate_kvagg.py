@@ -7,6 +7,7 @@
         c.read([key1, key2])               # {key: current sum}
         c.flush(reset=True)                # {key: sum} of every key; those amounts are never counted again
         c.wait_durable()                   # kvagg --state: everything sent so far survives a restart
+    Client("10.0.0.1", key_file="/etc/linerate/kvagg.key")   # kvagg --key: every datagram signed
 
 Every datagram of one client carries its stream id and the next sequence number (from 1); kvagg
 refuses duplicates inside its window, so retransmitting is always safe. A kvagg with --state says
@@ -17,7 +18,15 @@ KvaggError). "No answer" is one thing whatever its form: silence, an ICMP refusa
 reports as ECONNREFUSED (kvagg down or restarting: nothing listens on its port), a host or
 network unreachable; each request attempt waits its whole timeout for an answer through them. A
 data datagram whose send is refused stays held and goes again with the next status(). No other
-exception type leaves the client (docs/kvagg.md "Errors and restarts").
+exception type leaves the client (docs/kvagg.md "Errors and restarts"). kvagg's refusal (an error
+reply: no key or the wrong one, a source not in its --allow) raises KvaggRefused (a KvaggError)
+with its code, at once.
+
+With key_file (kvagg --key) every datagram the client sends ends with a 28-byte trailer, nonce
+then AES-256-GMAC tag over the rest (python3-cryptography), and a response counts only when its
+trailer verifies under the key. Without one (kvagg --allow) no answer may be larger than its
+request: the client pads each request with zero bytes to the room its answer needs, splits reads
+to fit one frame and asks for a flush page by page (docs/security.md "No amplification").
 
 ShardedClient (at the end) spreads the keys over several kvagg instances, a Client each, and
 reads and flushes every instance (docs/scale-out.md "Sharded clients"); `python3
@@ -25,8 +34,10 @@ linerate_kvagg.py owner --endpoints HOST[:PORT],... KEY...` prints which instanc
 """
 
 import errno
+import os
 import random
 import socket
+import stat
 import struct
 import time
 
@@ -45,8 +56,12 @@ TUPLE_LEN = 16  # key u64, value u64
 KEY_LEN = 8  # a key of a read request
 STATUS_BODY_LEN = 48  # the six u64 fields of a status response before the missing numbers
 STATUS_TAIL_LEN = 16  # durable_through, instance: after the missing numbers
+ERROR = 0x40000000  # a response's reserved bit: an error reply (code in count, no body, unsigned)
+ERR_AUTH, ERR_NOT_ALLOWED, ERR_TOO_SMALL = 1, 2, 3  # the codes of an error reply
+TRAILER_LEN = 28  # a keyed datagram's last bytes: nonce (12), AES-256-GMAC tag (16)
 IP_UDP = 28
 IP_MTU = 14  # Linux getsockopt: the path MTU of a connected socket
+U64 = 0xFFFFFFFFFFFFFFFF
 # What a connected UDP socket reports from an ICMP error about an earlier datagram: no kvagg
 # listening (port unreachable), or no route/host for now. Each means no answer, nothing else.
 NO_ANSWER_ERRNOS = frozenset((errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH,
@@ -61,11 +76,95 @@ class KvaggTimeout(KvaggError):
     pass
 
 
+class KvaggRefused(KvaggError):
+    """kvagg answered a request with an error reply: `code` (ERR_AUTH, ERR_NOT_ALLOWED,
+    ERR_TOO_SMALL), the message what to do. Unsigned (error replies never carry a MAC), so one
+    forged by a third party can make a call fail, nothing more."""
+
+    def __init__(self, code, address="<your address>", keyed=False):
+        self.code = code
+        what = {
+            ERR_AUTH: "kvagg requires a key (--key) and this request's MAC did not verify: "
+                      "wrong or missing key_file",
+            ERR_NOT_ALLOWED: f"kvagg does not serve this source: run kvagg with --allow "
+                             f"{address} or use a key",
+            ERR_TOO_SMALL: "request too small for its answer" + (
+                " (this client signs with key_file: does kvagg run without --key?)" if keyed
+                else ""),
+        }.get(code, "an error code this client does not know")
+        super().__init__(f"kvagg refused the request (error {code}): {what}")
+
+
+def load_key_file(path):
+    """The 32-byte key of a key file as kvagg reads it (lib/auth): 64 hex digits, white space
+    around them ignored; refused (KvaggError) when group or others may access the file, as ssh
+    refuses a private key. Make one with `umask 077; openssl rand -hex 32 > FILE`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError as e:
+        raise KvaggError(f"cannot open key file {path}: {e.strerror}") from e
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise KvaggError(f"key file {path} is not a regular file")
+        if st.st_mode & 0o077:
+            raise KvaggError(f"key file {path} is accessible by group or others (mode "
+                             f"{stat.S_IMODE(st.st_mode):04o}): chmod 600 {path}")
+        text = os.read(fd, 256).strip(b" \n\r\t")
+    finally:
+        os.close(fd)
+    if len(text) != 64 or any(b not in b"0123456789abcdefABCDEF" for b in text):
+        raise KvaggError(f"key file {path} does not hold a key: it must be 64 hex digits (make "
+                         f"one with: openssl rand -hex 32 > FILE)")
+    return bytes.fromhex(text.decode())
+
+
+class MessageMac:
+    """The trailer of keyed datagrams (lib/auth/message_mac.hpp): nonce = 8 random bytes drawn
+    per MessageMac (again every 2^32 messages) + a 4-byte big-endian counter; tag =
+    AES-256-GMAC(key, nonce, the UDP payload before the trailer)."""
+
+    def __init__(self, key):
+        try:
+            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+            from cryptography.exceptions import InvalidTag
+        except ImportError as e:
+            raise KvaggError("key_file needs the module cryptography (Debian: "
+                             "apt install python3-cryptography)") from e
+        self._gcm, self._invalid = AESGCM(key), InvalidTag
+        self._draw_sender()
+
+    def _draw_sender(self):
+        self._sender, self._counter = os.urandom(8), 0
+
+    def sign(self, payload):
+        """payload + its trailer."""
+        if self._counter > 0xFFFFFFFF:
+            self._draw_sender()  # never a nonce twice under one sender id
+        nonce = self._sender + self._counter.to_bytes(4, "big")
+        self._counter += 1
+        return payload + nonce + self._gcm.encrypt(nonce, b"", payload)
+
+    def open(self, datagram):
+        """The payload before the trailer when the trailer verifies, else None."""
+        if len(datagram) < TRAILER_LEN:
+            return None
+        body = len(datagram) - TRAILER_LEN
+        nonce, tag = datagram[body:body + 12], datagram[body + 12:]
+        try:
+            self._gcm.decrypt(nonce, tag, datagram[:body])  # constant-time check of the tag
+        except self._invalid:
+            return None
+        return datagram[:body]
+
+
 class Client:
     """One stream: `add` sends tuples, `status` makes sure kvagg has all of them."""
 
     def __init__(self, host, port=DEFAULT_PORT, stream=None, timeout=0.5, retries=6, mtu=None,
-                 drop_share=0.0, seed=None, status_every=8192):
+                 drop_share=0.0, seed=None, status_every=8192, key_file=None):
+        # Before the socket: a key file refused leaves nothing open.
+        self._mac = None if key_file is None else MessageMac(load_key_file(key_file))
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
         try:
@@ -81,9 +180,16 @@ class Client:
             except OSError:
                 mtu = 1500
         self.mtu = mtu
-        self.max_tuples = (mtu - IP_UDP - HEADER.size) // TUPLE_LEN
-        self.max_keys = min((mtu - IP_UDP - HEADER.size) // KEY_LEN, 0xFFFF)
+        # Status and flush requests without a key are padded to a full frame's payload (at most
+        # 1500 bytes: kvagg's port may not take jumbo frames), the room of their answer.
+        self.padded = min(mtu, 1500) - IP_UDP
+        room = mtu - IP_UDP - HEADER.size - (TRAILER_LEN if self._mac else 0)
+        self.max_tuples = room // TUPLE_LEN
+        # A read without a key is answered in one frame no larger than the request: 16 bytes a
+        # key (the request padded to that); with one, as many frames as its answer needs.
+        self.max_keys = min(room // (KEY_LEN if self._mac else TUPLE_LEN), 0xFFFF)
         if self.max_tuples < 1:
+            self.sock.close()
             raise KvaggError(f"MTU {mtu} cannot carry one tuple")
         rng = random.Random(seed)
         self.stream = rng.getrandbits(32) if stream is None else stream
@@ -94,10 +200,16 @@ class Client:
         self.undurable = {}     # seq -> datagram received by kvagg, not yet in its state file
         self.instance = 0       # kvagg's instance id (0: not asked yet, or a kvagg before --state)
         self.restarts_seen = 0
-        self.request_id = 0
+        # Request ids from the wall clock (microseconds): a later client on the same stream asks
+        # above this one's, which kvagg would refuse as replays (docs/kvagg.md "Replays").
+        self.request_id = time.time_ns() // 1000
+        self.requests_sent = 0  # request attempts: one frame each
         self._batch = []
         self.sent_datagrams = self.dropped_datagrams = self.retransmitted = 0
         self.refused = 0        # sends and receives that reported an ICMP error (NO_ANSWER_ERRNOS)
+        self.bad_auth = 0       # keyed: responses ignored, their trailer did not verify
+        self._flush_carried = {}  # flush(reset) pages taken before a later page timed out
+        self._page_rid = None     # the request id of the flush page answered last
         self._deadline = None   # wait_durable: no request attempt waits beyond it
 
     def __enter__(self):
@@ -128,6 +240,8 @@ class Client:
         self.seq += 1
         d = HEADER.pack(MAGIC, VERSION, OP_SUM, len(self._batch), self.stream, self.seq, 0)
         d += b"".join(struct.pack("!QQ", k, v) for k, v in self._batch)
+        if self._mac:
+            d = self._mac.sign(d)  # once: a resend is the same datagram, refused as a duplicate
         self._batch = []
         self.unacked[self.seq] = d
         self._send_data(d)
@@ -164,11 +278,14 @@ class Client:
         self.refused += 1
 
     # ---- requests ----
-    def _request(self, op, count, body=b"", flags=0, stream=None, same_id=False):
-        """Sends a request and collects its response frames (index 0 .. the one marked last);
-        resends it when an attempt's timeout passes without a complete answer (silence or ICMP
-        refusals alike), under a new request id unless same_id (a reset flush, which kvagg
-        answers at most once per id). Within wait_durable no attempt outlasts its patience."""
+    def _request(self, op, count, body=b"", flags=0, stream=None, same_id=False, pad_to=0,
+                 page=False):
+        """Sends a request and collects its response frames (index 0 .. the one marked last;
+        `page`: the one frame of a flush page, last or not) as (frames, last): resends it when
+        an attempt's timeout passes without a complete answer (silence or ICMP refusals alike),
+        under a new request id unless same_id (a reset flush, which kvagg answers at most once
+        per id). Without a key the request is padded with zeros to `pad_to` bytes, the room its
+        answer may take. Within wait_durable no attempt outlasts its patience."""
         self.request_id += 1
         attempts = 0
         for attempt in range(self.retries):
@@ -177,19 +294,20 @@ class Client:
             if self._deadline is not None and time.monotonic() >= self._deadline:
                 break
             attempts += 1
+            self.requests_sent += 1
             rid = self.request_id
-            hdr = HEADER.pack(MAGIC, VERSION, op, count,
-                              self.stream if stream is None else stream, rid, flags)
-            self._send(hdr + body)
-            frames = self._collect(op, rid)
-            if frames is not None:
-                return frames
+            d = HEADER.pack(MAGIC, VERSION, op, count,
+                            self.stream if stream is None else stream, rid, flags) + body
+            self._send(self._mac.sign(d) if self._mac else d.ljust(pad_to, b"\0"))
+            got = self._collect(op, rid, page)
+            if got is not None:
+                return got
         raise KvaggTimeout(f"op {op}: no complete response after {attempts} attempts "
                            f"of {self.timeout} s")
 
-    def _collect(self, op, rid):
-        """The response frames to request `rid`, or None when the attempt's timeout passes
-        first. An ICMP error meanwhile is no answer yet: the attempt goes on waiting."""
+    def _collect(self, op, rid, page=False):
+        """(frames, last) of the response to request `rid`, or None when the attempt's timeout
+        passes first. An ICMP error meanwhile is no answer yet: the attempt goes on waiting."""
         end = time.monotonic() + self.timeout
         if self._deadline is not None:
             end = min(end, self._deadline)
@@ -208,15 +326,39 @@ class Client:
                 continue
             finally:
                 self.sock.settimeout(self.timeout)  # what a send waits for room, at most
-            if len(r) < HEADER.size:
+            frame = self._response_frame(r, op, rid)
+            if frame is None:
                 continue
-            magic, ver, rop, n, _, rseq, idx = HEADER.unpack_from(r)
-            if magic != MAGIC or rop != (op | OP_RESPONSE) or rseq != rid:
-                continue  # a late answer to an earlier attempt
-            frames[idx & ~LAST_FRAME] = (n, r[HEADER.size:])
-            if idx & LAST_FRAME:
+            n, idx, body = frame
+            frames[idx & ~LAST_FRAME] = (n, body)
+            if idx & LAST_FRAME or page:
                 last = idx & ~LAST_FRAME
-        return [frames[i] for i in range(last + 1)]
+                ended = bool(idx & LAST_FRAME)
+        return [frames[i] for i in range(last + 1)], ended
+
+    def _response_frame(self, r, op, rid):
+        """(count, reserved, body) of a frame of the response to request `rid`; None for anything
+        else (a late answer to an earlier attempt, with a key one whose trailer does not verify).
+        An error reply to it raises KvaggRefused: it is never signed, so it is taken as it is."""
+        if len(r) < HEADER.size:
+            return None
+        magic, _, rop, n, _, rseq, idx = HEADER.unpack_from(r)
+        if magic != MAGIC or rop != (op | OP_RESPONSE):
+            return None
+        if rseq != rid:
+            if rseq == self._page_rid and idx & ~LAST_FRAME:
+                raise KvaggError("flush: kvagg answered a page in several frames: it predates "
+                                 "the clients' paging (upgrade kvagg first); with reset, the "
+                                 "sums after its first frame are lost")
+            return None
+        if idx & ERROR:
+            raise KvaggRefused(n, self.sock.getsockname()[0], keyed=self._mac is not None)
+        if self._mac:
+            r = self._mac.open(r)
+            if r is None:
+                self.bad_auth += 1
+                return None
+        return n, idx, r[HEADER.size:]
 
     @staticmethod
     def _tuples(frames):
@@ -329,7 +471,8 @@ class Client:
 
     def stream_status(self, stream=None):
         """One status request: kvagg's view of a stream (default: ours), no retransmission."""
-        (n, body), = self._request(OP_STATUS, 0, stream=stream)
+        # Without a key, as many missing numbers as fit in the request come back: the largest.
+        ((n, body),), _ = self._request(OP_STATUS, 0, stream=stream, pad_to=self.padded)
         flags, top, gaps, dups, stale, low = struct.unpack_from("!6Q", body)
         missing = list(struct.unpack_from(f"!{n}Q", body, STATUS_BODY_LEN))
         durable = instance = 0
@@ -346,25 +489,71 @@ class Client:
         for i in range(0, len(keys), self.max_keys):
             chunk = keys[i:i + self.max_keys]
             body = struct.pack(f"!{len(chunk)}Q", *chunk)
-            out.update(self._tuples(self._request(OP_READ, len(chunk), body)))
+            frames, _ = self._request(OP_READ, len(chunk), body,
+                                      pad_to=HEADER.size + TUPLE_LEN * len(chunk))
+            out.update(self._tuples(frames))
         return out
 
     def flush(self, reset=False, key_range=None):
         """{key: sum} of every key with a non-zero sum (or of keys lo..hi inclusive). With reset
         the flushed amounts are taken out of kvagg atomically per key; a lost answer is asked
         again under the same request id, which kvagg answers from memory without flushing
-        again. If no complete answer comes, KvaggTimeout says the flushed sums may be lost."""
-        body, count = b"", 0
-        if key_range is not None:
-            body, count = struct.pack("!QQ", *key_range), 1
+        again. If no complete answer comes, KvaggTimeout says the flushed sums may be lost.
+        Without a key the answer comes a page (one frame) at a time, each page its own request
+        from the key after the last one listed; with reset, the pages taken before one that
+        timed out are kept and come with the next flush(reset)."""
         try:
-            frames = self._request(OP_FLUSH, count, body, FLUSH_RESET if reset else 0,
-                                   same_id=reset)
+            if self._mac:
+                body, count = b"", 0
+                if key_range is not None:
+                    body, count = struct.pack("!QQ", *key_range), 1
+                frames, _ = self._request(OP_FLUSH, count, body, FLUSH_RESET if reset else 0,
+                                          same_id=reset)
+                got = self._tuples(frames)
+            else:
+                got = self._flush_pages(reset, key_range)
         except KvaggTimeout as e:
             if reset:
-                raise KvaggTimeout(f"flush(reset): {e}: the flushed sums may be lost") from e
+                kept = len(self._flush_carried)
+                raise KvaggTimeout(f"flush(reset): {e}: the flushed sums may be lost" + (
+                    f" ({kept} keys taken before come with the next flush(reset))" if kept
+                    else "")) from e
             raise
-        return self._tuples(frames)
+        if reset:
+            got = merge_sums(self._flush_carried, got)
+            self._flush_carried = {}
+        return got
+
+    def _flush_pages(self, reset, key_range):
+        """A flush without a key: one frame per request, padded to the largest payload, keys
+        ascending from `lo`; the next request from the last key listed + 1 until a frame marked
+        last. With reset, each page is taken out as it comes (into _flush_carried first)."""
+        lo, hi = (0, U64) if key_range is None else key_range
+        count = 0 if key_range is None else 1  # the whole space, then ranges from a page's end
+        out, self._page_rid = {}, None
+        while True:
+            body = struct.pack("!QQ", lo, hi) if count else b""
+            frames, last = self._request(OP_FLUSH, count, body, FLUSH_RESET if reset else 0,
+                                         same_id=reset, pad_to=self.padded, page=True)
+            self._page_rid = self.request_id  # an old kvagg's further frames: an error
+            got = self._tuples(frames)
+            if reset:
+                self._flush_carried = merge_sums(self._flush_carried, got)
+            else:
+                out.update(got)
+            if last or (got and max(got) >= hi):
+                return out
+            if not got:
+                raise KvaggError("flush: kvagg's page listed no key and was not the last")
+            lo, count = max(got) + 1, 1
+
+
+def merge_sums(into, more):
+    """into + more, key by key, mod 2^64 (a new dict)."""
+    out = dict(into)
+    for k, v in more.items():
+        out[k] = (out.get(k, 0) + v) & U64
+    return out
 
 
 # ---- Sharded clients (docs/scale-out.md "Sharded clients") ----
@@ -374,8 +563,6 @@ class Client:
 # over the endpoints' canonical names "host:port" (host as given, port in decimal): FNV-1a 64-bit
 # of the name's bytes (UTF-8), mix64 the splitmix64 finalizer; a tie goes to the smaller name.
 # include/linerate/kvagg_client.hpp computes the same (tests/kvagg/fixtures/shard_owners.txt).
-
-U64 = 0xFFFFFFFFFFFFFFFF
 
 
 def parse_endpoint(text):
@@ -438,13 +625,14 @@ class ShardedClient:
     others, and asks it again `down_retry` seconds later. read(), flush(), status(),
     wait_durable() and remove_endpoint() keep the clients' timeout and retries. Every other
     keyword goes to each instance's Client (timeout, retries, mtu, drop_share, ...); `seed` is
-    mixed with each endpoint's name, so each instance gets a stream id of its own."""
+    mixed with each endpoint's name, so each instance gets a stream id of its own. `key_file`:
+    every instance's key (kvagg --key), as for Client."""
 
     def __init__(self, endpoints, status_every=8192, status_patience=1.0, down_retry=1.0,
-                 seed=None, **client_kw):
+                 seed=None, key_file=None, **client_kw):
         self.status_every, self.down_retry = status_every, down_retry
         self.status_patience = status_patience
-        self._seed, self._kw = seed, client_kw
+        self._seed, self._kw = seed, dict(client_kw, key_file=key_file)
         self.shards = {}        # canonical name -> Client, in the order added
         self._hashes = {}       # canonical name -> shard_name_hash
         self._retry_at = {}     # canonical name -> monotonic time: down, asked again then

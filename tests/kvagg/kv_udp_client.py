@@ -148,8 +148,8 @@ def main():
     with open(a.expect, "w") as f:
         for k in sorted(sums):
             f.write(f"{k},{sums[k]}\n")
-    # Each request attempt is one frame under a new request id (linerate_kvagg.Client._request).
-    print(f"sent {sent} resent {resent} coincident {coincident} requests {status.request_id}")
+    # Each request attempt is one frame (linerate_kvagg.Client._request).
+    print(f"sent {sent} resent {resent} coincident {coincident} requests {status.requests_sent}")
 
 
 if __name__ == "__main__":
