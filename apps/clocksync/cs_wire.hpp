@@ -59,24 +59,24 @@ inline constexpr uint16_t kCsFlagTurn = LR_CS_FLAG_TURN;
 // X(id, text, description): parse reasons first, then the client's. With the runtime's reasons
 // in front it is the stats board's drop list (each value its slot). The client's probes that
 // time out are no packets: ClientSession counts them apart (app counter `timeouts`).
-#define LINERATE_CS_DROPS(X)                                                                       \
-    X(not_clocksync, "not clocksync",                                                              \
-      "not an IPv4/UDP frame to the clocksync port (or not enough to tell)")                       \
-    X(malformed, "malformed", "truncated, inconsistent lengths, fragment, or t3 < t2")             \
-    X(bad_ip_checksum, "bad IP checksum", "the IPv4 header checksum is wrong")                     \
-    X(bad_udp_checksum, "bad UDP checksum", "the UDP checksum is not 0 (none) and wrong")          \
-    X(bad_magic, "bad magic", "magic is not 0x4353")                                               \
-    X(bad_version, "bad version", "version is not 1")                                              \
-    X(bad_type, "bad type",                                                                        \
-      "type is neither request nor response, or not the one this role accepts")                    \
-    X(split_header, "split header",                                                              \
+#define LINERATE_CS_DROPS(X)                                                                    \
+    X(not_clocksync, "not clocksync",                                                           \
+      "not an IPv4/UDP frame to the clocksync port (or not enough to tell)")                    \
+    X(malformed, "malformed", "truncated, inconsistent lengths, fragment, or t3 < t2")          \
+    X(bad_ip_checksum, "bad IP checksum", "the IPv4 header checksum is wrong")                  \
+    X(bad_udp_checksum, "bad UDP checksum", "the UDP checksum is not 0 (none) and wrong")       \
+    X(bad_magic, "bad magic", "magic is not 0x4353")                                            \
+    X(bad_version, "bad version", "version is not 1")                                           \
+    X(bad_type, "bad type",                                                                     \
+      "type is neither request nor response, or not the one this role accepts")                 \
+    X(split_header, "split header",                                                             \
       "a chained frame whose first segment ends inside the message (with --key: the datagram)") \
-    X(warmup, "warmup", "a client's warm-up frame that asks for no echo: parsed, not answered")    \
-    X(unknown_sequence, "unknown sequence",                                                        \
-      "response to no outstanding probe (late, duplicate or forged)")                              \
-    X(wrong_client, "wrong client", "response carries another client id")                          \
-    X(negative_rtt, "negative rtt", "round trip delta < 0")                                       \
-    X(bad_auth, "bad auth",                                                                        \
+    X(warmup, "warmup", "a client's warm-up frame that asks for no echo: parsed, not answered") \
+    X(unknown_sequence, "unknown sequence",                                                     \
+      "response to no outstanding probe (late, duplicate or forged)")                           \
+    X(wrong_client, "wrong client", "response carries another client id")                       \
+    X(negative_rtt, "negative rtt", "round trip delta < 0")                                     \
+    X(bad_auth, "bad auth",                                                                     \
       "with --key (both roles): no trailer, or a tag that is not the key's over the datagram")
 
 LINERATE_DROPS(Drop, kDrops, LINERATE_CS_DROPS);
@@ -116,8 +116,8 @@ struct CsPacket {
     uint64_t t1 = 0;
     uint64_t t2 = 0;
     uint64_t t3 = 0;
-    uint16_t reserved = 0;      // a warm-up frame's flags (kCsFlagEcho)
-    uint16_t payload_len = 0;   // the UDP payload's bytes (the header, with --key the trailer too)
+    uint16_t reserved = 0;     // a warm-up frame's flags (kCsFlagEcho)
+    uint16_t payload_len = 0;  // the UDP payload's bytes (the header, with --key the trailer too)
     // Accepted with its UDP checksum left to the sender's TX offload (pkt::ChecksumVerdict).
     bool udp_checksum_offloaded = false;
 };

@@ -66,7 +66,8 @@ int run_master(Runtime& runtime, const Options& cs) {
         return 1;
     }
     fmt::print("{}: master, timestamps {}{}\n", kApp, xdp ? kXdpStamps : "", clock->describe());
-    if (cs.key) fmt::print("{}: --key: only requests that carry the key's MAC are answered\n", kApp);
+    if (cs.key)
+        fmt::print("{}: --key: only requests that carry the key's MAC are answered\n", kApp);
     std::vector<pkt::MacAddr> macs(RTE_MAX_ETHPORTS);
     for (const auto& port : runtime.ports()) macs[port->id()] = port->mac();
 

@@ -104,8 +104,7 @@ TEST(CsKeyedWire, MasterAnswersAKeyedRequestWithASignedResponseCoveringT3) {
                       size_t(42 + kCsOffType), f.size() - 1, f.size() - 20}) {
         Frame g = f;
         g[at] ^= 1;
-        EXPECT_EQ(parse_cs_packet(g.data(), g.size(), kCsUdpPort, {}, &client).drop,
-                  Drop::bad_auth)
+        EXPECT_EQ(parse_cs_packet(g.data(), g.size(), kCsUdpPort, {}, &client).drop, Drop::bad_auth)
             << at;
     }
 }
@@ -130,9 +129,9 @@ TEST(CsKeyedWire, MasterDropsUnkeyedTamperedAndWrongKeyRequestsUntouched) {
     // bad_auth.
     Frame short_payload = unkeyed_request();
     resize_datagram(short_payload, kCsHeaderLen + 10, 0xAB);
-    EXPECT_EQ(parse_cs_packet(short_payload.data(), short_payload.size(), kCsUdpPort, {}, &mac)
-                  .drop,
-              Drop::bad_auth);
+    EXPECT_EQ(
+        parse_cs_packet(short_payload.data(), short_payload.size(), kCsUdpPort, {}, &mac).drop,
+        Drop::bad_auth);
     EXPECT_EQ(answer_request(short_payload.data(), short_payload.size(), 1, 2).type,
               CsType::response);
 }
