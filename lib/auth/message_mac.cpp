@@ -7,6 +7,7 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/modes.h>
 
 #include <fmt/format.h>
 #include <cstring>
@@ -71,16 +72,31 @@ Key load_key_file(const std::string& path) {
     return key;
 }
 
+// GMAC through OpenSSL's GCM mode (CRYPTO_gcm128_*: its PCLMULQDQ / PMULL GHASH) over one AES
+// block function, the EVP AES-256-ECB context's (AES-NI / ARMv8 AES). The same tag as
+// EVP_aes_256_gcm() (the NIST vector in tests/unit/message_mac_test.cpp), at half its cost: the
+// EVP GCM path spends about 300 cycles a message in dispatch and setup (AMD EPYC: 212 against
+// 436 cycles at 576 bytes, 107 against 301 for an empty message).
 struct MessageMac::Ctx {
-    EVP_CIPHER_CTX* evp = nullptr;
-    ~Ctx() { EVP_CIPHER_CTX_free(evp); }
+    EVP_CIPHER_CTX* ecb = nullptr;
+    GCM128_CONTEXT* gcm = nullptr;
+    ~Ctx() {
+        CRYPTO_gcm128_release(gcm);
+        EVP_CIPHER_CTX_free(ecb);
+    }
+    static void block(const unsigned char in[16], unsigned char out[16], const void* ecb) {
+        int n = 0;
+        EVP_EncryptUpdate(static_cast<EVP_CIPHER_CTX*>(const_cast<void*>(ecb)), out, &n, in, 16);
+    }
 };
 
 MessageMac::MessageMac(const Key& key) : ctx_(std::make_unique<Ctx>()) {
-    ctx_->evp = EVP_CIPHER_CTX_new();
-    if (!ctx_->evp ||
-        EVP_EncryptInit_ex(ctx_->evp, EVP_aes_256_gcm(), nullptr, key.bytes.data(), nullptr) != 1)
-        throw std::runtime_error("OpenSSL: cannot set up AES-256-GCM");
+    ctx_->ecb = EVP_CIPHER_CTX_new();
+    if (!ctx_->ecb ||
+        EVP_EncryptInit_ex(ctx_->ecb, EVP_aes_256_ecb(), nullptr, key.bytes.data(), nullptr) != 1 ||
+        EVP_CIPHER_CTX_set_padding(ctx_->ecb, 0) != 1 ||
+        !(ctx_->gcm = CRYPTO_gcm128_new(ctx_->ecb, &Ctx::block)))
+        throw std::runtime_error("OpenSSL: cannot set up AES-256-GMAC");
     draw_sender_id();
 }
 
@@ -105,14 +121,11 @@ void MessageMac::next_nonce(uint8_t* out) {
 std::array<uint8_t, kTagLen> MessageMac::tag(const uint8_t* nonce, const uint8_t* data,
                                              size_t len) {
     std::array<uint8_t, kTagLen> t{};
-    int out_len = 0;
-    EVP_CIPHER_CTX* c = ctx_->evp;
-    // The key schedule stays in the context; only the nonce changes per message.
-    if (EVP_EncryptInit_ex(c, nullptr, nullptr, nullptr, nonce) != 1 ||
-        (len && EVP_EncryptUpdate(c, nullptr, &out_len, data, int(len)) != 1) ||
-        EVP_EncryptFinal_ex(c, t.data(), &out_len) != 1 ||
-        EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, int(kTagLen), t.data()) != 1)
+    GCM128_CONTEXT* g = ctx_->gcm;
+    CRYPTO_gcm128_setiv(g, nonce, kNonceLen);
+    if (len && CRYPTO_gcm128_aad(g, data, len) != 0)
         throw std::runtime_error("OpenSSL: AES-256-GMAC failed");
+    CRYPTO_gcm128_tag(g, t.data(), kTagLen);
     return t;
 }
 

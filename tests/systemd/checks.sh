@@ -74,9 +74,11 @@ for line in sys.stdin:
 sys.exit(1)' "$3"
 }
 
+UNIT_NAMES="kvagg clocksync-client clocksync-master nfv" # linerate-NAME@.service
+
 check_units_verify() {
   local name unit out
-  for name in kvagg clocksync-client clocksync-master nfv; do
+  for name in $UNIT_NAMES; do
     unit=/usr/lib/systemd/system/linerate-$name@.service
     if ! in_ct test -f "$unit"; then
       fail "verify: the package installs no $unit"
@@ -87,6 +89,40 @@ check_units_verify() {
       pass "verify: systemd-analyze verify linerate-$name@check.service says nothing"
     else
       fail "verify: linerate-$name@check.service: $out"
+    fi
+  done
+}
+
+# The overall exposure `systemd-analyze security UNIT` gives a unit in the container (0.0 to
+# 10.0; systemd's own weights of each sandboxing directive it lacks).
+exposure() {
+  in_ct systemd-analyze security --no-pager "$1" 2>&1 |
+    sed -n 's/^→ Overall exposure level for [^ ]*: \([0-9]*\.[0-9]\) .*/\1/p'
+}
+
+# No linerate unit is more exposed than Debian's chrony.service (in the root, never started):
+# an instance of every linerate-*@.service the package installed, scored by the container's
+# systemd, against chrony's score there.
+check_units_security() {
+  local chrony units unit score
+  chrony=$(exposure chrony.service)
+  if [[ -z $chrony ]]; then
+    fail "security: no exposure for chrony.service: $(in_ct systemd-analyze security --no-pager \
+      chrony.service 2>&1 | tail -2)"
+    return
+  fi
+  units=$(in_ct sh -c 'cd /usr/lib/systemd/system && ls linerate-*@.service')
+  for unit in $units; do
+    unit=${unit/@/@check}
+    score=$(exposure "$unit")
+    if [[ -z $score ]]; then
+      fail "security: no exposure for $unit: $(in_ct systemd-analyze security --no-pager \
+        "$unit" 2>&1 | tail -2)"
+    elif ((10#${score/./} <= 10#${chrony/./})); then
+      pass "security: $unit exposure $score, chrony.service $chrony"
+    else
+      fail "security: $unit exposure $score, more than chrony.service's $chrony:" \
+        "$(in_ct systemd-analyze security --no-pager "$unit" 2>&1 | grep '✗' | tr -s ' ')"
     fi
   done
 }
@@ -237,7 +273,7 @@ check_kvagg_watchdog() {
 # segment at its own path.
 CS_MASTER=linerate-clocksync-master@t.service
 CS_CLIENT=linerate-clocksync-client@t.service
-CS_SOCKET=/run/linerate-cs-t.sock
+CS_SOCKET=/run/linerate/cs-t.sock
 
 # cb_probe (tests/clocksync/cb_probe.c, a ClockBound reader from its PROTOCOL.md) in the
 # container, in the background; returns once it read Synchronized (`start_cb_probe NAME`).

@@ -40,6 +40,13 @@ for pair in kvagg:kvagg nfv:nfv clocksync-master:clocksync clocksync-client:cloc
   want "$unit" "Type=notify" "WatchdogSec=10s" "Restart=on-failure" "KillSignal=SIGINT" \
     "EnvironmentFile=$P/etc/linerate/$name-%i.conf" "ExecStart=$P/bin/$app \$ARGS" \
     "StateDirectory=linerate" "LimitMEMLOCK=infinity"
+  # The sandbox (docs/operations.md; the systemd stage scores it against chrony.service's).
+  want "$unit" "NoNewPrivileges=yes" "ProtectSystem=strict" "ProtectHome=yes" "PrivateTmp=yes" \
+    "ProtectKernelTunables=yes" "ProtectKernelModules=yes" "ProtectKernelLogs=yes" \
+    "ProtectControlGroups=yes" "ProtectClock=yes" "ProtectProc=invisible" \
+    "DevicePolicy=closed" "RestrictNamespaces=yes" "RestrictSUIDSGID=yes" "LockPersonality=yes" \
+    "MemoryDenyWriteExecute=yes" "SystemCallArchitectures=native" \
+    "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX AF_NETLINK AF_PACKET AF_XDP"
   # Verify an instance: the template loaded from the unit's directory. Warnings (an unknown key,
   # a bad value) leave its exit status 0, so its output must be empty too.
   out=$(systemd-analyze verify "$P/lib/systemd/system/linerate-$name@test.service" 2>&1) ||
