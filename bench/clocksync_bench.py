@@ -31,6 +31,11 @@ the floor; p99.9 under flood <= 2x idle p99.9; issue 27: one probe per round <= 
 idle.
 
   bench/clocksync_bench.py [--duration S] [--repeats N] [--flood-pps R]
+  bench/clocksync_bench.py --key-ab [--duration S] [--repeats N]
+
+--key-ab (issue 45): the default case (probes1, idle) without and with --key on both ends (a key
+made for the run in a 0600 file), alternated run by run; reports the medians of ε p50 and their
+ratio (goal: keyed <= 1.1x unkeyed), in bench/results/clocksync-key.json.
 
 Writes bench/results/clocksync.json (command lines, machine, load, every run, medians, goals).
 """
@@ -164,13 +169,14 @@ def take_outputs(jsons, logs):
     return mj, cj, texts
 
 
-def memif_pair(args, probes, flood, sock, prefixes, jsons, client_extra):
+def memif_pair(args, probes, flood, sock, prefixes, jsons, client_extra, master_extra=()):
     """The master's and the client's command lines, joined by net_memif on `sock`."""
     app = os.path.join(args.build, "apps", "clocksync", "clocksync")
     m_lcore, c_lcore = args.lcores
     master = (
         [app] + eal(m_lcore, prefixes[0], [f"net_memif0,role=server,socket={sock},{MEMIF_RING}"]) +
-        ["--role", "master", "--stats-period", "0", "--link-wait", "30", "--json", jsons[0]])
+        ["--role", "master", "--stats-period", "0", "--link-wait", "30", "--json", jsons[0]] +
+        list(master_extra))
     client = (
         [app] + eal(c_lcore, prefixes[1], [f"net_memif0,role=client,socket={sock},{MEMIF_RING}"]) +
         ["--role", "client", "--probes", str(probes), "--duration", str(args.duration),
@@ -236,14 +242,15 @@ def flood_figures(cj, mj):
     return out
 
 
-def one_run(args, probes, flood, tag, client_extra=(), reader=None):
+def one_run(args, probes, flood, tag, client_extra=(), reader=None, master_extra=()):
     """Runs master + client once; returns the figures of the run and the command lines.
-    `client_extra`: more client options; `reader`: a command started with the client and
-    waited for, whose last stdout line (JSON) becomes the run's "reader"."""
+    `client_extra`, `master_extra`: more options; `reader`: a command started with the client
+    and waited for, whose last stdout line (JSON) becomes the run's "reader"."""
     sock = f"/tmp/lr_csb_{tag}.sock"
     prefixes = [f"csbm{tag}", f"csbc{tag}"]
     jsons, logs = run_files("csb", tag)
-    master, client = memif_pair(args, probes, flood, sock, prefixes, jsons, client_extra)
+    master, client = memif_pair(args, probes, flood, sock, prefixes, jsons, client_extra,
+                                master_extra)
     try:
         wait_share, reader_out = run_pair(args, master, client, logs, reader)
     finally:
@@ -269,6 +276,7 @@ def summarize(runs):
     return {
         "runs_used": len(use), "runs_contended": len(runs) - len(clean),
         "epsilon_mean_ns": bk.median_of(use, "epsilon_ns", "mean"),
+        "epsilon_p50_ns": bk.median_of(use, "epsilon_ns", "p50"),
         "epsilon_p999_ns": bk.median_of(use, "epsilon_ns", "p999"),
         "epsilon_max_ns": bk.median_of(use, "epsilon_ns", "max"),
         "rtt_min_ns": bk.median_of(use, "rtt_ns", "min"),
@@ -311,7 +319,11 @@ def parser():
     ap.add_argument("--cases", type=lambda s: s.split(","), default=None,
                     help="only these cases, comma-separated (default: all of probes1_keep0, "
                     "probes1_cold, probes1_warmup, probes1, probes2, probes4)")
-    ap.add_argument("--out", default=os.path.join(RESULTS, "clocksync.json"))
+    ap.add_argument("--key-ab", action="store_true",
+                    help="probes1 idle without and with --key, alternated (issue 45's cost)")
+    ap.add_argument("--out", default=None,
+                    help="result file (default bench/results/clocksync.json, with --key-ab "
+                    "clocksync-key.json)")
     return ap
 
 
@@ -412,6 +424,40 @@ def measure(args):
     }
 
 
+def key_ab(args):
+    """--key-ab: probes1 idle, unkeyed then keyed, --repeats times; ε p50 medians and ratio."""
+    args.no_flood = True
+    args.lcores = [int(x) for x in args.lcores.split(",")]
+    key = f"/tmp/lr_csb_{os.getpid()}.key"
+    fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.write(fd, os.urandom(32).hex().encode() + b"\n")
+    os.close(fd)
+    tags = (f"{os.getpid()}_{n}" for n in itertools.count())
+    ways = {"unkeyed": [], "keyed": []}
+    try:
+        for _ in range(args.repeats):
+            for way, extra in (("unkeyed", []), ("keyed", ["--key", key])):
+                for _attempt in range(args.attempts):  # a contended run is tried again
+                    run, _cmds = one_run(args, 1, False, next(tags), extra, master_extra=extra)
+                    ways[way].append(run)
+                    print(f"{way}: eps p50 {run['epsilon_ns']['p50']} ns, ", end="")
+                    print_run("probes1", "idle", run)
+                    if not run["contended"]:
+                        break
+    finally:
+        os.unlink(key)
+    med = {way: summarize(runs) for way, runs in ways.items()}
+    p50 = {way: m["epsilon_p50_ns"] for way, m in med.items()}
+    ratio = p50["keyed"] / p50["unkeyed"] if p50["unkeyed"] else None
+    return {
+        "scenario": "clocksync-key", "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "machine": bk.machine(), "settings": settings(args),
+        "ways": {way: {"runs": ways[way], "median": med[way]} for way in ways},
+        "epsilon_p50_keyed_over_unkeyed": ratio,
+        "goals": {"keyed_p50_within_1.1x": ratio is not None and ratio <= 1.1},
+    }
+
+
 def bench_run_options(args, max_repeats):
     """What bench/run's --seconds and --runs stand for in a clocksync script: seconds x 1.5 a
     run (at least 4), runs repeats (at most max_repeats)."""
@@ -426,7 +472,9 @@ def run(args):
 
 def main():
     args = parser().parse_args()
-    result = measure(args)
+    result = key_ab(args) if args.key_ab else measure(args)
+    args.out = args.out or os.path.join(
+        RESULTS, "clocksync-key.json" if args.key_ab else "clocksync.json")
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     bk.write_json(args.out, result)
     print(json.dumps(result["goals"], indent=2))

@@ -33,6 +33,7 @@ ClientSession::ClientSession(const ClientConfig& cfg) : cfg_(cfg), est_(cfg.drif
     if (cfg.sync_period_ns == 0 || cfg.sample_period_ns == 0 || cfg.probe_timeout_ns == 0) {
         throw std::invalid_argument("sync period, sample period and timeout must be > 0");
     }
+    if (cfg.key) mac_.emplace(*cfg.key);
 }
 
 void ClientSession::tick(uint64_t now) {
@@ -132,7 +133,8 @@ bool ClientSession::on_packet(const CsPacket& p, uint64_t t4, HookStamps hook) {
 bool ClientSession::on_frame(const uint8_t* frame, size_t len, uint64_t t4, pkt::RxChecksums port,
                              HookStamps hook) {
     const CsPacket p = parse_cs_packet(frame, len, cfg_.udp_port,
-                                       {cfg_.verify_checksums, port, !cfg_.strict_checksums});
+                                       {cfg_.verify_checksums, port, !cfg_.strict_checksums},
+                                       mac_ ? &*mac_ : nullptr);
     udp_checksum_offloaded_ += p.udp_checksum_offloaded;
     return on_packet(p, t4, hook);
 }

@@ -49,6 +49,9 @@ struct ClientConfig {
     // older than this (ClockEstimator::keeps_previous); 0: every answered round replaces it.
     uint64_t keep_sync_ns = 0;
     std::optional<SimClock> sim;  // verification mode: count violations against the true offset
+    // --key: requests and warm-ups are signed (sign), answers taken only when their trailer is
+    // the key's (else bad_auth, before anything of them is used).
+    std::optional<auth::Key> key;
 };
 
 struct ProbeToSend {
@@ -103,6 +106,13 @@ class ClientSession {
     explicit ClientSession(const ClientConfig& cfg);  // throws std::invalid_argument
 
     uint16_t udp_port() const { return cfg_.udp_port; }
+
+    // With a key (ClientConfig::key): frames carry the trailer; build them frame_len() bytes long
+    // (trailer_len() of room, build_request's `trailer`) and sign() each once it is complete.
+    bool keyed() const { return mac_.has_value(); }
+    size_t trailer_len() const { return mac_ ? auth::kTrailerLen : 0; }
+    size_t frame_len() const { return kCsFrameLen + trailer_len(); }
+    void sign(uint8_t* frame) { sign_request(*mac_, frame); }
 
     // Expires probes older than the timeout (completing their round) and takes the ε samples
     // due up to `now`. Call it every loop iteration.
@@ -167,6 +177,8 @@ class ClientSession {
 
     ClientConfig cfg_;
     ClockEstimator est_;
+    // --key: signs requests and verifies answers, on the thread that runs the session.
+    std::optional<auth::MessageMac> mac_;
 
     bool started_ = false;
     uint64_t started_at_ = 0;  // the first probe

@@ -23,7 +23,7 @@ constexpr UdpReasons<Drop> kCsUdpReasons{Drop::not_clocksync, Drop::malformed,
 }  // namespace
 
 CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port,
-                         ChecksumCheck checksums) {
+                         ChecksumCheck checksums, auth::MessageMac* mac) {
     CsPacket p;
     const UdpPayload u = locate_udp_payload(frame, len, udp_port, kCsHeaderLen, checksums);
     if (!u.accepted()) {
@@ -36,6 +36,9 @@ CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port,
         p.drop = d;
         return p;
     };
+    // With a key, nothing of the message counts before its tag is the key's.
+    if (mac && (u.len < kCsHeaderLen + auth::kTrailerLen || !mac->verify(cs, u.len)))
+        return dropped(Drop::bad_auth);
     if (load_be16(cs + kCsOffMagic) != kCsMagic) return dropped(Drop::bad_magic);
     if (cs[kCsOffVersion] != kCsVersion) return dropped(Drop::bad_version);
     uint8_t type = cs[kCsOffType];
@@ -45,6 +48,7 @@ CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port,
     p.type = CsType(type);
     p.l3_offset = u.l3_offset;
     p.payload_offset = uint16_t(cs - frame);
+    p.payload_len = uint16_t(u.len);
     p.reserved = load_be16(cs + kCsOffReserved);
     p.client_id = load_be32(cs + kCsOffClientId);
     p.seq = load_be64(cs + kCsOffSeq);
@@ -55,9 +59,10 @@ CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port,
 }
 
 size_t build_request(uint8_t* frame, size_t cap, const UdpFrameSpec& spec, uint32_t client_id,
-                     uint64_t seq, uint64_t t1) {
-    if (cap < kCsFrameLen) return 0;
-    write_udp_headers(frame, kCsFrameLen, spec);
+                     uint64_t seq, uint64_t t1, size_t trailer) {
+    const size_t len = kCsFrameLen + trailer;
+    if (cap < len) return 0;
+    write_udp_headers(frame, len, spec);
     uint8_t* cs = frame + kUdpPayloadOffset;
     store_be16(cs + kCsOffMagic, kCsMagic);
     cs[kCsOffVersion] = kCsVersion;
@@ -68,12 +73,13 @@ size_t build_request(uint8_t* frame, size_t cap, const UdpFrameSpec& spec, uint3
     store_be64(cs + kCsOffT1, t1);
     store_be64(cs + kCsOffT2, 0);
     store_be64(cs + kCsOffT3, 0);
-    return kCsFrameLen;
+    std::fill_n(cs + kCsHeaderLen, trailer, uint8_t(0));
+    return len;
 }
 
 size_t build_warmup(uint8_t* frame, size_t cap, const UdpFrameSpec& spec, uint32_t client_id,
-                    bool echo) {
-    const size_t len = build_request(frame, cap, spec, client_id, 0, 0);
+                    bool echo, size_t trailer) {
+    const size_t len = build_request(frame, cap, spec, client_id, 0, 0, trailer);
     if (!len) return 0;
     uint8_t* cs = frame + kUdpPayloadOffset;
     cs[kCsOffType] = uint8_t(CsType::warmup);

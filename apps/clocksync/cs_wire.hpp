@@ -8,6 +8,7 @@
 #include <iterator>
 #include <string_view>
 
+#include "auth/message_mac.hpp"
 #include "pkt/build.hpp"
 #include "pkt/checksum.hpp"
 #include "pkt/headers.hpp"
@@ -23,6 +24,9 @@ inline constexpr uint16_t kCsMagic = LR_CS_MAGIC;
 inline constexpr uint8_t kCsVersion = LR_CS_VERSION;
 inline constexpr size_t kCsHeaderLen = LR_CS_HEADER_LEN;
 inline constexpr size_t kCsFrameLen = pkt::kUdpPayloadOffset + kCsHeaderLen;  // 84
+// With --key every clocksync datagram ends with lib/auth's trailer (nonce, tag) after the header:
+// the canonical keyed frame.
+inline constexpr size_t kCsKeyedFrameLen = kCsFrameLen + auth::kTrailerLen;  // 112
 
 // Offsets inside the clocksync header (add the payload offset for frame offsets).
 inline constexpr size_t kCsOffMagic = LR_CS_OFF_MAGIC;
@@ -55,22 +59,25 @@ inline constexpr uint16_t kCsFlagTurn = LR_CS_FLAG_TURN;
 // X(id, text, description): parse reasons first, then the client's. With the runtime's reasons
 // in front it is the stats board's drop list (each value its slot). The client's probes that
 // time out are no packets: ClientSession counts them apart (app counter `timeouts`).
-#define LINERATE_CS_DROPS(X)                                                                       \
-    X(not_clocksync, "not clocksync",                                                              \
-      "not an IPv4/UDP frame to the clocksync port (or not enough to tell)")                       \
-    X(malformed, "malformed", "truncated, inconsistent lengths, fragment, or t3 < t2")             \
-    X(bad_ip_checksum, "bad IP checksum", "the IPv4 header checksum is wrong")                     \
-    X(bad_udp_checksum, "bad UDP checksum", "the UDP checksum is not 0 (none) and wrong")          \
-    X(bad_magic, "bad magic", "magic is not 0x4353")                                               \
-    X(bad_version, "bad version", "version is not 1")                                              \
-    X(bad_type, "bad type",                                                                        \
-      "type is neither request nor response, or not the one this role accepts")                    \
-    X(split_header, "split header", "a chained frame whose first segment ends inside the headers") \
-    X(warmup, "warmup", "a client's warm-up frame that asks for no echo: parsed, not answered")    \
-    X(unknown_sequence, "unknown sequence",                                                        \
-      "response to no outstanding probe (late, duplicate or forged)")                              \
-    X(wrong_client, "wrong client", "response carries another client id")                          \
-    X(negative_rtt, "negative rtt", "round trip delta < 0")
+#define LINERATE_CS_DROPS(X)                                                                    \
+    X(not_clocksync, "not clocksync",                                                           \
+      "not an IPv4/UDP frame to the clocksync port (or not enough to tell)")                    \
+    X(malformed, "malformed", "truncated, inconsistent lengths, fragment, or t3 < t2")          \
+    X(bad_ip_checksum, "bad IP checksum", "the IPv4 header checksum is wrong")                  \
+    X(bad_udp_checksum, "bad UDP checksum", "the UDP checksum is not 0 (none) and wrong")       \
+    X(bad_magic, "bad magic", "magic is not 0x4353")                                            \
+    X(bad_version, "bad version", "version is not 1")                                           \
+    X(bad_type, "bad type",                                                                     \
+      "type is neither request nor response, or not the one this role accepts")                 \
+    X(split_header, "split header",                                                             \
+      "a chained frame whose first segment ends inside the message (with --key: the datagram)") \
+    X(warmup, "warmup", "a client's warm-up frame that asks for no echo: parsed, not answered") \
+    X(unknown_sequence, "unknown sequence",                                                     \
+      "response to no outstanding probe (late, duplicate or forged)")                           \
+    X(wrong_client, "wrong client", "response carries another client id")                       \
+    X(negative_rtt, "negative rtt", "round trip delta < 0")                                     \
+    X(bad_auth, "bad auth",                                                                     \
+      "with --key (both roles): no trailer, or a tag that is not the key's over the datagram")
 
 LINERATE_DROPS(Drop, kDrops, LINERATE_CS_DROPS);
 inline constexpr size_t kDropCount = std::size(kDrops);
@@ -109,7 +116,8 @@ struct CsPacket {
     uint64_t t1 = 0;
     uint64_t t2 = 0;
     uint64_t t3 = 0;
-    uint16_t reserved = 0;  // a warm-up frame's flags (kCsFlagEcho)
+    uint16_t reserved = 0;     // a warm-up frame's flags (kCsFlagEcho)
+    uint16_t payload_len = 0;  // the UDP payload's bytes (the header, with --key the trailer too)
     // Accepted with its UDP checksum left to the sender's TX offload (pkt::ChecksumVerdict).
     bool udp_checksum_offloaded = false;
 };
@@ -117,20 +125,28 @@ struct CsPacket {
 // Classifies a frame: ok (type request, response, warmup or warmup_echo), or the drop reason. The
 // frame is ours when it is IPv4/UDP with destination port `udp_port`; anything before that is
 // not_clocksync. Then lengths (malformed), the IPv4 header and UDP checksums (unless `checksums`
-// says not to, or the port already did), magic, version, type.
+// says not to, or the port already did); with `mac` (--key) the trailer, before anything of the
+// message is read (bad_auth); then magic, version, type.
 CsPacket parse_cs_packet(const uint8_t* frame, size_t len, uint16_t udp_port = kCsUdpPort,
-                         pkt::ChecksumCheck checksums = {});
+                         pkt::ChecksumCheck checksums = {}, auth::MessageMac* mac = nullptr);
 
-// Writes a whole request frame (kCsFrameLen bytes) and returns its length, or 0 when `cap` is
+// Writes a whole request frame (kCsFrameLen bytes, plus `trailer` zero bytes that the UDP
+// length covers: auth::kTrailerLen for sign_request) and returns its length, or 0 when `cap` is
 // too small. Set spec.src_port = spec.dst_port = the clocksync port: the response comes back to
 // the request's source port, and parse_cs_packet matches on the destination port.
 size_t build_request(uint8_t* frame, size_t cap, const pkt::UdpFrameSpec& spec, uint32_t client_id,
-                     uint64_t seq, uint64_t t1);
+                     uint64_t seq, uint64_t t1, size_t trailer = 0);
 
 // The same with type warmup (seq and t1 0): a frame for the master to drop, or with `echo` to
 // turn around as warmup_echo (kCsFlagEcho in the reserved field).
 size_t build_warmup(uint8_t* frame, size_t cap, const pkt::UdpFrameSpec& spec, uint32_t client_id,
-                    bool echo = false);
+                    bool echo = false, size_t trailer = 0);
+
+// --key: writes the trailer of a request or warm-up frame built with room for it (kCsKeyedFrameLen
+// bytes): the tag covers the clocksync header. Once signed the frame must not change.
+inline void sign_request(auth::MessageMac& mac, uint8_t* frame) {
+    mac.sign(frame + pkt::kUdpPayloadOffset, kCsHeaderLen);
+}
 
 // --xdp-turn: the warm-up frame that asks for its echo and for the client's steering program to
 // turn that echo into the request of `seq` (kCsFlagEcho | kCsFlagTurn, seq set, t1 0).
@@ -155,6 +171,13 @@ void make_warmup_echo(uint8_t* frame, const CsPacket& p);
 // Overwrites t3 of a response made by make_response, for a t3 read right before TX.
 inline void set_t3(uint8_t* frame, const CsPacket& p, uint64_t t3) {
     pkt::store_be64(frame + p.payload_offset + kCsOffT3, t3);
+}
+
+// --key: rewrites the trailer of an answer (a response once its t3 is written, or a warm-up's
+// echo) made from a request that parse_cs_packet verified under the key: its last
+// auth::kTrailerLen bytes, over all that precedes them. `frame` holds the whole datagram.
+inline void sign_answer(auth::MessageMac& mac, uint8_t* frame, const CsPacket& p) {
+    mac.sign(frame + p.payload_offset, p.payload_len - auth::kTrailerLen);
 }
 
 }  // namespace linerate::clocksync

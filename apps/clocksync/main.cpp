@@ -66,6 +66,8 @@ int run_master(Runtime& runtime, const Options& cs) {
         return 1;
     }
     fmt::print("{}: master, timestamps {}{}\n", kApp, xdp ? kXdpStamps : "", clock->describe());
+    if (cs.key)
+        fmt::print("{}: --key: only requests that carry the key's MAC are answered\n", kApp);
     std::vector<pkt::MacAddr> macs(RTE_MAX_ETHPORTS);
     for (const auto& port : runtime.ports()) macs[port->id()] = port->mac();
 
@@ -78,7 +80,8 @@ int run_master(Runtime& runtime, const Options& cs) {
         {{"role", "master"}, {"timestamps", config["timestamps"]}, {"clocksync", config}});
     return runtime.run([&](WorkerContext& ctx) {
         master_loop(ctx, *clock, cs.udp_port, macs,
-                    {.verify = cs.verify_checksums, .accept_offloaded = !cs.strict_checksums});
+                    {.verify = cs.verify_checksums, .accept_offloaded = !cs.strict_checksums},
+                    cs.key);
     });
 }
 
@@ -239,6 +242,9 @@ int run_client(Runtime& runtime, const Options& cs, ClientSession& session, Loca
     fmt::print("{}: client {}, timestamps sw: clock_gettime({}){}\n", kApp, cs.client_id,
                clock_name(cs.client_clock()),
                local.sim ? " through the simulated clock (verification mode)" : "");
+    if (cs.key)
+        fmt::print("{}: --key: requests signed, only answers that carry the key's MAC taken\n",
+                   kApp);
     ClientReportFeature report(cs, session, synced, client, sinks);
     runtime.add_feature(report);
     return runtime.run([&](WorkerContext& ctx) {

@@ -3,8 +3,8 @@
 namespace linerate::clocksync {
 
 CsPacket answer_request(uint8_t* frame, size_t len, uint64_t t2, uint64_t t3, uint16_t udp_port,
-                        pkt::ChecksumCheck checksums) {
-    return answer_parsed(frame, parse_cs_packet(frame, len, udp_port, checksums), t2, t3);
+                        pkt::ChecksumCheck checksums, auth::MessageMac* mac) {
+    return answer_parsed(frame, parse_cs_packet(frame, len, udp_port, checksums, mac), t2, t3);
 }
 
 CsPacket answer_parsed(uint8_t* frame, CsPacket p, uint64_t t2, uint64_t t3) {

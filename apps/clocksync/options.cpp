@@ -62,6 +62,11 @@ void add_shared_options(CLI::App& app, Options& o) {
                      "UDP port of clocksync requests and responses");
     cli::add_checksum_flags(app, o.verify_checksums, o.strict_checksums,
                             "Take requests (master) and responses (client)");
+    cli::add_key_option(app, o.key,
+                        "The shared secret of master and clients (64 hex digits, mode 0600: "
+                        "umask 077; openssl rand -hex 32 > FILE): every request and response "
+                        "carries its MAC; one without a valid MAC is dropped (bad_auth), never "
+                        "answered, never a sample");
 }
 
 // The master's own: where its timestamps come from, and its datapath.
@@ -259,6 +264,19 @@ void check_master_datapath(const Options& o, bool sw_clock_given) {
             "monotonic or left out");
 }
 
+// What cannot compute the MAC cannot take part with a key: refused, never a key ignored.
+void check_key(const Options& o) {
+    if (!o.key) return;
+    if (o.role == Role::master && o.datapath == xdp::Datapath::xdp)
+        throw std::invalid_argument(
+            "--key with --datapath xdp: the XDP program cannot compute the MAC; run the keyed "
+            "master on --datapath dpdk (the default, also on --af-xdp)");
+    if (o.role == Role::client && o.xdp_turn)
+        throw std::invalid_argument(
+            "--key with --xdp-turn: the steering program rewrites the signed request; leave "
+            "--xdp-turn out (--xdp-tx sends keyed requests as signed)");
+}
+
 // The client's own options.
 void add_client_options(CLI::App& app, Options& o) {
     add_address_options(app, o);
@@ -353,6 +371,7 @@ void check_role(const OptionTables& t, Options& o) {
     if (o.xdp_turn && !o.rx_stamps)
         throw std::invalid_argument(
             "--xdp-turn hands t1 over in the receive stamp: it cannot go with --no-rx-stamps");
+    check_key(o);
 }
 
 namespace {
@@ -385,6 +404,7 @@ ClientConfig make_client_config(const Options& o, uint64_t epoch_ns) {
     c.keep_sync_ns = keep_sync_ns(o);
     c.warmup_ns = to_ns(o.warmup_us_in_use(), 1e3);
     c.warmup_echo = o.warmup_echo;
+    c.key = o.key;
     if (c.warmup_ns >= c.sync_period_ns)
         throw std::invalid_argument("--warmup-us must be below --sync-period-ms");
     if (c.sync_period_ns == 0 || c.probe_timeout_ns == 0 || c.sample_period_ns == 0)
@@ -410,6 +430,7 @@ nlohmann::json config_json(const Options& o) {
     j["udp_port"] = o.udp_port;
     j["verify_checksums"] = o.verify_checksums;
     j["strict_checksums"] = o.strict_checksums;
+    j["key"] = o.key.has_value();  // whether --key was given (never the key)
     if (o.role == Role::master) {
         j["sw_clock"] = kClockKeys[size_t(o.master_sw_clock())];
         return j;

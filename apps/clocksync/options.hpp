@@ -39,6 +39,7 @@ struct Options {
     uint16_t udp_port = kCsUdpPort;
     bool verify_checksums = true;   // both roles: off with --no-verify-checksums
     bool strict_checksums = false;  // both roles: --strict-checksums
+    std::optional<auth::Key> key;   // both roles: --key (every datagram carries its MAC)
     TimestampMode timestamps = TimestampMode::automatic;  // master
     SystemClock sw_clock = SystemClock::raw;              // master: --sw-clock
     xdp::Datapath datapath = xdp::Datapath::dpdk;         // master: --datapath

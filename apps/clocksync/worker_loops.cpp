@@ -36,13 +36,16 @@ void own_source_mac(uint8_t* frame, const std::vector<pkt::MacAddr>& port_macs, 
         std::memcpy(frame + pkt::kMacLen, port_macs[port].data(), pkt::kMacLen);
 }
 
-// A request on a chain of segments (a jumbo frame): parsed from a linear copy, answered in place
-// in its first segment, which holds the headers and the message on every PMD's chains.
+// A request on a chain of segments (a jumbo frame): parsed (and with `mac` verified) from a linear
+// copy, answered in place in its first segment, which holds the headers and the message on every
+// PMD's chains. With a key the answer's trailer is written there too: the first segment must hold
+// the whole datagram (a keyed request is 112 bytes).
 CsPacket answer_chained(rte_mbuf* m, LinearFrame& linear, uint64_t t2, uint16_t udp_port,
-                        pkt::ChecksumCheck checksums) {
+                        pkt::ChecksumCheck checksums, auth::MessageMac* mac) {
     const LinearFrame::Bytes b = linear.of(m);
-    CsPacket p = parse_cs_packet(b.data, b.len, udp_port, checksums);
-    if (p.ok && p.payload_offset + kCsHeaderLen > rte_pktmbuf_data_len(m)) {
+    CsPacket p = parse_cs_packet(b.data, b.len, udp_port, checksums, mac);
+    const size_t needed = mac ? p.payload_len : kCsHeaderLen;
+    if (p.ok && p.payload_offset + needed > rte_pktmbuf_data_len(m)) {
         p.ok = false;
         p.drop = Drop::split_header;
     }
@@ -54,13 +57,16 @@ CsPacket answer_chained(rte_mbuf* m, LinearFrame& linear, uint64_t t2, uint16_t 
 class MasterLoop {
   public:
     MasterLoop(WorkerContext& ctx, const MasterClock& clock, uint16_t udp_port,
-               const std::vector<pkt::MacAddr>& port_macs, pkt::ChecksumCheck checksums)
+               const std::vector<pkt::MacAddr>& port_macs, pkt::ChecksumCheck checksums,
+               const std::optional<auth::Key>& key)
         : ctx_(ctx),
           c_(ctx.counters),
           clock_(clock),
           udp_port_(udp_port),
           port_macs_(port_macs),
-          checksums_(checksums) {}
+          checksums_(checksums) {
+        if (key) mac_.emplace(*key);  // this worker's own: made on its thread
+    }
 
     void run() {
         RxStep rx_step(ctx_);
@@ -100,9 +106,10 @@ class MasterLoop {
         uint8_t* frame = rte_pktmbuf_mtod(m, uint8_t*);
         pkt::ChecksumCheck check = checksums_;
         check.port = rx_checksums(m);
+        auth::MessageMac* mac = mac_ ? &*mac_ : nullptr;
         const CsPacket p = m->nb_segs == 1 ? answer_request(frame, rte_pktmbuf_data_len(m), t2, t2,
-                                                            udp_port_, check)
-                                           : answer_chained(m, linear_, t2, udp_port_, check);
+                                                            udp_port_, check, mac)
+                                           : answer_chained(m, linear_, t2, udp_port_, check, mac);
         if (!p.ok) return p;
         if (p.udp_checksum_offloaded) [[unlikely]]
             c_.app_counter(MasterCounter::udp_checksum_offloaded).add(1);
@@ -115,6 +122,11 @@ class MasterLoop {
         for (uint16_t i = 0; i < n; ++i)
             if (answers_[i].type == CsType::response)  // a warm-up's echo is not stamped
                 set_t3(rte_pktmbuf_mtod(pkts[i], uint8_t*), answers_[i], t3);
+        // With a key, each answer is signed after t3 was read, so the tag covers t3: the time the
+        // MAC takes lies after t3, inside the round trip that bounds epsilon.
+        if (mac_) [[unlikely]]
+            for (uint16_t i = 0; i < n; ++i)
+                sign_answer(*mac_, rte_pktmbuf_mtod(pkts[i], uint8_t*), answers_[i]);
         TxStep(c_, ctx_.tx_retries).send(q, pkts, n);
     }
 
@@ -125,6 +137,7 @@ class MasterLoop {
     const std::vector<pkt::MacAddr>& port_macs_;
     const pkt::ChecksumCheck checksums_;
     LinearFrame linear_;
+    std::optional<auth::MessageMac> mac_;  // --key
     rte_mbuf* drop_[kMaxBurst];
     CsPacket answers_[kMaxBurst];
 };
@@ -132,8 +145,9 @@ class MasterLoop {
 }  // namespace
 
 void master_loop(WorkerContext& ctx, const MasterClock& clock, uint16_t udp_port,
-                 const std::vector<pkt::MacAddr>& port_macs, pkt::ChecksumCheck checksums) {
-    MasterLoop(ctx, clock, udp_port, port_macs, checksums).run();
+                 const std::vector<pkt::MacAddr>& port_macs, pkt::ChecksumCheck checksums,
+                 const std::optional<auth::Key>& key) {
+    MasterLoop(ctx, clock, udp_port, port_macs, checksums, key).run();
 }
 
 void drain_loop(WorkerContext& ctx, uint16_t udp_port) {
@@ -257,8 +271,9 @@ void ClientWorker::send_probes(WorkerContext& ctx) {
                 .add(1);  // the probe times out: it was never sent
             continue;
         }
-        auto* frame = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, uint16_t(kCsFrameLen)));
-        if (!frame) {  // an mbuf data room below 84 bytes: a pool misconfiguration
+        auto* frame =
+            reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, uint16_t(session_.frame_len())));
+        if (!frame) {  // an mbuf data room below 112 bytes: a pool misconfiguration
             rte_pktmbuf_free(m);
             c.app_counter(ClientCounter::probe_alloc_failed).add(1);
             continue;
@@ -266,7 +281,7 @@ void ClientWorker::send_probes(WorkerContext& ctx) {
         build_frame(frame, *probe);
         // t1 once the frame is built: building it is no part of the round trip.
         const uint64_t t1 = synced_.local().now();
-        if (!io_.turn) set_request_t1(frame, t1);
+        if (!io_.turn && !session_.keyed()) set_request_t1(frame, t1);
         TxStep(c, ctx.tx_retries).send(out, &m, 1);
         session_.sent(t1);
         if (io_.turn) count_unanswered();
@@ -274,36 +289,45 @@ void ClientWorker::send_probes(WorkerContext& ctx) {
     }
 }
 
-// The frame of `probe` (kCsFrameLen bytes): a warm-up, a request whose t1 is written once the
-// frame is built (set_request_t1), right before it leaves, or with --xdp-turn the request's
-// trigger (its t1 field is only echoed: the steering program stamps the request's).
+// The frame of `probe` (session_.frame_len() bytes): a warm-up, a request whose t1 is written
+// once the frame is built (set_request_t1), right before it leaves, or with --xdp-turn the
+// request's trigger (its t1 field is only echoed: the steering program stamps the request's).
+// With a key the frame is signed here, a request with a t1 read now: the MAC is no part of the
+// round trip, and the t1 in the frame is only echoed (the session keeps the one read after it).
 void ClientWorker::build_frame(uint8_t* frame, const ProbeToSend& probe) {
+    const size_t trailer = session_.trailer_len();
     if (probe.warmup) {
-        build_warmup(frame, kCsFrameLen, io_.spec, probe.client_id, probe.echo);
-        return;
+        build_warmup(frame, kCsFrameLen + trailer, io_.spec, probe.client_id, probe.echo, trailer);
+    } else {
+        io_.spec.ip_id = uint16_t(probe.seq);
+        if (io_.turn)
+            build_turn_trigger(frame, kCsFrameLen, io_.spec, probe.client_id, probe.seq);
+        else
+            build_request(frame, kCsFrameLen + trailer, io_.spec, probe.client_id, probe.seq, 0,
+                          trailer);
     }
-    io_.spec.ip_id = uint16_t(probe.seq);
-    if (io_.turn)
-        build_turn_trigger(frame, kCsFrameLen, io_.spec, probe.client_id, probe.seq);
-    else
-        build_request(frame, kCsFrameLen, io_.spec, probe.client_id, probe.seq, 0);
+    if (!session_.keyed()) return;
+    if (!probe.warmup) set_request_t1(frame, synced_.local().now());
+    session_.sign(frame);
 }
 
 // --xdp-tx: the request (or warm-up) leaves by XDP_TX, built on the stack; a request's t1 is the
 // program's stamp (CLOCK_MONOTONIC, the client's clock with --xdp-tx), the one in the frame only
 // echoed. False when the kernel refused the run: --xdp-tx is off, the caller sends it by port.
 bool ClientWorker::send_by_xdp_tx(WorkerContext& ctx, const ProbeToSend& probe) {
-    std::array<uint8_t, kCsFrameLen> frame;
+    std::array<uint8_t, kCsKeyedFrameLen> frame;
+    const uint32_t len = uint32_t(session_.frame_len());
     build_frame(frame.data(), probe);
-    if (!probe.warmup && !io_.turn) set_request_t1(frame.data(), synced_.local().now());
-    const std::optional<uint64_t> stamp = io_.xdp_tx->send(frame.data(), kCsFrameLen);
+    if (!probe.warmup && !io_.turn && !session_.keyed())
+        set_request_t1(frame.data(), synced_.local().now());
+    const std::optional<uint64_t> stamp = io_.xdp_tx->send(frame.data(), len);
     if (!stamp) {
         stop_xdp_tx(fmt::format("the kernel refused the test run ({})",
                                 std::strerror(io_.xdp_tx->last_error())));
         return false;
     }
     ctx.counters.tx_packets.add(1);
-    ctx.counters.tx_bytes.add(kCsFrameLen);
+    ctx.counters.tx_bytes.add(len);
     if (probe.warmup) return true;
     session_.sent(synced_.local().local_of(*stamp));
     ctx.counters.app_counter(ClientCounter::xdp_tx_requests).add(1);
@@ -347,7 +371,8 @@ void ClientWorker::send_warmup(WorkerContext& ctx, const ProbeToSend& warmup) {
     stats::WorkerCounters& c = ctx.counters;
     rte_mbuf* m = rte_pktmbuf_alloc(io_.pool);
     auto* frame =
-        m ? reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, uint16_t(kCsFrameLen))) : nullptr;
+        m ? reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, uint16_t(session_.frame_len())))
+          : nullptr;
     if (!frame) {
         if (m) rte_pktmbuf_free(m);
         c.app_counter(ClientCounter::warmups_refused).add(1);

@@ -53,9 +53,11 @@ LINERATE_COUNTERS(MasterCounter, kMasterCounters, LINERATE_CS_MASTER_COUNTERS);
 // t3 right before TX; anything else is freed and counted by reason. `port_macs[port]` is used
 // as the response's source when the request went to a broadcast/multicast address.
 // `checksums`: how requests' IPv4 header and UDP checksums are checked (--no-verify-checksums,
-// --strict-checksums); the port's verdicts are filled in per frame.
+// --strict-checksums); the port's verdicts are filled in per frame. With `key` (--key) a request
+// is answered only when its trailer verifies (else bad_auth), and every answer is signed.
 void master_loop(WorkerContext& ctx, const MasterClock& clock, uint16_t udp_port,
-                 const std::vector<pkt::MacAddr>& port_macs, pkt::ChecksumCheck checksums = {});
+                 const std::vector<pkt::MacAddr>& port_macs, pkt::ChecksumCheck checksums = {},
+                 const std::optional<auth::Key>& key = std::nullopt);
 
 // Frees whatever arrives on a client worker other than worker 0 (counted as other_worker_frames;
 // with --exception-path, what is not clocksync's goes to the host's kernel).

@@ -329,6 +329,7 @@ TEST(CsOptions, SubcommandsTakeTheirRolesOptions) {
                                               {"udp_port", 9002},
                                               {"verify_checksums", false},
                                               {"strict_checksums", false},
+                                              {"key", false},
                                               {"sw_clock", "monotonic"}}));
     EXPECT_EQ(config_json(m),
               config_json(parse({"--role", "master", "--timestamps", "sw", "--sw-clock",

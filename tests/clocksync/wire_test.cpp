@@ -352,7 +352,7 @@ TEST(CsWire, ReservedFieldIsEchoedNotChecked) {
 }
 
 TEST(CsWire, DropNamesFollowEnum) {
-    EXPECT_EQ(kDropCount, 14u);  // the runtime's 2, clocksync's 12
+    EXPECT_EQ(kDropCount, 15u);  // the runtime's 2, clocksync's 13
     EXPECT_EQ(drop_name(Drop::tx_full), "tx_full");
     EXPECT_EQ(drop_name(Drop::not_clocksync), "not_clocksync");
     EXPECT_EQ(drop_name(Drop::malformed), "malformed");
@@ -363,6 +363,7 @@ TEST(CsWire, DropNamesFollowEnum) {
     EXPECT_EQ(drop_name(Drop::bad_magic), "bad_magic");
     EXPECT_EQ(drop_name(Drop::bad_version), "bad_version");
     EXPECT_EQ(drop_name(Drop::bad_type), "bad_type");
+    EXPECT_EQ(drop_name(Drop::bad_auth), "bad_auth");
     EXPECT_EQ(drop_name(Drop::unknown_sequence), "unknown_sequence");
     EXPECT_EQ(drop_name(Drop::wrong_client), "wrong_client");
     EXPECT_EQ(drop_name(Drop::negative_rtt), "negative_rtt");
