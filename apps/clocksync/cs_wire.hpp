@@ -8,7 +8,7 @@
 #include <iterator>
 #include <string_view>
 
-#include "auth/message_mac.hpp"
+#include "linerate/message_auth.hpp"
 #include "pkt/build.hpp"
 #include "pkt/checksum.hpp"
 #include "pkt/headers.hpp"
