@@ -103,7 +103,7 @@ template <class Table>
 typename KvKernel<Table>::Admitted KvKernel<Table>::admit(const FrameRef& frame) {
     const KvPacket p =
         parse_kv_packet(frame.data, frame.len, cfg_.udp_port,
-                        {cfg_.verify_checksums, frame.port, !cfg_.strict_checksums}, cfg_.listen);
+                        checksum_check(frame.port, (gate() & kGateKey) != 0), cfg_.listen);
     counters_.udp_checksum_offloaded += p.udp_checksum_offloaded;
     KvVerdict v = p.verdict;
     switch (gate()) {
@@ -212,7 +212,8 @@ typename KvKernel<Table>::ChunkWork KvKernel<Table>::admit_chunk(std::span<const
             __builtin_prefetch(frames[i + 2].data);
             __builtin_prefetch(frames[i + 2].data + kKvTuplesOffset);
         }
-        const pkt::ChecksumCheck checks{verify, frames[i].port, accept_offloaded};
+        pkt::ChecksumCheck checks{verify, frames[i].port, accept_offloaded};
+        if constexpr ((kGate & kGateKey) != 0) checks.port.l4 = pkt::RxCheck::good;  // the MAC
         KvPacket p;
         if constexpr (kListen)
             p = parse_kv_packet(frames[i].data, frames[i].len, udp_port, checks, listen);
