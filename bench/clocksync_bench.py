@@ -31,7 +31,7 @@ the floor; p99.9 under flood <= 2x idle p99.9; issue 27: one probe per round <= 
 idle.
 
   bench/clocksync_bench.py [--duration S] [--repeats N] [--flood-pps R]
-  bench/clocksync_bench.py --key-ab [--duration S] [--repeats N]
+  bench/clocksync_bench.py --key-ab [--duration S] [--repeats N]   (or: bench/run clocksync --key-ab)
 
 --key-ab (issue 45): the default case (probes1, idle) without and with --key on both ends (a key
 made for the run in a 0600 file), alternated run by run; reports the medians of ε p50 and their
@@ -465,9 +465,15 @@ def bench_run_options(args, max_repeats):
             "--repeats", str(max(1, min(args.runs, max_repeats)))]
 
 
+TAKES_OPTIONS = True  # bench/run clocksync --key-ab (and this script's other options)
+
+
 def run(args):
-    """bench/run clocksync."""
-    return measure(parser().parse_args(bench_run_options(args, 3)))
+    """bench/run clocksync [--key-ab ...]."""
+    opts = parser().parse_args(bench_run_options(args, 3) + args.extra)
+    if not opts.key_ab:
+        return measure(opts)
+    return {**key_ab(opts), "result_name": "clocksync-key"}
 
 
 def main():
