@@ -52,8 +52,9 @@ block left running in them; their loopback is up):
   sent into each peer end every 5 ms, from before the block's first command on. An app
   command on eth1 or veth-a that writes a JSON must have received frames (rx_packets > 0), a
   kvagg --dump on eth1 must hold sums.
-- kvagg-service: kvagg on `eth1` (net_af_packet, 10.0.0.1/24; a UDP socket bound on its port in
-  its namespace, as docs/kvagg.md says) and the block in the peer namespace (10.0.0.2/24).
+- kvagg-service: kvagg on `eth1` (net_af_packet, 10.0.0.1/24, `--allow 10.0.0.0/24`; a UDP
+  socket bound on its port in its namespace, as docs/kvagg.md says) and the block in the peer
+  namespace (10.0.0.2/24).
 - kvagg-telemetry: kvagg on net_null with --file-prefix=PREFIX while the block runs (from its
   first answer to /linerate/kvagg/key on: before its table exists, the command answers null).
 - clocksync-telemetry: a clocksync master and client over memif, the client with
@@ -532,7 +533,7 @@ def env_kvagg_service(ctx):
             raise RuntimeError(f"no socket bound on 10.0.0.1:9000:\n{tail(binder.output())}")
         kvagg = Service(ctx, "kvagg on eth1", [ctx.binary("apps/kvagg/kvagg"), *no_huge(),
                         "--no-shconf", "--no-telemetry", "--vdev=net_af_packet0,iface=eth1", "--",
-                        "--stats-period", "0"], ns.app, READY)
+                        "--stats-period", "0", "--allow", "10.0.0.0/24"], ns.app, READY)
         ctx.ns = ns.peer
         try:
             yield
