@@ -194,11 +194,21 @@ class ClientReportFeature : public Feature {
                         const ClientWorker& client, const ClientSinks& sinks)
         : cs_(cs),
           session_(session),
+          synced_(synced),
           client_(client),
           sinks_(sinks),
           figures_(client_figures(session, synced, report_)) {}
 
     const stats::FigureSet* figures() const override { return &figures_; }
+    // STATUS= and the stats line's end; a line when the client gains or loses its sync.
+    std::string status() override {
+        const std::string now = client_status(synced_.snapshot().state, synced_.local().now(),
+                                              uint64_t(cs_.export_max_age() * 1e6), cs_.master_ip);
+        const bool synchronized = now.starts_with("synchronized");
+        if (synchronized != synchronized_) fmt::print("{}: {}\n", kApp, now);
+        synchronized_ = synchronized;
+        return now;
+    }
     void workers_stopped() override {
         report_ = {session_.summary(), session_.sync(), client_.master_mac(), cs_.verification()};
     }
@@ -217,9 +227,11 @@ class ClientReportFeature : public Feature {
   private:
     const Options& cs_;
     const ClientSession& session_;
+    const SyncedClock& synced_;
     const ClientWorker& client_;
     const ClientSinks& sinks_;
-    ClientReport report_;  // filled once the workers stopped
+    ClientReport report_;        // filled once the workers stopped
+    bool synchronized_ = false;  // as the last status() said
     const stats::FigureSet figures_;
 };
 

@@ -1,8 +1,40 @@
 #include "clocksync/report.hpp"
 
+#include <fmt/core.h>
+
+#include <cstdlib>
 #include <span>
 
+#include "clocksync/clockbound.hpp"
+#include "pkt/address.hpp"
+
 namespace linerate::clocksync {
+
+namespace {
+
+// A duration in ns for people: "40 ns", "1.2 µs", "45.1 ms", "3.2 s" (a sign kept).
+std::string human_ns(int64_t ns) {
+    const double a = std::abs(double(ns));
+    if (a < 1e3) return fmt::format("{} ns", ns);
+    if (a < 1e6) return fmt::format("{:.1f} µs", double(ns) / 1e3);
+    if (a < 1e9) return fmt::format("{:.1f} ms", double(ns) / 1e6);
+    return fmt::format("{:.1f} s", double(ns) / 1e9);
+}
+
+}  // namespace
+
+std::string client_status(const SyncState& s, uint64_t now_local, uint64_t max_age_ns,
+                          uint32_t master_ip) {
+    const std::string master = pkt::format_ipv4(master_ip);
+    if (!s.synced) return "not synchronized: no sync from " + master + " yet";
+    const int64_t age_ns = diff_ns(now_local, s.t4);
+    const std::string epsilon = human_ns(int64_t(s.epsilon_at(now_local)));
+    if (clockbound_status(s, now_local, max_age_ns) != ClockBoundStatus::synchronized)
+        return fmt::format("not synchronized: no sync from {} for {:.1f} s, ε {}", master,
+                           double(age_ns) / 1e9, epsilon);
+    return fmt::format("synchronized, ε {}, θ {}, last sync {:.1f} s ago", epsilon,
+                       human_ns(s.theta_ns), double(age_ns) / 1e9);
+}
 
 void add_client_json(nlohmann::json& j, const ClientReport& r) {
     const ClientSummary& s = r.summary;

@@ -29,6 +29,15 @@ struct ClientReport {
 stats::FigureSet client_figures(const ClientSession& session, const SyncedClock& synced,
                                 const ClientReport& report);
 
+// The client's state at local time `now_local`, in a few words for `systemctl status` (STATUS=)
+// and the periodic stats line, as `chronyc tracking` gives chrony's: "synchronized, ε 1.2 µs,
+// θ -40 ns, last sync 0.1 s ago" while its last good sync is at most `max_age_ns` old
+// (--export-max-age-ms: ClockBound's Synchronized), else "not synchronized: no sync from
+// MASTER for 3.2 s, ε 45.1 µs" (ClockBound's FreeRunning) or "not synchronized: no sync from
+// MASTER yet".
+std::string client_status(const SyncState& s, uint64_t now_local, uint64_t max_age_ns,
+                          uint32_t master_ip);
+
 // Adds the client's keys that are not figures to the final JSON object `j`.
 void add_client_json(nlohmann::json& j, const ClientReport& r);
 

@@ -285,8 +285,18 @@ void check_common_options(const CommonOptions& o) {
             o.mbufs, o.mbuf_cache, (uint64_t(o.mbuf_cache) * 3 + 1) / 2, o.mbufs * 2 / 3));
 }
 
+namespace {
+ErrorLineListener g_error_line_listener = nullptr;  // constant-initialized: set before main
+}  // namespace
+
+void set_error_line_listener(ErrorLineListener listener) {
+    g_error_line_listener = listener;
+}
+
 void print_usage_error(const std::string& program, const std::string& message) {
-    fmt::print(stderr, "{}: {} (see --help)\n", program, message);
+    const std::string line = fmt::format("{}: {} (see --help)", program, message);
+    fmt::print(stderr, "{}\n", line);
+    if (g_error_line_listener) g_error_line_listener(line);
 }
 
 void usage_error(const std::string& program, const std::string& message) {

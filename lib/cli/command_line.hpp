@@ -138,6 +138,11 @@ SplitArgs parse_or_exit(CLI::App& app, int argc, const char* const* argv);
 [[noreturn]] void usage_error(const std::string& program, const std::string& message);
 void print_usage_error(const std::string& program, const std::string& message);
 
+// Who else is told the error line a run ends with (the runtime: a service manager's STATUS=,
+// runtime/service_notify.hpp), the line without its newline. Set once, before main.
+using ErrorLineListener = void (*)(const std::string& line);
+void set_error_line_listener(ErrorLineListener listener);
+
 // A usage error found once the runtime started (Runtime::run_app ends the run on it with
 // exit 2): what() is the message.
 struct UsageError : std::invalid_argument {

@@ -5,6 +5,7 @@
 #include <rte_bus_vdev.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <xdp/libxdp.h>
 
 #include "eal/eal.hpp"
 #include "eal/port.hpp"
@@ -15,9 +16,11 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cstdarg>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string_view>
 
 namespace linerate::eal {
 
@@ -42,6 +45,40 @@ AfXdpSpec parse_af_xdp_spec(const std::string& spec) {
     s.queues = unsigned(v);
     return s;
 }
+
+void check_af_xdp_interface(const AfXdpSpec& spec) {
+    if (if_nametoindex(spec.iface.c_str()) == 0)
+        throw std::invalid_argument(fmt::format(
+            "--af-xdp {0}: there is no interface {0} here (`ip link` lists them)", spec.iface));
+}
+
+namespace {
+
+// libxdp says this at every socket it adds to a program without a reference count (linerate's
+// steering and datapath programs have none, on purpose: the process's BPF link holds them, and
+// the kernel detaches them when it ends), on an interface where no other libxdp user is: to an
+// operator it says nothing to act on.
+constexpr std::string_view kRefcountWarning =
+    "Another XSK socket was created by a version of libxdp that doesn't support program refcnt";
+
+libxdp_print_fn_t g_libxdp_print = nullptr;  // libxdp's own printer
+
+int libxdp_print(enum libxdp_print_level level, const char* format, va_list args) {
+    if (level == LIBXDP_WARN &&
+        std::string_view(format).find(kRefcountWarning) != std::string_view::npos)
+        return 0;
+    return g_libxdp_print ? g_libxdp_print(level, format, args) : 0;
+}
+
+void leave_out_refcount_warning() {
+    static const bool set = [] {
+        g_libxdp_print = libxdp_set_print(&libxdp_print);
+        return true;
+    }();
+    (void)set;
+}
+
+}  // namespace
 
 std::string af_xdp_devargs(const AfXdpSpec& spec, unsigned queue) {
     std::string args = fmt::format("iface={},start_queue={},queue_count=1", spec.iface, queue);
@@ -69,6 +106,7 @@ std::vector<std::string> af_xdp_mode_eal_args(const std::vector<AfXdpSpec>& spec
 
 std::vector<AfXdpPort> create_af_xdp_ports(const std::vector<AfXdpSpec>& specs, unsigned workers) {
     std::vector<AfXdpPort> ports;
+    if (!specs.empty()) leave_out_refcount_warning();
     for (const AfXdpSpec& spec : specs) {
         unsigned queues = spec.queues ? spec.queues : workers;
         for (unsigned q = 0; q < queues; ++q) {

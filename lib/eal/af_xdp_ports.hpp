@@ -21,6 +21,10 @@ struct AfXdpSpec {
 // "IFACE[,queues=N]". Throws std::invalid_argument.
 AfXdpSpec parse_af_xdp_spec(const std::string& spec);
 
+// Throws std::invalid_argument (a usage error, before the EAL) when spec.iface is no interface
+// of this network namespace: the vdev would only say its socket could not be opened.
+void check_af_xdp_interface(const AfXdpSpec& spec);
+
 // The devargs of the vdev that takes queue `queue` of spec.iface: the one place they are built.
 std::string af_xdp_devargs(const AfXdpSpec& spec, unsigned queue);
 
@@ -37,7 +41,9 @@ struct AfXdpPort {
 };
 
 // Creates the vdevs of every spec (rte_vdev_init), `workers` queues each unless the spec says how
-// many. Throws std::runtime_error naming the interface and queue that failed.
+// many. Throws std::runtime_error naming the interface and queue that failed. libxdp's warning
+// that program refcounts are off (our steering program has none: a BPF link of this process
+// holds it, see runtime/xdp_steer_feature.cpp) is left out; its other lines are not.
 std::vector<AfXdpPort> create_af_xdp_ports(const std::vector<AfXdpSpec>& specs, unsigned workers);
 
 // The kernel interface behind a net_af_xdp port (its iface= devarg), or "" for other ports: the

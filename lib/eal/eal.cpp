@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_log.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,7 +17,21 @@
 
 namespace linerate::eal {
 
+namespace {
+
+// DPDK's own lines (the EAL's, the PMDs') go to stderr only. Its default stream writes each to
+// stderr and to syslog as well, so under systemd, where both reach the journal, every one was
+// there twice. The user's --syslog (a facility) keeps DPDK's default.
+void log_to_stderr_only(const std::vector<std::string>& args) {
+    for (const std::string& a : args)
+        if (a == "--syslog" || a.starts_with("--syslog=")) return;
+    rte_openlog_stream(stderr);  // before rte_eal_init: its first lines too
+}
+
+}  // namespace
+
 Eal::Eal(const std::vector<std::string>& args) {
+    log_to_stderr_only(args);
     std::vector<std::string> copy = args;  // rte_eal_init may permute argv
     std::vector<char*> argv;
     for (auto& a : copy) argv.push_back(a.data());

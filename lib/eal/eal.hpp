@@ -8,6 +8,7 @@ namespace linerate::eal {
 class Eal {
   public:
     // args[0] is the program name. Throws std::runtime_error with rte_strerror on failure.
+    // DPDK's lines go to stderr only (not syslog too), unless args have --syslog.
     explicit Eal(const std::vector<std::string>& args);
     ~Eal();
     Eal(const Eal&) = delete;

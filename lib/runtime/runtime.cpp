@@ -37,6 +37,7 @@ namespace {
 [[noreturn]] void fatal(const std::string& app, const std::string& msg,
                         const std::string& json_path) {
     fmt::print(stderr, "{}: {}\n", app, msg);
+    notify_error_line(app + ": " + msg);
     if (!json_path.empty()) {
         nlohmann::json j = {{"app", app}, {"error", msg}, {"exit_status", 1}};
         if (int sig = worker::stop_signal()) j["stop_signal"] = sig;
@@ -48,6 +49,10 @@ namespace {
 // Stop signals are honoured from before main: one during EAL init, port setup or the link wait
 // makes the app end as soon as start-up is over (or fails), with its summary and JSON.
 [[maybe_unused]] const bool kSignalsFromTheStart = (worker::install_signal_handlers(), true);
+
+// A usage error's line (lib/cli) reaches a service manager too: `systemctl status` shows it.
+[[maybe_unused]] const bool kErrorLinesToTheManager =
+    (cli::set_error_line_listener(&notify_error_line), true);
 
 // Each line reaches a pipe or the journal as it is printed (one line per event), not when a block
 // fills: a service's lines between two stats lines (none with --stats-period 0) would otherwise
@@ -375,7 +380,7 @@ void Runtime::report_link_changes() {
 // line, and the service manager's watchdog; it tells the manager when a stop begins.
 void Runtime::monitor(ServiceNotify& service) {
     const double start = now_s();
-    double last_print = start, last_link_check = start;
+    double last_print = start, last_link_check = start, last_status = start;
     stats::Totals last = stats_->totals();
     std::chrono::milliseconds period = Feature::kDefaultTick;
     for (const Feature* f : features_) period = std::min(period, f->tick_period());
@@ -390,6 +395,10 @@ void Runtime::monitor(ServiceNotify& service) {
             report_link_changes();
             last_link_check = now;
         }
+        if (now - last_status >= 1.0) {
+            if (std::string status = features_status(); !status.empty()) service.status(status);
+            last_status = now;
+        }
         if (options_.stats_period_s > 0 && now - last_print >= options_.stats_period_s) {
             print_interval(t, last, now - last_print);
             last = t;
@@ -397,6 +406,14 @@ void Runtime::monitor(ServiceNotify& service) {
         }
     }
     service.stopping();
+}
+
+// What the features say of their state (Feature::status), "; "-separated.
+std::string Runtime::features_status() {
+    std::string all;
+    for (Feature* f : features_)
+        if (std::string s = f->status(); !s.empty()) all += (all.empty() ? "" : "; ") + s;
+    return all;
 }
 
 // The periodic stats line: the board's rates, the features' figures marked for it, the ports'
@@ -407,7 +424,9 @@ void Runtime::print_interval(const stats::Totals& now, const stats::Totals& last
         if (const stats::FigureSet* set = f->figures())
             line += interval_figures_[set].text(*set, workers_->size());
     const uint64_t port_drops = stats::total(port_drops_now());
-    fmt::print("{} | port drops {}\n", line, port_drops - last_port_drops_);
+    line += fmt::format(" | port drops {}", port_drops - last_port_drops_);
+    if (std::string status = features_status(); !status.empty()) line += " | " + status;
+    fmt::print("{}\n", line);
     last_port_drops_ = port_drops;
     std::fflush(stdout);
 }

@@ -169,6 +169,7 @@ class Runtime {
     WorkerContext worker_context(const worker::WorkerSlot& slot);
     void monitor(ServiceNotify& service);
     void print_interval(const stats::Totals& now, const stats::Totals& last, double seconds);
+    std::string features_status();
     void register_telemetry();
     // Everything the --metrics endpoint serves, now (its thread, each scrape).
     std::vector<stats::MetricFamily> collect_metrics();

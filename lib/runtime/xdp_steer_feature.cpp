@@ -2,8 +2,6 @@
 
 #include <fmt/core.h>
 
-#include <net/if.h>
-
 #include <stdexcept>
 
 #include "stats/telemetry.hpp"
@@ -26,7 +24,10 @@ AfXdpSteering::AfXdpSteering(std::string app, const std::vector<std::string>& af
       steer_asked_(steer_asked),
       app_program_(app_program),
       steer_object_(xdp::find_bpf_object(xdp::kSteerObjectName)) {
-    for (const auto& spec : af_xdp_specs) specs_.push_back(eal::parse_af_xdp_spec(spec));
+    for (const auto& spec : af_xdp_specs) {
+        specs_.push_back(eal::parse_af_xdp_spec(spec));
+        eal::check_af_xdp_interface(specs_.back());
+    }
     if (specs_.empty() || app_program_) return;
     // Always linerate's steering program: DPDK's default one would hand the app every frame of
     // the interface, the host's ARP, ping and ssh included.
@@ -67,8 +68,6 @@ std::optional<std::vector<uint16_t>> AfXdpSteering::make_ports(unsigned workers)
 // has XDP, veth included), as the PMD loaded and attached it.
 void AfXdpSteering::attach_steering_programs() {
     for (const eal::AfXdpSpec& spec : specs_) {
-        // A missing interface is left to the vdev's own error, which names the queue.
-        if (if_nametoindex(spec.iface.c_str()) == 0) continue;
         try {
             auto program = std::make_unique<xdp::DatapathProgram>(
                 xdp::kSteerObjectName, kSteerProgramName, /*multi_buffer=*/false);

@@ -117,5 +117,28 @@ TEST(CsReport, SummaryLines) {
               "  verification: violations 0, max |true offset - theta| -12 ns");
 }
 
+// What `systemctl status` (STATUS=) and the stats line say of the client, as `chronyc tracking`
+// would: synchronized with ε now, θ and the sync's age while the last sync is at most the
+// export's max age old; not synchronized past it (ε still given, growing), or before any sync.
+TEST(CsReport, StatusSaysSynchronizedOrNotWithEpsilon) {
+    SyncState s;
+    const uint32_t master = 0x0A000001;  // 10.0.0.1
+    EXPECT_EQ(client_status(s, 5'000'000'000, 1'000'000'000, master),
+              "not synchronized: no sync from 10.0.0.1 yet");
+    s.synced = true;
+    s.theta_ns = -40;
+    s.eps0_ns = 1'200;
+    s.t1 = 999'990'000;
+    s.t4 = 1'000'000'000;
+    EXPECT_EQ(client_status(s, 1'100'000'000, 1'000'000'000, master),
+              "synchronized, ε 1.2 µs, θ -40 ns, last sync 0.1 s ago");
+    s.rho_ppb = 10'000;  // 10 ppm: 3.2 s later, 32 µs more
+    EXPECT_EQ(client_status(s, 4'200'000'000, 1'000'000'000, master),
+              "not synchronized: no sync from 10.0.0.1 for 3.2 s, ε 33.2 µs");
+    s.theta_ns = 2'500'000'000;
+    EXPECT_EQ(client_status(s, 1'000'000'000, 1'000'000'000, master),
+              "synchronized, ε 1.2 µs, θ 2.5 s, last sync 0.0 s ago");
+}
+
 }  // namespace
 }  // namespace linerate::clocksync

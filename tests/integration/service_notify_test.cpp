@@ -2,7 +2,8 @@
 // notification socket a service manager would (NOTIFY_SOCKET), runs l2reflect on net_null, and
 // reads every datagram: READY=1 only once `running` is printed, WATCHDOG=1 at half WATCHDOG_USEC
 // while the worker polls and never once it stopped polling (the test-only stall,
-// LINERATE_TEST_STALL=1 and SIGUSR2), STOPPING=1 at SIGINT, and nothing at all without a watchdog.
+// LINERATE_TEST_STALL=1 and SIGUSR2), STOPPING=1 at SIGINT, nothing at all without a watchdog,
+// and a failed start's error line as STATUS= before the exit.
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -168,6 +169,41 @@ TEST(ServiceNotify, AStalledWorkerStopsThePings) {
     // Ten intervals: not one ping.
     EXPECT_EQ(run.socket.next(1.0), std::nullopt);
     run.expect_clean_stop();
+}
+
+namespace {
+
+// A start that fails under a service manager: its one error line on stderr is the last STATUS=
+// too, followed by sd_notify_barrier's BARRIER=1 (the manager has read the status before the
+// exit), and the exit status is the one without a manager.
+void expect_error_line_as_status(const std::vector<std::string>& argv, int exit_status,
+                                 const std::string& line) {
+    NotifySocket socket;
+    ServiceEnvironment env(socket, nullptr, false);
+    BackgroundProcess app(argv);
+    std::optional<std::string> m, status;
+    while ((m = socket.next(30)) && m->starts_with("STATUS=")) status = m;
+    EXPECT_EQ(status.value_or("none"), "STATUS=" + line);
+    EXPECT_EQ(m.value_or("none in 30 s"), "BARRIER=1");  // its fd closed as the datagram is read
+    const ProcessResult r = app.finish(30);
+    EXPECT_EQ(r.exit_status, exit_status) << r.out;
+    EXPECT_NE(r.out.find(line + "\n"), std::string::npos) << r.out;
+}
+
+}  // namespace
+
+// `systemctl status` shows why a start failed: a usage error (exit 2) and a start-up failure
+// (exit 1, the EAL refusing a driver it does not have).
+TEST(ServiceNotify, AFailedStartsErrorLineIsTheStatus) {
+    expect_error_line_as_status({kApp, "--no-such-option"}, 2,
+                                "l2reflect: The following argument was not expected: "
+                                "--no-such-option (see --help)");
+    std::vector<std::string> argv = {kApp};
+    for (const std::string& a : no_huge_eal("0")) argv.push_back(a);
+    argv.insert(argv.end(), {"--vdev=net_lrnosuch0", "--"});
+    expect_error_line_as_status(argv, 1,
+                                "l2reflect: EAL init failed: No such device (no hugepages? add "
+                                "--no-huge before `--`, or use --pcap for test mode)");
 }
 
 // The stall is a test hook only: without LINERATE_TEST_STALL, SIGUSR2 keeps its default action

@@ -74,6 +74,25 @@ for line in sys.stdin:
 sys.exit(1)' "$3"
 }
 
+# When (realtime, us) the unit's journal first has a line containing TEXT at or after SINCE_US,
+# from any process (systemd's own lines about the unit included): `logged_at UNIT TEXT SINCE_US`.
+logged_at() {
+  in_ct journalctl --no-pager -q -o json -u "$1" |
+    python3 -c 'import json, sys
+for line in sys.stdin:
+    e = json.loads(line)
+    m = e.get("MESSAGE")
+    if isinstance(m, str) and sys.argv[1] in m and int(e["__REALTIME_TIMESTAMP"]) >= int(sys.argv[2]):
+        print(e["__REALTIME_TIMESTAMP"])
+        sys.exit(0)
+sys.exit(1)' "$2" "$3"
+}
+
+# The host's realtime clock in us (the container's journald stamps with the same clock).
+now_us() {
+  date +%s%6N
+}
+
 UNIT_NAMES="kvagg clocksync-client clocksync-master nfv" # linerate-NAME@.service
 
 check_units_verify() {
@@ -161,6 +180,7 @@ check_kvagg_ready_after_running() {
   else
     fail "ready: $KV $said (active before the app was ready)"
   fi
+  check_no_doubled_lines "$pid"
 }
 
 # The clients of tests/kvagg/state_chaos_test.py (two Python streams, the C++ kvagg_load) from
@@ -249,14 +269,18 @@ watchdog_restarted() {
 }
 
 # A stalled worker (test-only: LINERATE_TEST_STALL=1 and SIGUSR2) with WatchdogSec=2s: the
-# pings stop, systemd's watchdog kills the service and starts it again.
+# pings stop, systemd's watchdog kills the service within WatchdogSec + 1 s of the stall (the
+# app's own line on it comes first) and starts it again.
+WATCHDOG_S=2
 check_kvagg_watchdog() {
-  local dropin=$W/root/etc/systemd/system/$KV.d restarts
+  local dropin=$W/root/etc/systemd/system/$KV.d restarts stall_us said_us killed_us
   mkdir -p "$dropin"
-  printf '[Service]\nEnvironment=LINERATE_TEST_STALL=1\nWatchdogSec=2s\n' >"$dropin/stall.conf"
+  printf '[Service]\nEnvironment=LINERATE_TEST_STALL=1\nWatchdogSec=%ss\n' "$WATCHDOG_S" \
+    >"$dropin/stall.conf"
   in_ct systemctl daemon-reload
   in_ct timeout 60 systemctl start "$KV"
   restarts=$(prop "$KV" NRestarts)
+  stall_us=$(now_us)
   kill_main USR2 "$KV"
   if wait_until 30 watchdog_restarted $((restarts + 1)); then
     pass "watchdog: stalled worker -> $KV failed with result 'watchdog', restarted" \
@@ -265,9 +289,98 @@ check_kvagg_watchdog() {
     fail "watchdog: $KV $(prop "$KV" ActiveState), NRestarts $(prop "$KV" NRestarts):" \
       "$(journal "$KV" | tail -5)"
   fi
+  said_us=$(logged_at "$KV" "a worker has not polled for" "$stall_us" || echo 0)
+  killed_us=$(logged_at "$KV" "Watchdog timeout" "$stall_us" || echo 0)
+  local said="the app said so $(((said_us - stall_us) / 1000)) ms after the stall, systemd's"
+  said+=" 'Watchdog timeout' at $(((killed_us - stall_us) / 1000)) ms (WatchdogSec=${WATCHDOG_S}s)"
+  if ((said_us > 0 && killed_us > 0 && killed_us - stall_us <= (WATCHDOG_S + 1) * 1000000 &&
+    said_us < killed_us)); then
+    pass "watchdog timing: $said"
+  else
+    fail "watchdog timing: $said: $(journal "$KV" | tail -5)"
+  fi
   rm -r "$dropin"
   in_ct systemctl daemon-reload
   in_ct systemctl stop "$KV"
+}
+
+# `systemctl status UNIT`'s text (its exit status is not 0 for a failed unit).
+status_text() {
+  in_ct systemctl status --no-pager -n 20 "$1" 2>&1 || true
+}
+
+# A usage error (exit 2: a typo in ARGS, a missing --af-xdp interface) is not restarted: the unit
+# is failed after one start (NRestarts 0), and `systemctl status` shows the app's line (its
+# STATUS=), not only the journal.
+check_usage_error_not_restarted() {
+  local name unit args line status
+  for name in typo nosuch; do
+    unit=linerate-kvagg@$name.service
+    args="-l 0-1 --no-huge -m 512 --no-pci --file-prefix=kvagg-$name -- --af-xdp $KV_IF"
+    [[ $name == typo ]] && args+=" --no-such-option" || args="${args/$KV_IF/lrsdnosuch0}"
+    write_conf "kvagg-$name" "$args"
+    in_ct timeout 60 systemctl start "$unit" 2>/dev/null && true
+    sleep 3 # RestartSec=1s: a restart would have come
+    line=$(journal "$unit" | grep -m1 '^kvagg: .*(see --help)$' || true)
+    if [[ -n $line ]] && unit_is "$unit" failed NRestarts 0 ExecMainStatus 2; then
+      pass "usage error ($name): $unit failed, ExecMainStatus 2, NRestarts 0: $line"
+    else
+      fail "usage error ($name): $unit $(prop "$unit" ActiveState), ExecMainStatus" \
+        "$(prop "$unit" ExecMainStatus), NRestarts $(prop "$unit" NRestarts): $(journal "$unit")"
+    fi
+    status=$(status_text "$unit")
+    if [[ -n $line ]] && grep -qF "Status: \"$line\"" <<<"$status"; then
+      pass "status ($name): systemctl status $unit shows Status: \"$line\""
+    else
+      fail "status ($name): systemctl status $unit lacks the app's line '$line': $status"
+    fi
+  done
+}
+
+# The unit is failed, and systemd said why: its start limit (systemd 252 leaves Result as the
+# last try's, exit-code).
+start_limit_hit() {
+  unit_is "$1" failed && journal "$1" | grep -q "^$1: Start request repeated too quickly\.$"
+}
+
+# A start that fails (exit 1) 1.5 s in, again and again, stops being restarted: the start limit
+# (StartLimitIntervalSec=, StartLimitBurst=) trips. The app fails at once (the EAL refuses an
+# unknown driver); a drop-in's ExecStartPre= makes each start take 1.5 s first.
+check_slow_failure_gives_up() {
+  local unit=linerate-kvagg@slow.service t0=$SECONDS
+  local dropin=$W/root/etc/systemd/system/$unit.d
+  mkdir -p "$dropin"
+  printf '[Service]\nExecStartPre=/bin/sleep 1.5\n' >"$dropin/slow.conf"
+  write_conf kvagg-slow "-l 0-1 --no-huge -m 512 --no-pci --file-prefix=kvagg-slow \
+--vdev=net_lrsdnosuch0 -- --stats-period 0"
+  in_ct systemctl daemon-reload
+  in_ct systemctl start --no-block "$unit"
+  if wait_until 60 start_limit_hit "$unit"; then
+    pass "slow failure: $unit given up after $(prop "$unit" NRestarts) restarts" \
+      "($((SECONDS - t0)) s: 'Start request repeated too quickly'; ExecMainStatus" \
+      "$(prop "$unit" ExecMainStatus))"
+  else
+    fail "slow failure: $unit $(prop "$unit" ActiveState), Result $(prop "$unit" Result)," \
+      "NRestarts $(prop "$unit" NRestarts) after $((SECONDS - t0)) s: $(journal "$unit" | tail -3)"
+    in_ct systemctl stop "$unit"
+  fi
+  rm -r "$dropin"
+  in_ct systemctl daemon-reload
+}
+
+# No line of one start of the unit is in the journal twice (DPDK's lines reached it by stdout and
+# by syslog), and libxdp's refcount warning is not there: kvagg's first start (check_ready).
+check_no_doubled_lines() {
+  local pid=$1 lines doubled
+  lines=$(journal "$KV" "$pid")
+  doubled=$(sort <<<"$lines" | uniq -d)
+  if [[ -z $doubled ]] && ! grep -q "doesn't support program refcnt" <<<"$lines"; then
+    pass "journal: the $(wc -l <<<"$lines") lines of $KV's start (PID $pid): none twice," \
+      "no libxdp refcount warning"
+  else
+    fail "journal: lines of $KV's start (PID $pid) twice: ${doubled:-none};" \
+      "$(grep "refcnt" <<<"$lines")"
+  fi
 }
 
 # clocksync's master and client over memif (a socket in /run), the client writing ClockBound's
@@ -333,4 +446,32 @@ check_clocksync_clockbound() {
     fi
   done
   in_ct systemctl stop "$CS_CLIENT" "$CS_MASTER"
+}
+
+# The client's `systemctl status` (its STATUS=, once a second): synchronized with its ε while
+# the master answers, not synchronized once the master is stopped (its last sync older than
+# --export-max-age-ms, 1 s here).
+client_status_has() {
+  grep -q "Status: \"clocksync: $1" <<<"$(status_text "$CS_CLIENT")"
+}
+
+check_clocksync_status() {
+  local said
+  # The master first: a memif client connects once, when its port starts.
+  in_ct timeout 60 systemctl start "$CS_MASTER"
+  in_ct timeout 60 systemctl start "$CS_CLIENT"
+  if wait_until 30 client_status_has "synchronized, ε "; then
+    said=$(status_text "$CS_CLIENT" | grep -m1 'Status:')
+    pass "client status: synchronized: ${said#"${said%%[! ]*}"}"
+  else
+    fail "client status: never synchronized: $(status_text "$CS_CLIENT")"
+  fi
+  in_ct systemctl stop "$CS_MASTER"
+  if wait_until 30 client_status_has "not synchronized: "; then
+    said=$(status_text "$CS_CLIENT" | grep -m1 'Status:')
+    pass "client status: master stopped: ${said#"${said%%[! ]*}"}"
+  else
+    fail "client status: master stopped, still: $(status_text "$CS_CLIENT" | grep 'Status:')"
+  fi
+  in_ct systemctl stop "$CS_CLIENT"
 }

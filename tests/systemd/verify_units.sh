@@ -38,6 +38,7 @@ for pair in kvagg:kvagg nfv:nfv clocksync-master:clocksync clocksync-client:cloc
   [[ -f $P/etc/linerate/$name-example.conf ]] || fail "no $P/etc/linerate/$name-example.conf"
   grep -q '^ARGS="' "$P/etc/linerate/$name-example.conf" || fail "$name-example.conf sets no ARGS"
   want "$unit" "Type=notify" "WatchdogSec=10s" "Restart=on-failure" "KillSignal=SIGINT" \
+    "RestartSec=1s" "RestartPreventExitStatus=2" "StartLimitIntervalSec=60s" "StartLimitBurst=5" \
     "EnvironmentFile=$P/etc/linerate/$name-%i.conf" "ExecStart=$P/bin/$app \$ARGS" \
     "StateDirectory=linerate" "LimitMEMLOCK=infinity"
   # The sandbox (docs/operations.md; the systemd stage scores it against chrony.service's).
