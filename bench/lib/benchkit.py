@@ -118,6 +118,18 @@ def linerate_mpps(app, out, direction="rx"):
     return [float(m) for m in re.findall(rf"\[{app}\] .*\| tx ([\d.]+) Mpps", out)]
 
 
+def json_rate(path, key="mtuples_per_s"):
+    """A parser for measure_alternating that reads a run's --json file (written at its
+    --duration's end) for its rate, and removes the file."""
+    def parse(_out):
+        with open(path) as f:
+            j = json.load(f)
+        os.unlink(path)
+        return [j[key]]
+
+    return parse
+
+
 def cpu_model():
     try:
         with open("/proc/cpuinfo") as f:

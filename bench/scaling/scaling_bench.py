@@ -14,7 +14,6 @@ machine only N = 1 is measured, and the JSON says so. Writes bench/results/scali
 (SCALING_TAG=x: scaling-x.json, for a result from another machine) and a plot of rate against
 workers with each curve's linear line (N x its one-worker rate).
 """
-import json
 import os
 import tempfile
 
@@ -70,14 +69,7 @@ class Scaling:
         cmd = ([self.app("kvagg")] + eal +
                ["--", "--agg", agg, "--keys", str(keys), "--dup-window", "0", "--stats-period", "1",
                 "--duration", str(self.args.seconds), "--mbufs", "32767", "--json", out])
-
-        def parse(_out):
-            with open(out) as f:
-                j = json.load(f)
-            os.unlink(out)
-            return [j["mtuples_per_s"]]
-
-        return (cmd, parse), huge
+        return (cmd, bk.json_rate(out)), huge
 
     def measure(self, variants):
         """variants: name -> ((cmd, parse, ...), huge). Median rates and the memory used."""

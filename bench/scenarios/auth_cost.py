@@ -74,14 +74,7 @@ def kvagg_variant(trace, tmp, seconds, name, extra):
            bk.memory_args(huge, "auth_" + name) +
            ["--", "--dup-window", "0", "--stats-period", "1", "--duration",
             str(seconds), "--mbufs", "32767", "--json", out] + extra)
-
-    def parse(_out):
-        with open(out) as f:
-            j = json.load(f)
-        os.unlink(out)
-        return [j["mtuples_per_s"]]
-
-    return (cmd, parse), huge
+    return (cmd, bk.json_rate(out)), huge
 
 
 def run(args):

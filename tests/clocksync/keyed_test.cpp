@@ -20,6 +20,7 @@
 
 #include "clocksync/cs_wire.hpp"
 #include "pkt/build.hpp"
+#include "support/clock.hpp"
 #include "support/doc_table.hpp"
 #include "support/netns.hpp"
 #include "support/process.hpp"
@@ -46,12 +47,6 @@ std::string key_file(const std::string& text, mode_t mode = 0600) {
     std::ofstream(path) << text << "\n";
     ::chmod(path.c_str(), mode);
     return path;
-}
-
-uint64_t raw_ns() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-    return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
 }
 
 pkt::UdpFrameSpec spec_for(unsigned i) {
@@ -177,7 +172,7 @@ class Forger {
             if (!f) continue;
             const CsPacket p = parse_cs_packet(f->data(), f->size(), kCsUdpPort, {.verify = false});
             if (!p.ok || p.type != CsType::request) continue;
-            const uint64_t shifted = raw_ns() + 200'000;
+            const uint64_t shifted = test::monotonic_raw_ns() + 200'000;
             make_response(f->data(), p, shifted, shifted);
             if (p.payload_len > kCsHeaderLen && p.seq % 2 == 0) sign_answer(other_, f->data(), p);
             sock_.send(*f);

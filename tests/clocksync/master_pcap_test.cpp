@@ -14,6 +14,7 @@
 #include "pkt/bytes.hpp"
 #include "pkt/checksum.hpp"
 #include "support/checksum.hpp"
+#include "support/clock.hpp"
 #include "support/doc_table.hpp"
 #include "support/process.hpp"
 
@@ -26,12 +27,6 @@ namespace {
 
 const std::string kApp = binary("apps/clocksync/clocksync");
 constexpr pkt::MacAddr kBroadcast = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-
-uint64_t raw_ns() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-    return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
-}
 
 pkt::UdpFrameSpec spec_for(unsigned i) {
     pkt::UdpFrameSpec s;
@@ -118,11 +113,11 @@ TEST(ClocksyncMasterPcap, AnswersEveryRequestWithFieldsEchoedAndGarbageCounted) 
     std::string in_path = scratch("cs_in.pcap"), out_path = scratch("cs_out.pcap"),
                 json_path = scratch("cs.json");
     pcapio::write_frames(in_path, in);
-    const uint64_t before = raw_ns();
+    const uint64_t before = test::monotonic_raw_ns();
     ProcessResult r = run_process(
         {kApp, "--pcap", in_path + ":" + out_path, "--json", json_path, "--role", "master"},
         {.timeout_s = 30});
-    const uint64_t after = raw_ns();
+    const uint64_t after = test::monotonic_raw_ns();
     std::vector<Frame> out = pcapio::read_frames(out_path);
     nlohmann::json j = read_json(json_path);
 

@@ -455,23 +455,23 @@ client_status_has() {
   grep -q "Status: \"clocksync: $1" <<<"$(status_text "$CS_CLIENT")"
 }
 
-check_clocksync_status() {
+# pass/fail on whether the client's status comes to hold $1 within 30 s ($2 names the moment).
+expect_client_status() {
   local said
+  if wait_until 30 client_status_has "$1"; then
+    said=$(status_text "$CS_CLIENT" | grep -m1 'Status:')
+    pass "client status: $2: ${said#"${said%%[! ]*}"}"
+  else
+    fail "client status: $2, not '$1': $(status_text "$CS_CLIENT" | grep 'Status:')"
+  fi
+}
+
+check_clocksync_status() {
   # The master first: a memif client connects once, when its port starts.
   in_ct timeout 60 systemctl start "$CS_MASTER"
   in_ct timeout 60 systemctl start "$CS_CLIENT"
-  if wait_until 30 client_status_has "synchronized, ε "; then
-    said=$(status_text "$CS_CLIENT" | grep -m1 'Status:')
-    pass "client status: synchronized: ${said#"${said%%[! ]*}"}"
-  else
-    fail "client status: never synchronized: $(status_text "$CS_CLIENT")"
-  fi
+  expect_client_status "synchronized, ε " "synchronized"
   in_ct systemctl stop "$CS_MASTER"
-  if wait_until 30 client_status_has "not synchronized: "; then
-    said=$(status_text "$CS_CLIENT" | grep -m1 'Status:')
-    pass "client status: master stopped: ${said#"${said%%[! ]*}"}"
-  else
-    fail "client status: master stopped, still: $(status_text "$CS_CLIENT" | grep 'Status:')"
-  fi
+  expect_client_status "not synchronized: " "master stopped"
   in_ct systemctl stop "$CS_CLIENT"
 }
