@@ -230,13 +230,21 @@ void KvService<Table>::write_unexported(const AggResult& merged) {
         dump_failed_ = true;
         return;
     }
+    const ExportImage image = backlog_->image();
     if (left.sums.empty())
         fmt::print("{}: dump 0 keys to {}\n", kApp, path);
+    else if (image.epochs.empty())  // the backlog was full: the tables kept them
+        fmt::print(stderr,
+                   "{}: --export: no --state: the {} sums Redis did not take are in {} "
+                   "(key,value lines)\n",
+                   kApp, left.sums.size(), path);
     else
         fmt::print(stderr,
-                   "{}: --export: {} epochs not acknowledged by Redis at the stop (no --state): "
-                   "the {} sums Redis did not take are in {} (key,value lines)\n",
-                   kApp, backlog_->size(), left.sums.size(), path);
+                   "{}: --export: epochs {}-{} of instance {} not acknowledged by Redis at the "
+                   "stop, no --state: the {} sums Redis did not take are in {} (key,value "
+                   "lines)\n",
+                   kApp, image.epochs.front()->epoch, image.epochs.back()->epoch,
+                   export_instance_name(image.instance), left.sums.size(), path);
 }
 
 template <class Table>

@@ -123,22 +123,6 @@ TEST_F(OneNodeExport, AnEpochAppliedTwiceCountsOnce) {
     EXPECT_EQ(node->cli("HGET 'kvagg:{p3}:sums' 3"), "12\n");
 }
 
-namespace {
-
-// Every field of the 16 sums hashes, read with redis-cli, as the u64 it stands for (the signed
-// decimal's two's complement, as docs/scale-out.md says).
-std::map<uint64_t, uint64_t> read_sums(const RedisNode& node) {
-    std::map<uint64_t, uint64_t> sums;
-    for (unsigned p = 0; p < kExportPartitions; ++p) {
-        std::istringstream flat(node.cli("HGETALL '" + export_sums_key(p) + "'"));
-        std::string key, value;
-        while (flat >> key >> value) sums[std::stoull(key)] = uint64_t(std::stoll(value));
-    }
-    return sums;
-}
-
-}  // namespace
-
 // u64 sums mod 2^64 whatever they cross: the values, sums over 2^63 and past 2^64
 // between epochs, and random deltas (most near the bounds) on 64 keys over 40 epochs; every
 // field read back equals the u64 sum.
@@ -169,7 +153,7 @@ TEST_F(OneNodeExport, U64SumsExactModTwoToThe64) {
         for (const AggSlot& s : sums) want[s.key] += s.value;
     }
     std::erase_if(want, [](const auto& kv) { return kv.second == 0; });
-    std::map<uint64_t, uint64_t> got = read_sums(*node);
+    std::map<uint64_t, uint64_t> got = sums_in_redis(*node);
     std::erase_if(got, [](const auto& kv) { return kv.second == 0; });  // fields that came to 0
     EXPECT_TRUE(got == want);
     EXPECT_EQ(c.errors.load(), 0u);
