@@ -42,6 +42,28 @@ void ExportBacklog::durable_through(uint64_t epoch) {
     ready_.notify_all();
 }
 
+std::vector<AggSlot> sum_per_key(std::vector<AggSlot> slots) {
+    std::stable_sort(slots.begin(), slots.end(),
+                     [](const AggSlot& a, const AggSlot& b) { return a.key < b.key; });
+    std::vector<AggSlot> sums;
+    for (const AggSlot& s : slots) {
+        if (!sums.empty() && sums.back().key == s.key)
+            sums.back().value += s.value;
+        else
+            sums.push_back(s);
+    }
+    return sums;
+}
+
+std::vector<AggSlot> ExportBacklog::sums_left() const {
+    std::vector<AggSlot> all;
+    {
+        std::lock_guard lock(mutex_);
+        for (const EpochPtr& e : epochs_) all.insert(all.end(), e->sums.begin(), e->sums.end());
+    }
+    return sum_per_key(std::move(all));
+}
+
 ExportImage ExportBacklog::image() const {
     std::lock_guard lock(mutex_);
     return {instance_, next_epoch_, std::vector<EpochPtr>(epochs_.begin(), epochs_.end())};

@@ -35,7 +35,14 @@ struct ExportCounters {
     std::atomic<uint64_t> taken_sum{0};       // wrapping sum of the values put in epochs
     std::atomic<uint64_t> backlog_full{0};    // export periods skipped: the backlog was full
     std::atomic<uint64_t> last_export_us{0};  // the last acknowledged epoch's export time
+    std::atomic<uint64_t> held{0};            // deltas held apart (their field not an integer)
+    std::atomic<uint64_t> released{0};        // held deltas applied since (their field repaired)
+    std::atomic<uint64_t> held_fields{0};     // fields in the held hashes at the last look (now)
+    std::atomic<uint64_t> unexported_sum{0};  // wrapping sum of the epochs left at the stop
 };
+
+// The slots as one sum per key (wrapping), ascending keys.
+std::vector<AggSlot> sum_per_key(std::vector<AggSlot> slots);
 
 // What --state keeps of the export: the instance's id (the markers' field), the next epoch's
 // number and the epochs not acknowledged yet.
@@ -60,6 +67,8 @@ class ExportBacklog {
     uint64_t instance() const { return instance_; }
     void set_instance(uint64_t id) { instance_ = id; }
     size_t size() const;
+    // Every epoch not acknowledged, as one sum per key (wrapping), ascending keys.
+    std::vector<AggSlot> sums_left() const;
 
     // Exporter side: the oldest durable epoch, waiting up to `wait` for one (nullptr: none).
     EpochPtr oldest_durable(std::chrono::milliseconds wait);

@@ -161,11 +161,19 @@ std::vector<Figure> export_figures(const FigureSources& s) {
                      c.already),
         export_total("export.backlog_full", "linerate_kvagg_export_backlog_full_total",
                      "Export periods skipped because the backlog was full", c.backlog_full),
+        export_total("export.held", "linerate_kvagg_export_held_total",
+                     "Key deltas held apart in kvagg:{pP}:held: their field was not an integer",
+                     c.held),
+        export_total("export.held_fields", "linerate_kvagg_export_held_fields",
+                     "Fields waiting in the held hashes at the last look", c.held_fields),
         export_total("export.backlog", "linerate_kvagg_export_backlog_epochs",
                      "Epochs Redis has not acknowledged yet", c.backlog),
     };
     f.back().kind = FigureKind::gauge;
+    f[f.size() - 2].kind = FigureKind::gauge;
     for (auto [key, a] : {std::pair{"export.applied", &c.applied},
+                          {"export.released", &c.released},
+                          {"export.unexported_sum", &c.unexported_sum},
                           {"export.taken_sum", &c.taken_sum},
                           {"export.wait_short", &c.wait_short},
                           {"export.last_export_us", &c.last_export_us}})

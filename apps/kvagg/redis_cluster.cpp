@@ -37,6 +37,7 @@ RedisEndpoint parse_endpoint(std::string_view text, const std::string& spec) {
     const size_t colon = text.rfind(':');
     unsigned port = 0;
     if (colon == std::string_view::npos || colon == 0 ||
+        text.substr(0, colon).find_first_of("/@ \t") != std::string_view::npos ||
         std::from_chars(text.data() + colon + 1, text.data() + text.size(), port).ec !=
             std::errc() ||
         port == 0 || port > 65535 ||
@@ -49,12 +50,18 @@ RedisEndpoint parse_endpoint(std::string_view text, const std::string& spec) {
 }  // namespace
 
 std::vector<RedisEndpoint> parse_redis_seeds(const std::string& spec) {
+    constexpr std::string_view kScheme = "redis://";
     std::string_view rest = spec;
-    if (rest.starts_with("redis://")) rest.remove_prefix(8);
+    if (!rest.starts_with(kScheme))
+        throw std::invalid_argument(fmt::format(
+            "--export {}: not redis://HOST:PORT[,HOST:PORT...] (the scheme redis:// first)", spec));
+    rest.remove_prefix(kScheme.size());
     std::vector<RedisEndpoint> seeds;
     while (!rest.empty() || seeds.empty()) {
         const size_t comma = rest.find(',');
-        seeds.push_back(parse_endpoint(rest.substr(0, comma), spec));
+        std::string_view seed = rest.substr(0, comma);
+        if (!seeds.empty() && seed.starts_with(kScheme)) seed.remove_prefix(kScheme.size());
+        seeds.push_back(parse_endpoint(seed, spec));
         if (comma == std::string_view::npos) break;
         rest.remove_prefix(comma + 1);
         if (rest.empty()) throw std::invalid_argument("--export " + spec + ": trailing ','");

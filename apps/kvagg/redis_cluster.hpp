@@ -35,8 +35,8 @@ struct RedisEndpoint {
     std::string name() const { return host + ":" + std::to_string(port); }
 };
 
-// "redis://HOST:PORT[,HOST:PORT...]" (the scheme optional); throws std::invalid_argument with
-// the message for the user.
+// "redis://HOST:PORT[,HOST:PORT...]" (the scheme required; a later seed may repeat it; HOST
+// without '/', '@' or white space); throws std::invalid_argument with the message for the user.
 std::vector<RedisEndpoint> parse_redis_seeds(const std::string& spec);
 
 // --export-auth's credentials: the password of Redis's `requirepass` (user empty: AUTH

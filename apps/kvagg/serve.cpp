@@ -192,15 +192,59 @@ void KvService<Table>::start_export(const std::optional<StateImage>& loaded) {
 }
 
 // At the stop: the last sums as one more epoch, then a few seconds for Redis to take the
-// backlog; what is left stays in --state (or is lost without it: said).
+// backlog; what is left stays in --state (said in one line), or without it goes to the
+// unexported file (write_unexported).
 template <class Table>
 void KvService<Table>::stop_export() {
     control_->export_epoch_now();
     exporter_->stop(std::chrono::milliseconds(std::max(2000u, 2 * o_.export_timeout_ms)));
-    if (const size_t left = backlog_->size())
-        fmt::print(stderr, "{}: --export: {} epochs not acknowledged by Redis at the stop: {}\n",
-                   kApp, left,
-                   o_.state.empty() ? "lost (no --state)" : "kept in --state " + o_.state);
+    uint64_t left_sum = 0;
+    for (const AggSlot& s : backlog_->sums_left()) left_sum += s.value;
+    export_counters_.unexported_sum.store(left_sum, std::memory_order_relaxed);
+    if (const size_t left = backlog_->size(); left && !o_.state.empty())
+        fmt::print(stderr,
+                   "{}: --export: {} epochs not acknowledged by Redis at the stop: kept in "
+                   "--state {}\n",
+                   kApp, left, o_.state);
+}
+
+// --export without --state, at the stop: the sums Redis did not take (the backlog's epochs and
+// what the tables still hold, when the backlog was full) per key in --dump's FILE, else in the
+// --json FILE's name + ".unexported", else ./kvagg.unexported; one line names it.
+template <class Table>
+void KvService<Table>::write_unexported(const AggResult& merged) {
+    std::vector<AggSlot> all = backlog_->sums_left();
+    for (const KeySum& ks : merged.sums) all.push_back({ks.key, ks.sum});
+    AggResult left;
+    for (const AggSlot& s : sum_per_key(std::move(all))) left.sums.push_back({s.key, s.value});
+    if (left.sums.empty() && o_.dump.empty()) return;
+    const std::string& json = runtime_.options().json_path;
+    const std::string path = !o_.dump.empty() ? o_.dump
+                             : !json.empty()  ? json + ".unexported"
+                                              : std::string("kvagg.unexported");
+    try {
+        write_dump(path, left.sums);
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "{}: error: {}: {} sums Redis did not take are lost\n", kApp, e.what(),
+                   left.sums.size());
+        dump_failed_ = true;
+        return;
+    }
+    const ExportImage image = backlog_->image();
+    if (left.sums.empty())
+        fmt::print("{}: dump 0 keys to {}\n", kApp, path);
+    else if (image.epochs.empty())  // the backlog was full: the tables kept them
+        fmt::print(stderr,
+                   "{}: --export: no --state: the {} sums Redis did not take are in {} "
+                   "(key,value lines)\n",
+                   kApp, left.sums.size(), path);
+    else
+        fmt::print(stderr,
+                   "{}: --export: epochs {}-{} of instance {} not acknowledged by Redis at the "
+                   "stop, no --state: the {} sums Redis did not take are in {} (key,value "
+                   "lines)\n",
+                   kApp, image.epochs.front()->epoch, image.epochs.back()->epoch,
+                   export_instance_name(image.instance), left.sums.size(), path);
 }
 
 template <class Table>
@@ -315,7 +359,10 @@ void KvService<Table>::workers_stopped() {
     }
     figures_.keys = merged.sums.size();
     figures_.aggregated_sum = merged.total;
-    if (!o_.dump.empty()) write_dump_file(merged);
+    if (exporter_ && o_.state.empty())
+        write_unexported(merged);  // into --dump's FILE when given
+    else if (!o_.dump.empty())
+        write_dump_file(merged);
 }
 
 template <class Table>

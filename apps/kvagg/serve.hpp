@@ -56,6 +56,7 @@ class KvService : public Feature {
     void start_control(const std::optional<StateImage>& loaded);
     void start_export(const std::optional<StateImage>& loaded);
     void stop_export();
+    void write_unexported(const AggResult& merged);
     size_t max_response_frame(uint16_t port, size_t l3_offset) const;
     nlohmann::json key_json(const std::string& params);
     KeyLookup lookup_shared(uint64_t key) const;

@@ -27,7 +27,6 @@ namespace {
 const std::string kApp = binary("apps/kvagg/kvagg");
 const char* const kAdminPassword = "admin-Pw-4711";
 const char* const kUserPassword = "kvagg-Pw-0815";
-constexpr unsigned kPartitions = 16;  // redis_export.hpp's kExportPartitions
 
 // Good kvagg frames on 4 streams, keys anywhere in u64 (0 and ~0 too), values below 10^6: sums
 // that fit Redis's signed 64 bits (the apply script refuses the others); their sums.
@@ -62,52 +61,17 @@ class PasswordCluster : public testing::Test {
         std::vector<std::string> extra{"--requirepass", kAdminPassword,           "--masterauth",
                                        kAdminPassword,  "--cluster-node-timeout", "2000"};
         for (const std::string& a : kvagg_acl_user(kUserPassword)) extra.push_back(a);
-        std::string members;
-        for (int i = 0; i < 6; ++i) {
-            nodes_.push_back(
-                std::make_unique<RedisNode>(RedisMode::cluster_member, extra, kAdminPassword));
-            if (!nodes_.back()->ready()) return;
-            members += ' ';  // then appended: " " + address() makes GCC 12 warn (-Wrestrict)
-            members += nodes_.back()->address();
-        }
-        const std::string created =
-            command_output(nodes_[0]->cli_prefix() + " --cluster create" + members +
-                           " --cluster-replicas 1 --cluster-yes 2>&1");
-        for (int i = 0; i < 300 && !(all_ok() && replicas_synced() == 3); ++i) usleep(100'000);
-        ready_ = all_ok() && replicas_synced() == 3;
-        if (!ready_) std::fprintf(stderr, "cluster create:\n%s\n", created.c_str());
+        cluster_ = std::make_unique<SixNodeCluster>(extra, kAdminPassword);
     }
-    static void TearDownTestSuite() { nodes_.clear(); }
+    static void TearDownTestSuite() { cluster_.reset(); }
     void SetUp() override {
         if (!redis_installed()) GTEST_SKIP() << "redis-server or redis-cli not installed";
         ASSERT_FALSE(kvagg_acl_user("x").empty())
             << "docs/scale-out.md gives no `user kvagg on >PASSWORD` line";
-        ASSERT_TRUE(ready_) << "the six-node cluster did not come up";
+        ASSERT_TRUE(cluster_->ready()) << "the six-node cluster did not come up";
     }
 
-    static bool all_ok() {
-        for (const auto& n : nodes_)
-            if (n->cli("CLUSTER INFO").find("cluster_state:ok") == std::string::npos) return false;
-        return true;
-    }
-    static int replicas_synced() {
-        int up = 0;
-        for (const auto& n : nodes_)
-            up += n->cli("INFO replication").find("master_link_status:up") != std::string::npos;
-        return up;
-    }
-
-    // Every partition's sums, read with redis-cli -a -c (it follows MOVED), as u64.
-    static std::map<uint64_t, uint64_t> sums_in_redis() {
-        std::map<uint64_t, uint64_t> sums;
-        for (unsigned p = 0; p < kPartitions; ++p) {
-            std::istringstream flat(
-                nodes_[0]->cli("-c HGETALL 'kvagg:{p" + std::to_string(p) + "}:sums'"));
-            std::string key, value;
-            while (flat >> key >> value) sums[std::stoull(key)] = uint64_t(std::stoll(value));
-        }
-        return sums;
-    }
+    static std::map<uint64_t, uint64_t> sums_in_redis() { return cluster_->sums(); }
 
     // kvagg on `trace` exporting to the cluster through its first node, `args` added; its JSON
     // goes to `json`.
@@ -130,7 +94,7 @@ class PasswordCluster : public testing::Test {
                                       "--keys",
                                       "10000",
                                       "--export",
-                                      "redis://" + nodes_[0]->address()};
+                                      "redis://" + cluster_->node(0).address()};
         argv.insert(argv.end(), args.begin(), args.end());
         return run_process(argv, {.timeout_s = 60});
     }
@@ -167,8 +131,7 @@ class PasswordCluster : public testing::Test {
         EXPECT_EQ(found, 1) << needle << " in:\n" << r.out;
     }
 
-    static inline std::vector<std::unique_ptr<RedisNode>> nodes_;
-    static inline bool ready_ = false;
+    static inline std::unique_ptr<SixNodeCluster> cluster_;
 };
 
 TEST_F(PasswordCluster, RequirepassExactSums) {
@@ -183,7 +146,7 @@ TEST_F(PasswordCluster, LeastPrivilegeAclUserExactSums) {
 }
 
 TEST_F(PasswordCluster, WrongMissingOrExposedCredentialsExitTwoWithOneLine) {
-    const std::string at = nodes_[0]->address();
+    const std::string at = cluster_->node(0).address();
     const std::string wrong = write_file_with_mode("wrong", "kvagg not-the-password\n", 0600);
     expect_refused({"--export-auth", wrong},
                    "Redis at " + at +

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -110,6 +111,7 @@ class RedisNode {
     }
     bool ready() const { return ready_; }
     uint16_t port() const { return port_; }
+    int pid() const { return server_->pid(); }
     std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
     // redis-cli's answer to `args` (a shell word list), stderr included.
     std::string cli(const std::string& args) const {
@@ -126,6 +128,68 @@ class RedisNode {
     uint16_t port_;
     std::string cli_password_;
     std::unique_ptr<linerate::test::BackgroundProcess> server_;
+    bool ready_ = false;
+};
+
+// Every partition's sums (docs/scale-out.md's 16 `kvagg:{pP}:sums` hashes) read with redis-cli
+// HGETALL through `node` (`flags`: "-c" to follow MOVED), each field as the u64 it stands for:
+// the signed decimal's two's complement. A field that is not an integer is left out.
+inline std::map<uint64_t, uint64_t> sums_in_redis(const RedisNode& node,
+                                                  const std::string& flags = "") {
+    std::map<uint64_t, uint64_t> sums;
+    for (unsigned p = 0; p < 16; ++p) {
+        std::istringstream flat(
+            node.cli(flags + " HGETALL 'kvagg:{p" + std::to_string(p) + "}:sums'"));
+        std::string key, value;
+        while (flat >> key >> value) try {
+                sums[std::stoull(key)] = uint64_t(std::stoll(value));
+            } catch (const std::exception&) {  // another writer's field
+            }
+    }
+    return sums;
+}
+
+// Six cluster members made one cluster of three primaries with a replica each
+// (`redis-cli --cluster create`), as docs/scale-out.md runs one; `extra` and `cli_password` as
+// RedisNode's, for every node. ready(): every node says cluster_state:ok and the three replicas
+// are in sync.
+class SixNodeCluster {
+  public:
+    explicit SixNodeCluster(const std::vector<std::string>& extra = {},
+                            const std::string& cli_password = "") {
+        std::string members;
+        for (int i = 0; i < 6; ++i) {
+            nodes_.push_back(
+                std::make_unique<RedisNode>(RedisMode::cluster_member, extra, cli_password));
+            if (!nodes_.back()->ready()) return;
+            members += ' ';  // then appended: " " + address() makes GCC 12 warn (-Wrestrict)
+            members += nodes_.back()->address();
+        }
+        const std::string created =
+            linerate::test::command_output(nodes_[0]->cli_prefix() + " --cluster create" + members +
+                                           " --cluster-replicas 1 --cluster-yes 2>&1");
+        for (int i = 0; i < 300 && !(all_ok() && replicas_synced() == 3); ++i) usleep(100'000);
+        ready_ = all_ok() && replicas_synced() == 3;
+        if (!ready_) std::fprintf(stderr, "cluster create:\n%s\n", created.c_str());
+    }
+    bool ready() const { return ready_; }
+    const RedisNode& node(size_t i) const { return *nodes_[i]; }
+    std::map<uint64_t, uint64_t> sums() const { return sums_in_redis(*nodes_[0], "-c"); }
+
+  private:
+    bool all_ok() const {
+        for (const auto& n : nodes_)
+            if (n->cli("CLUSTER INFO").find("cluster_state:ok") == std::string::npos) return false;
+        return true;
+    }
+    int replicas_synced() const {
+        int up = 0;
+        for (const auto& n : nodes_)
+            up += n->cli("INFO replication").find("master_link_status:up") != std::string::npos;
+        return up;
+    }
+
+    std::vector<std::unique_ptr<RedisNode>> nodes_;
     bool ready_ = false;
 };
 
