@@ -307,8 +307,8 @@ void usage_error(const std::string& program, const std::string& message) {
 SplitArgs parse_or_exit(CLI::App& app, int argc, const char* const* argv) {
     SplitArgs split = split_args(argc, argv);
     std::string name = app.get_name();
-    // An option of the app's own that an EAL option shares the name of (kvagg's --allow, DPDK's
-    // PCI allow list) is the app's where no `--` says otherwise.
+    // An option of the app's own that an EAL option shares the name of (an --allow of sources,
+    // DPDK's PCI allow list) is the app's where no `--` says otherwise.
     auto declares = [&app](std::string_view option) {
         const std::string n(option);
         if (app.get_option_no_throw(n)) return true;

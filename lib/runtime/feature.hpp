@@ -77,7 +77,7 @@ class Feature {
     // monitor ticks at the shortest period asked), and the tick (which may request a stop).
     virtual std::chrono::milliseconds tick_period() const { return kDefaultTick; }
     virtual void tick(const MonitorTick& /*tick*/) {}
-    // Its state now in a few words for people (clocksync's client: synchronized or not, and its
+    // Its state now in a few words for people (a time client: synchronized or not, and its
     // bound), or "": the service manager's STATUS= (`systemctl status`) and the end of the
     // periodic stats line. The monitor asks once a second.
     virtual std::string status() { return {}; }

@@ -3,7 +3,7 @@
 // Type=notify, sd_notify(3); the units under dist/systemd/, docs/operations.md):
 // - READY=1 once start-up is over (ports up, the app's state loaded), as the `running` line is
 //   printed: the unit becomes active only then;
-// - STATUS= with what `systemctl status` shows: `running`, a feature's state (clocksync's
+// - STATUS= with what `systemctl status` shows: `running`, a feature's state (a time
 //   client: synchronized or not), a stalled worker, and the error line a failed start ends with;
 // - STOPPING=1 when a stop begins;
 // - with a watchdog asked for (WatchdogSec=, so WATCHDOG_USEC), WATCHDOG=1 at half its interval
