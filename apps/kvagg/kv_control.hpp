@@ -17,14 +17,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <span>
 #include <type_traits>
 #include <vector>
 
-#include "linerate/message_auth.hpp"
 #include "kvagg/checkpointer.hpp"
 #include "kvagg/control_job.hpp"
 #include "kvagg/control_thread.hpp"
@@ -32,6 +30,7 @@
 #include "kvagg/flush_memory.hpp"
 #include "kvagg/kv_wire.hpp"
 #include "kvagg/worker_link.hpp"
+#include "linerate/message_auth.hpp"
 
 namespace linerate::kvagg {
 
@@ -71,27 +70,30 @@ std::vector<uint8_t> error_response(const uint8_t* request, const KvRequest& r, 
 // Appends the trailer of `mac` to a response frame of `r` and fixes its lengths and checksum.
 void sign_response(std::vector<uint8_t>& frame, const KvRequest& r, auth::MessageMac& mac);
 
-// At most kRate error replies a second in all, in bursts of at most kBurst (a token bucket): a
-// flood of refused requests draws little traffic. Any thread (the workers refuse who may not
-// ask, the control thread requests too small for their answer).
+// At most kRate error replies a second in all, in bursts of at most kBurst: a flood of refused
+// requests draws little traffic. Any thread (the workers refuse who may not ask, the control
+// thread requests too small for their answer), without a lock: a worker under a flood of
+// strangers' requests pays a clock read and one atomic load for each refusal beyond the budget.
+// The generic cell rate algorithm: `due_` is when the budget is whole again; a reply is allowed
+// while that is less than a burst's time ahead, and moves it one reply's time on.
 class ReplyBudget {
   public:
-    static constexpr double kRate = 10, kBurst = 10;
+    static constexpr int64_t kRate = 10, kBurst = 10;
     bool take() {
-        std::lock_guard lock(mutex_);
-        const auto now = std::chrono::steady_clock::now();
-        const double refill = kRate * std::chrono::duration<double>(now - last_).count();
-        tokens_ = std::min(kBurst, tokens_ + refill);
-        last_ = now;
-        if (tokens_ < 1) return false;
-        tokens_ -= 1;
-        return true;
+        constexpr int64_t kEach = 1'000'000'000 / kRate, kLimit = kBurst * kEach;
+        const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::steady_clock::now().time_since_epoch())
+                                .count();
+        int64_t due = due_.load(std::memory_order_relaxed);
+        for (;;) {
+            const int64_t next = std::max(due, now) + kEach;
+            if (next - now > kLimit) return false;
+            if (due_.compare_exchange_weak(due, next, std::memory_order_relaxed)) return true;
+        }
     }
 
   private:
-    std::mutex mutex_;
-    double tokens_ = kBurst;
-    std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+    std::atomic<int64_t> due_{0};
 };
 
 // Counters of the control path (written by the control thread, read by anyone).

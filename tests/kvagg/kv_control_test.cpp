@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <random>
 #include <thread>
@@ -131,6 +132,22 @@ void send(KvKernel<AggTable>& k, uint32_t stream, uint64_t seq, std::vector<KvTu
 }  // namespace
 
 // docs/wire-formats.md's status response table is the layout status_response() writes.
+// The error replies' budget: a burst of 10, then 10 a second, shared by threads without a lock.
+TEST(KvControl, ErrorReplyBudgetIsABurstOfTenThenTenASecondInAll) {
+    ReplyBudget budget;
+    const auto t0 = std::chrono::steady_clock::now();
+    std::atomic<int> allowed{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&] {
+            for (int i = 0; i < 2000; ++i) allowed += budget.take();
+        });
+    for (std::thread& t : threads) t.join();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_GE(allowed.load(), 10);
+    EXPECT_LE(allowed.load(), 10 + int(s * 10) + 1) << "in " << s << " s";
+}
+
 TEST(KvControl, DocumentedStatusTableMatchesTheCode) {
     using linerate::test::DocField;
     std::map<std::string, DocField> code;
