@@ -128,4 +128,17 @@ AggResult merge_tables(std::span<const AggView> tables, bool parallel) {
     return same_direct ? merge_direct(tables, parallel) : merge_sorted(tables, parallel);
 }
 
+std::vector<AggSlot> sum_per_key(std::vector<AggSlot> slots) {
+    std::sort(slots.begin(), slots.end(),
+              [](const AggSlot& a, const AggSlot& b) { return a.key < b.key; });
+    std::vector<AggSlot> sums;
+    for (const AggSlot& s : slots) {
+        if (!sums.empty() && sums.back().key == s.key)
+            sums.back().value += s.value;
+        else
+            sums.push_back(s);
+    }
+    return sums;
+}
+
 }  // namespace linerate::kvagg

@@ -25,4 +25,7 @@ struct AggResult {
 // is direct with the same capacity); false runs the same steps sequentially.
 AggResult merge_tables(std::span<const AggView> tables, bool parallel = true);
 
+// The slots as one sum per key (wrapping), ascending keys: parts of answers, epochs.
+std::vector<AggSlot> sum_per_key(std::vector<AggSlot> slots);
+
 }  // namespace linerate::kvagg

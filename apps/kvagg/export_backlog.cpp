@@ -1,5 +1,7 @@
 #include "kvagg/export_backlog.hpp"
 
+#include "kvagg/agg_merge.hpp"
+
 #include <algorithm>
 
 namespace linerate::kvagg {
@@ -40,19 +42,6 @@ void ExportBacklog::durable_through(uint64_t epoch) {
         durable_ = std::max(durable_, epoch);
     }
     ready_.notify_all();
-}
-
-std::vector<AggSlot> sum_per_key(std::vector<AggSlot> slots) {
-    std::stable_sort(slots.begin(), slots.end(),
-                     [](const AggSlot& a, const AggSlot& b) { return a.key < b.key; });
-    std::vector<AggSlot> sums;
-    for (const AggSlot& s : slots) {
-        if (!sums.empty() && sums.back().key == s.key)
-            sums.back().value += s.value;
-        else
-            sums.push_back(s);
-    }
-    return sums;
 }
 
 std::vector<AggSlot> ExportBacklog::sums_left() const {

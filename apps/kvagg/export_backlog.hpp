@@ -41,9 +41,6 @@ struct ExportCounters {
     std::atomic<uint64_t> unexported_sum{0};  // wrapping sum of the epochs left at the stop
 };
 
-// The slots as one sum per key (wrapping), ascending keys.
-std::vector<AggSlot> sum_per_key(std::vector<AggSlot> slots);
-
 // What --state keeps of the export: the instance's id (the markers' field), the next epoch's
 // number and the epochs not acknowledged yet.
 struct ExportImage {

@@ -1,5 +1,7 @@
 #include "kvagg/kv_control.hpp"
 
+#include "kvagg/agg_merge.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -39,15 +41,7 @@ StatusReply merge_status(std::span<const ControlJob> parts, bool window_on, size
 std::vector<AggSlot> merge_sums(std::span<ControlJob> parts) {
     std::vector<AggSlot> all;
     for (ControlJob& p : parts) all.insert(all.end(), p.sums.begin(), p.sums.end());
-    std::sort(all.begin(), all.end(),
-              [](const AggSlot& a, const AggSlot& b) { return a.key < b.key; });
-    std::vector<AggSlot> out;
-    for (const AggSlot& s : all) {
-        if (!out.empty() && out.back().key == s.key)
-            out.back().value += s.value;
-        else
-            out.push_back(s);
-    }
+    std::vector<AggSlot> out = sum_per_key(std::move(all));
     std::erase_if(out, [](const AggSlot& s) { return s.value == 0; });
     return out;
 }
