@@ -8,8 +8,7 @@
 
 #include "l2reflect/memory_work_feature.hpp"
 #include "l2reflect/memory_work_options.hpp"
-#include "l2reflect/reflect.hpp"
-#include "runtime/forward_loop.hpp"
+#include "l2reflect/reflect_mbuf.hpp"
 #include "runtime/forward_mode.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/xdp_datapath_feature.hpp"
@@ -18,35 +17,14 @@ using namespace linerate;
 
 namespace {
 
-template <bool kSwap>
-unsigned reflect_mbuf(rte_mbuf* m) {
-    return l2reflect::reflect_frame<kSwap>(rte_pktmbuf_mtod(m, uint8_t*), rte_pktmbuf_data_len(m),
-                                           rte_pktmbuf_pkt_len(m));
-}
-
 // `xdp` in test mode: the XDP program runs the frames, the C++ kernel takes its slow path (on an
 // interface the program runs in the kernel and the loop is the slow path).
-template <class Kernel>
-void run_worker(WorkerContext& ctx, const ForwardOptions& forward, XdpDatapath* xdp,
-                Kernel kernel) {
+template <bool kSwap>
+void run_worker(WorkerContext& ctx, const ForwardOptions& forward, XdpDatapath* xdp) {
+    auto kernel = [](rte_mbuf* m) { return l2reflect::reflect_mbuf<kSwap>(m); };
     if (!xdp || xdp->on_interface()) return forward_loop(ctx, kernel, forward);
     XdpTestRunKernel xdp_kernel(*xdp, xdp->slots(), kernel);
     forward_loop(ctx, xdp_kernel, forward);
-}
-
-template <bool kSwap>
-void reflect_plain(WorkerContext& ctx, const ForwardOptions& forward, XdpDatapath* xdp) {
-    run_worker(ctx, forward, xdp, [](rte_mbuf* m) { return reflect_mbuf<kSwap>(m); });
-}
-
-// With --touch or --lookups: the worker's memory work reads each frame's first segment, then
-// the frame is reflected as without it.
-template <bool kSwap, class Work>
-void reflect_working(WorkerContext& ctx, const ForwardOptions& forward, Work& work) {
-    run_worker(ctx, forward, nullptr, [&work](rte_mbuf* m) {
-        work(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m));
-        return reflect_mbuf<kSwap>(m);
-    });
 }
 
 // --datapath xdp: lib/xdp/datapath/l2reflect.bpf.c, its one reason (slot DP_DROP_FIRST + 0) the
@@ -76,11 +54,8 @@ int reflect(Runtime& runtime, const ForwardChoice& forward,
     const auto work = l2reflect::start_memory_work(runtime, memory);
     return runtime.run([&](WorkerContext& ctx) {
         const ForwardOptions fo{std::nullopt, forward_tx_queues(ctx.slot, forward.mode, ports)};
-        if (!work)
-            return swap ? reflect_plain<true>(ctx, fo, xdp) : reflect_plain<false>(ctx, fo, xdp);
-        work->with_frame_work(ctx.slot.index, [&](auto& w) {
-            swap ? reflect_working<true>(ctx, fo, w) : reflect_working<false>(ctx, fo, w);
-        });
+        if (!work) return swap ? run_worker<true>(ctx, fo, xdp) : run_worker<false>(ctx, fo, xdp);
+        l2reflect::run_memory_worker(*work, ctx, fo, swap);
     });
 }
 
