@@ -18,7 +18,7 @@ struct MemoryWorkOptions {
     unsigned lookups = 0;                            // --lookups: reads per frame
     size_t lookup_buffer_bytes = size_t(8) << 20;    // --lookup-buffer: 8 MiB, as the study
     std::string lookup_region;                       // --lookup-region; empty: the port's node
-    LookupKind lookup_kind = LookupKind::dependent;  // none once parsed when lookups is 0
+    LookupKind lookup_kind = LookupKind::dependent;  // --lookup-kind
     bool lookup_details_given = false;  // --lookup-buffer, --lookup-region or --lookup-kind
 
     bool on() const { return touch_pct > 0 || lookups > 0; }

@@ -114,17 +114,18 @@ def plot(out):
     """PNG, the study's Fig. 11 shape: RTT p50 (top) and l2reflect's cycles per frame (bottom)
     against PCT (left) and N (right), a line per region (gnuplot)."""
     panels = []
-    for row, (key, label) in enumerate((("rtt_p50_ns", "round trip p50 (ns)"),
-                                        ("cycles_per_packet", "l2reflect cycles per frame"))):
+    for key, label in (("rtt_p50_ns", "round trip p50 (µs)"),
+                       ("cycles_per_packet", "l2reflect cycles per frame")):
         for sweep, xlabel in (("touch", "--touch PCT (% of each 1 KiB frame read)"),
                               ("lookups", f"--lookups N ({out['lookup_kind']}, 8-byte reads "
                                           f"from {out['lookup_buffer']})")):
             lines = []
             for region, res in out["regions"].items():
-                data = os.path.join(bk.TMP, f"reflector_memory_{sweep}_{region.replace(':', '_')}.dat")
+                name = f"reflector_memory_{key}_{sweep}_{region.replace(':', '_')}.dat"
+                data = os.path.join(bk.TMP, name)
                 with open(data, "w") as f:
                     for x, r in res[sweep].items():
-                        f.write(f"{x} {r[key]}\n")
+                        f.write(f"{x} {r[key] / 1000 if key == 'rtt_p50_ns' else r[key]}\n")
                 lines.append(f"'{data}' using 1:2 with linespoints title '{region}'")
             panels.append(f"set xlabel '{xlabel}'\nset ylabel '{label}'\nplot " +
                           ", ".join(lines) + "\n")
