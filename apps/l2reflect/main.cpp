@@ -1,12 +1,14 @@
-// l2reflect: MAC-swap reflector, or a bump in the wire between paired ports. Wiring only: the
-// kernel is reflect.hpp.
+// l2reflect: MAC-swap reflector, or a bump in the wire between paired ports, optionally reading
+// each frame and a lookup buffer as it goes (--touch, --lookups). Wiring only: the kernel is
+// reflect.hpp, the memory work memory_work.hpp.
 #include <fmt/core.h>
 #include <rte_mbuf.h>
 
 #include <string>
 
-#include "l2reflect/reflect.hpp"
-#include "runtime/forward_loop.hpp"
+#include "l2reflect/memory_work_feature.hpp"
+#include "l2reflect/memory_work_options.hpp"
+#include "l2reflect/reflect_mbuf.hpp"
 #include "runtime/forward_mode.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/xdp_datapath_feature.hpp"
@@ -19,10 +21,7 @@ namespace {
 // interface the program runs in the kernel and the loop is the slow path).
 template <bool kSwap>
 void run_worker(WorkerContext& ctx, const ForwardOptions& forward, XdpDatapath* xdp) {
-    auto kernel = [](rte_mbuf* m) {
-        return l2reflect::reflect_frame<kSwap>(rte_pktmbuf_mtod(m, uint8_t*),
-                                               rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m));
-    };
+    auto kernel = [](rte_mbuf* m) { return l2reflect::reflect_mbuf<kSwap>(m); };
     if (!xdp || xdp->on_interface()) return forward_loop(ctx, kernel, forward);
     XdpTestRunKernel xdp_kernel(*xdp, xdp->slots(), kernel);
     forward_loop(ctx, xdp_kernel, forward);
@@ -41,7 +40,8 @@ std::shared_ptr<const XdpDatapathSpec> xdp_program(xdp::Datapath datapath, xdp::
 
 // Reflects on the started runtime until a stop; ports that do not pair for --forward pair are a
 // usage error.
-int reflect(Runtime& runtime, const ForwardChoice& forward) {
+int reflect(Runtime& runtime, const ForwardChoice& forward,
+            const l2reflect::MemoryWorkOptions& memory) {
     const std::vector<uint16_t> ports = runtime.port_ids();
     if (std::string e = forward_pairing_error(runtime.workers().slots(), forward.mode, ports);
         !e.empty())
@@ -51,9 +51,11 @@ int reflect(Runtime& runtime, const ForwardChoice& forward) {
     report_datapath(runtime);
     XdpDatapath* xdp = runtime.xdp_datapath();
     const bool swap = forward.swaps_macs();
+    const auto work = l2reflect::start_memory_work(runtime, memory);
     return runtime.run([&](WorkerContext& ctx) {
         const ForwardOptions fo{std::nullopt, forward_tx_queues(ctx.slot, forward.mode, ports)};
-        swap ? run_worker<true>(ctx, fo, xdp) : run_worker<false>(ctx, fo, xdp);
+        if (!work) return swap ? run_worker<true>(ctx, fo, xdp) : run_worker<false>(ctx, fo, xdp);
+        l2reflect::run_memory_worker(*work, ctx, fo, swap);
     });
 }
 
@@ -71,9 +73,17 @@ int main(int argc, char** argv) {
     xdp::Datapath datapath = xdp::Datapath::dpdk;
     xdp::XdpMode xdp_mode = xdp::XdpMode::automatic;
     xdp::add_datapath_option(cli, datapath, xdp_mode);
+    l2reflect::MemoryWorkOptions memory;
+    l2reflect::add_memory_work_options(cli, memory);
     cli::SplitArgs args = cli::parse_or_exit(cli, argc, argv);
+    try {
+        l2reflect::check_memory_work_options(memory, datapath == xdp::Datapath::xdp);
+    } catch (const std::invalid_argument& e) {
+        cli::usage_error("l2reflect", e.what());
+    }
     AppInfo info{"l2reflect", "MAC-swap reflector", l2reflect::kDrops};
     info.xdp_datapath = xdp_program(datapath, xdp_mode, forward);
+    info.regions = {{l2reflect::kLookupRegionFlag, memory.lookup_region}};
     Runtime runtime(info, std::move(args), options);
-    return runtime.run_app([&] { return reflect(runtime, forward); });
+    return runtime.run_app([&] { return reflect(runtime, forward, memory); });
 }

@@ -230,6 +230,32 @@ def next_tag():
     return f"{os.getpid()}_{_tag[0]}"
 
 
+def memif_run(dut_cmd, ready, gen_cmd, sock, tag, seconds):
+    """gen and a DUT over net_memif: starts the DUT (memif server, its output to dut{tag}.log,
+    `ready` the line that says it polls) first, then gen (client, writing gen{tag}.json in TMP);
+    returns (the DUT's output, gen's JSON)."""
+    os.makedirs(TMP, exist_ok=True)
+    log = os.path.join(TMP, f"dut{tag}.log")
+    with open(log, "w") as f:
+        dut = subprocess.Popen(dut_cmd, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.PIPE)
+    wait_for_line(log, ready)
+    gen_out = subprocess.run(gen_cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             timeout=seconds + 60).stdout
+    stop(dut)
+    with open(log) as f:
+        out = f.read()
+    for d in (f"/var/run/dpdk/bdut{tag}", f"/var/run/dpdk/bgen{tag}"):
+        subprocess.run(["rm", "-rf", d])
+    if os.path.exists(sock):
+        os.unlink(sock)
+    try:
+        with open(os.path.join(TMP, f"gen{tag}.json")) as f:
+            gen_json = json.load(f)
+    except (OSError, ValueError):
+        raise RuntimeError(f"gen wrote no JSON: {gen_out[-2000:]}\nDUT: {out[-2000:]}")
+    return out, gen_json
+
+
 def plot(png, body, size="900,500", font_pt=10):
     """Draws `png` with gnuplot: a pngcairo terminal of `size` pixels, then `body` (the script's
     settings and plot commands). The PNG's path relative to the tree, or None when gnuplot

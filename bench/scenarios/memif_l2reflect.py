@@ -1,8 +1,6 @@
 """bench/run memif-l2reflect: gen <-> l2reflect over net_memif, testpmd macswap as the baseline."""
-import json
 import os
 import statistics
-import subprocess
 
 import benchkit as bk
 
@@ -56,34 +54,10 @@ def commands(dut, size, seconds, tag, rate_pps=None):
     return dut_cmd, ready, gen_cmd, sock
 
 
-def run_pair(dut_cmd, ready, gen_cmd, sock, tag, seconds):
-    """Starts the DUT (memif server) first, then gen; returns (dut output, gen json)."""
-    os.makedirs(bk.TMP, exist_ok=True)
-    log = os.path.join(bk.TMP, f"dut{tag}.log")
-    with open(log, "w") as f:
-        dut = subprocess.Popen(dut_cmd, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.PIPE)
-    bk.wait_for_line(log, ready)
-    gen_out = subprocess.run(gen_cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             timeout=seconds + 60).stdout
-    bk.stop(dut)
-    with open(log) as f:
-        out = f.read()
-    for d in (f"/var/run/dpdk/bdut{tag}", f"/var/run/dpdk/bgen{tag}"):
-        subprocess.run(["rm", "-rf", d])
-    if os.path.exists(sock):
-        os.unlink(sock)
-    try:
-        with open(os.path.join(bk.TMP, f"gen{tag}.json")) as f:
-            gen_json = json.load(f)
-    except (OSError, ValueError):
-        raise RuntimeError(f"gen wrote no JSON: {gen_out[-2000:]}\nDUT: {out[-2000:]}")
-    return out, gen_json
-
-
 def saturation(dut, size, seconds):
     tag = bk.next_tag()
     dut_cmd, ready, gen_cmd, sock = commands(dut, size, seconds, tag)
-    out, _ = run_pair(dut_cmd, ready, gen_cmd, sock, tag, seconds)
+    out, _ = bk.memif_run(dut_cmd, ready, gen_cmd, sock, tag, seconds)
     samples = bk.testpmd_mpps(out) if dut == "testpmd_macswap" else bk.linerate_mpps(dut, out)
     samples = [x for x in samples if x > 0]
     if not samples:
@@ -94,7 +68,7 @@ def saturation(dut, size, seconds):
 def paced(rate_pps, size, seconds):
     tag = bk.next_tag()
     dut_cmd, ready, gen_cmd, sock = commands("l2reflect", size, seconds, tag, rate_pps)
-    _, g = run_pair(dut_cmd, ready, gen_cmd, sock, tag, seconds)
+    _, g = bk.memif_run(dut_cmd, ready, gen_cmd, sock, tag, seconds)
     keys = ("tx_packets", "returned", "lost", "reordered", "latency_ns", "sent_mpps")
     return {k: g.get(k) for k in keys}
 

@@ -468,38 +468,55 @@ TEST_P(L2reflectCliErrors, ExitTwoWithOneLine) {
 
 INSTANTIATE_TEST_SUITE_P(
     All, L2reflectCliErrors,
-    testing::Values(CliCase{{"--frobnicate"}, "not expected: --frobnicate"},
-                    CliCase{{"--burst", "0"}, "--burst"}, CliCase{{"--burst", "many"}, "--burst"},
-                    CliCase{{"--stats-period", "-1"}, "--stats-period"},
-                    CliCase{{"--netbuf", "pages:2m"}, "bad region 'pages:2m'"},
-                    CliCase{{"--netbuf", "socket:x"}, "bad region 'socket:x'"},
-                    CliCase{{"--netbuf", "file:/tmp/x,size=12Q"}, "bad size suffix"},
-                    CliCase{{"--netbuf", "dpa"}, "unknown region alias 'dpa'"},
-                    CliCase{{"--region", "=pages:4k"}, "bad region alias name"},
-                    CliCase{{"--ports", "0,x"}, "bad port id 'x'"},
-                    CliCase{{"--xdp-steer", "udp:0"}, "bad --xdp-steer 'udp:0'"},
-                    CliCase{{"--xdp-steer", "tcp"}, "bad --xdp-steer 'tcp'"},
-                    CliCase{{"--netbuf", "file:/tmp/x,size=99999999999999999999"},
-                            "size out of range: '99999999999999999999'"},
-                    CliCase{{"--netbuf", "file:/tmp/x,size=18446744073709551615"},
-                            "size out of range: '18446744073709551615'"},
-                    CliCase{{"--netbuf", "file:/tmp/x,size=16777216G"}, "size out of range"},
-                    CliCase{{"--netbuf", "file:/tmp/x,size=1M,creat"}, "unknown option 'creat'"},
-                    CliCase{{"--duration", "nan"}, "--duration: must be a finite number"},
-                    CliCase{{"--duration", "inf"}, "--duration: must be a finite number"},
-                    CliCase{{"--duration", "-1"}, "--duration: must be a finite number"},
-                    CliCase{{"--stats-period", "nan"}, "--stats-period: must be a finite number"},
-                    CliCase{{"--link-wait", "nan"}, "--link-wait: must be a finite number"},
-                    CliCase{{"--mbufs", "64"},
-                            "--mbufs 64 is too small for a per-lcore cache of 256 mbufs"},
-                    CliCase{{"--mbufs", "100", "--mbuf-cache", "67"}, "--mbuf-cache 66 or less"},
-                    CliCase{{"--ports", "0,0"}, "port 0 is given twice in --ports"},
-                    CliCase{{"--ports", "1,2,1"}, "port 1 is given twice in --ports"},
-                    CliCase{{"--json", "/nonexistent/dir/r.json"},
-                            "--json /nonexistent/dir/r.json: No such file or directory"},
-                    CliCase{{"--json", "/tmp"}, "--json /tmp: is a directory"},
-                    CliCase{{"--vdev=net_null0"}, "EAL args go before `--`"},
-                    CliCase{{"-l", "0", "--duration", "1"}, "EAL args go before `--`"}));
+    testing::Values(
+        CliCase{{"--frobnicate"}, "not expected: --frobnicate"},
+        CliCase{{"--burst", "0"}, "--burst"}, CliCase{{"--burst", "many"}, "--burst"},
+        CliCase{{"--stats-period", "-1"}, "--stats-period"},
+        CliCase{{"--netbuf", "pages:2m"}, "bad region 'pages:2m'"},
+        CliCase{{"--netbuf", "socket:x"}, "bad region 'socket:x'"},
+        CliCase{{"--netbuf", "file:/tmp/x,size=12Q"}, "bad size suffix"},
+        CliCase{{"--netbuf", "dpa"}, "unknown region alias 'dpa'"},
+        CliCase{{"--region", "=pages:4k"}, "bad region alias name"},
+        CliCase{{"--ports", "0,x"}, "bad port id 'x'"},
+        CliCase{{"--xdp-steer", "udp:0"}, "bad --xdp-steer 'udp:0'"},
+        CliCase{{"--xdp-steer", "tcp"}, "bad --xdp-steer 'tcp'"},
+        CliCase{{"--netbuf", "file:/tmp/x,size=99999999999999999999"},
+                "size out of range: '99999999999999999999'"},
+        CliCase{{"--netbuf", "file:/tmp/x,size=18446744073709551615"},
+                "size out of range: '18446744073709551615'"},
+        CliCase{{"--netbuf", "file:/tmp/x,size=16777216G"}, "size out of range"},
+        CliCase{{"--netbuf", "file:/tmp/x,size=1M,creat"}, "unknown option 'creat'"},
+        CliCase{{"--touch", "101"}, "--touch: Value 101 not in range 0 to 100"},
+        CliCase{{"--lookups", "4097"}, "--lookups: Value 4097 not in range"},
+        CliCase{{"--lookup-buffer", "1M"},
+                "--lookup-buffer, --lookup-region and --lookup-kind need --lookups"},
+        CliCase{{"--lookups", "2", "--lookup-buffer", "1K"},
+                "--lookup-buffer: 1K is outside 4.0 KiB .. 32.0 GiB"},
+        CliCase{{"--lookups", "2", "--lookup-buffer", "4100"},
+                "--lookup-buffer: 4100 is not a multiple of 8 bytes"},
+        CliCase{{"--lookups", "2", "--lookup-buffer", "8Q"}, "bad size suffix"},
+        CliCase{{"--lookups", "2", "--lookup-region", "pages:2m"},
+                "--lookup-region: bad region 'pages:2m'"},
+        CliCase{{"--lookups", "2", "--lookup-region", "dpa"}, "unknown region alias 'dpa'"},
+        CliCase{{"--lookups", "2", "--lookup-kind", "chained"},
+                "--lookup-kind: chained not in {dependent,independent}"},
+        CliCase{{"--touch", "50", "--datapath", "xdp"},
+                "--touch and --lookups are the poll loop's work: not with --datapath "
+                "xdp"},
+        CliCase{{"--duration", "nan"}, "--duration: must be a finite number"},
+        CliCase{{"--duration", "inf"}, "--duration: must be a finite number"},
+        CliCase{{"--duration", "-1"}, "--duration: must be a finite number"},
+        CliCase{{"--stats-period", "nan"}, "--stats-period: must be a finite number"},
+        CliCase{{"--link-wait", "nan"}, "--link-wait: must be a finite number"},
+        CliCase{{"--mbufs", "64"}, "--mbufs 64 is too small for a per-lcore cache of 256 mbufs"},
+        CliCase{{"--mbufs", "100", "--mbuf-cache", "67"}, "--mbuf-cache 66 or less"},
+        CliCase{{"--ports", "0,0"}, "port 0 is given twice in --ports"},
+        CliCase{{"--ports", "1,2,1"}, "port 1 is given twice in --ports"},
+        CliCase{{"--json", "/nonexistent/dir/r.json"},
+                "--json /nonexistent/dir/r.json: No such file or directory"},
+        CliCase{{"--json", "/tmp"}, "--json /tmp: is a directory"},
+        CliCase{{"--vdev=net_null0"}, "EAL args go before `--`"},
+        CliCase{{"-l", "0", "--duration", "1"}, "EAL args go before `--`"}));
 
 // A mistyped region file must not become a new file; `,create` asks for one.
 TEST(L2reflectCli, MissingRegionFileIsAnErrorUnlessCreateIsAsked) {
@@ -582,4 +599,62 @@ TEST(L2reflectTelemetry, StatsCommandAnswersWhileRunning) {
     EXPECT_EQ(answers[1], nlohmann::json({{"runt", 0}, {"split_header", 0}, {"tx_full", 0}}))
         << raw;
     system(("rm -rf /var/run/dpdk/" + prefix).c_str());
+}
+
+// --touch and --lookups only read: the frames come back exactly as without them, and the JSON
+// has the exact sum of the touched words (little-endian, whole words of the percentage).
+TEST(L2reflectMemoryWork, PcapOutputUnchangedAndTouchSumExact) {
+    const auto in = random_frames(2000, 60, 1514, 11);
+    const PcapRun plain = run_pcap(in);
+    ASSERT_EQ(plain.proc.exit_status, 0) << plain.proc.out;
+    for (unsigned pct : {25u, 100u}) {
+        uint64_t sum = 0, touched = 0;
+        for (const Frame& f : in) {
+            const size_t words = f.size() * pct / 100 / 8;
+            for (size_t w = 0; w < words; ++w)
+                for (size_t b = 0; b < 8; ++b) sum += uint64_t(f[w * 8 + b]) << (8 * b);
+            touched += words * 8;
+        }
+        const PcapRun r = run_pcap(in, {"--touch", std::to_string(pct), "--lookups", "4",
+                                        "--lookup-buffer", "64K", "--lookup-region", "pages:4k"});
+        ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
+        EXPECT_EQ(r.out, plain.out) << pct;
+        const nlohmann::json& w = r.json["workers"][0];
+        EXPECT_EQ(w["touch_sum"].get<uint64_t>(), sum) << pct;
+        EXPECT_EQ(w["touched_bytes"].get<uint64_t>(), touched) << pct;
+        EXPECT_EQ(w["lookups"].get<uint64_t>(), 4 * in.size());
+        EXPECT_EQ(r.json["memory_work"]["touch_pct"], pct);
+        EXPECT_EQ(r.json["memory_work"]["lookups"], 4);
+        EXPECT_EQ(r.json["memory_work"]["lookup_kind"], "dependent");
+        EXPECT_EQ(r.json["memory_work"]["lookup_buffer_bytes"], 65536);
+        EXPECT_NE(r.json["memory_work"]["lookup_region"].get<std::string>().find("pages:4k"),
+                  std::string::npos);
+        EXPECT_EQ(r.json["mempool_in_use_at_exit"], 0);
+        expect_json_documented(r.json);
+    }
+}
+
+// A dependent walk of 8192 reads (4 per frame) round a 64 KiB buffer's 8192-slot cycle reads
+// every slot index once: their sum is 0 + 1 + ... + 8191. Independent reads are counted too.
+TEST(L2reflectMemoryWork, LookupsWalkTheWholeCycle) {
+    const auto in = random_frames(2048, 60, 60, 12);
+    const PcapRun r = run_pcap(in, {"--lookups", "4", "--lookup-buffer", "64K"});
+    ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
+    EXPECT_EQ(r.json["workers"][0]["lookups"], 8192);
+    EXPECT_EQ(r.json["workers"][0]["lookup_sum"], 8192ull * 8191 / 2);
+    EXPECT_FALSE(r.json["workers"][0].contains("touch_sum"));
+    const PcapRun ind = run_pcap(in, {"--lookups", "3", "--lookup-kind", "independent"});
+    ASSERT_EQ(ind.proc.exit_status, 0) << ind.proc.out;
+    EXPECT_EQ(ind.out, r.out);
+    EXPECT_EQ(ind.json["workers"][0]["lookups"], 3 * 2048);
+    EXPECT_EQ(ind.json["memory_work"]["lookup_kind"], "independent");
+    EXPECT_EQ(ind.json["memory_work"]["lookup_buffer_bytes"], 8 << 20);
+}
+
+// Off, nothing of it is in the JSON.
+TEST(L2reflectMemoryWork, OffLeavesNoTrace) {
+    const PcapRun r = run_pcap(random_frames(10, 60, 60, 13));
+    ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
+    EXPECT_FALSE(r.json.contains("memory_work"));
+    EXPECT_FALSE(r.json["workers"][0].contains("touched_bytes"));
 }
