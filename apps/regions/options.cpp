@@ -95,7 +95,11 @@ Resolved resolve(const Options& o) {
         throw std::invalid_argument("no region to measure: name one or more, e.g. pages:thp");
     if (!o.from.empty() && o.advise.empty())
         throw std::invalid_argument("--from reads figures for --advise: give --advise APP");
-    r.max_bytes = o.quick ? size_t(1) << 20 : mem::parse_byte_size(o.max_size);
+    try {
+        r.max_bytes = o.quick ? size_t(1) << 20 : mem::parse_byte_size(o.max_size);
+    } catch (const mem::RegionError& e) {
+        throw std::invalid_argument(std::string("--max-size: ") + e.what());
+    }
     if (r.max_bytes < 4096) throw std::invalid_argument("--max-size: at least 4K");
     r.strides = o.quick ? std::vector<size_t>{64, 4096} : o.strides;
     for (size_t s : r.strides)
