@@ -106,6 +106,13 @@ Advice advise(const Report& report, const AppNeeds& needs, double margin) {
             agg[0]->spec, mem::format_bytes(double(needs.aggbuf_bytes)),
             figures_of(report, latency_at, needs.aggbuf_bytes, "ns")));
         a.aggbuf = agg[0]->spec;
+        const auto& curve = agg[0]->latency;
+        if (!curve.empty() && !curve[0].points.empty() &&
+            curve[0].points.back().working_set_bytes < needs.aggbuf_bytes)
+            a.reasons.back() += fmt::format(
+                " (measured only to {}: the figure of the largest; "
+                "a larger --max-size measures it)",
+                mem::format_bytes(double(curve[0].points.back().working_set_bytes)));
         // Rule 3: one region for both when one is near the best for each.
         auto both = std::find_if(agg.begin(), agg.end(), [&](const RegionFigures* f) {
             return std::find(net.begin(), net.end(), f) != net.end();
