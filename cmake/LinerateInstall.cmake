@@ -2,7 +2,7 @@
 # find_package(linerate), and the Debian package (cpack -G DEB).
 
 # Programs.
-install(TARGETS l2reflect nfv kvagg clocksync linerate-tt gen kvagg_load
+install(TARGETS l2reflect nfv kvagg clocksync linerate-regions linerate-tt gen kvagg_load
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # The runtime as a library: static archives, public headers, the exported targets.

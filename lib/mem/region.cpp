@@ -12,6 +12,7 @@
 #include <rte_memory.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -40,14 +41,16 @@ rte_iova_t iova_of(const void* p) {
                                               : rte_mem_virt2phy(p);
 }
 
-// Bytes of the range [addr, addr+len) backed by transparent huge pages, from /proc/self/smaps.
-size_t thp_bytes_in(const void* addr, size_t len) {
+}  // namespace
+
+PageFacts page_facts(const void* addr, size_t len) {
     auto lo = reinterpret_cast<uintptr_t>(addr);
     uintptr_t hi = lo + len;
     std::ifstream smaps("/proc/self/smaps");
     std::string line;
     bool in_range = false;
-    size_t total = 0;
+    PageFacts facts;
+    size_t hugetlb = 0;
     while (std::getline(smaps, line)) {
         uintptr_t start = 0, end = 0;
         if (std::sscanf(line.c_str(), "%lx-%lx ", &start, &end) == 2 && line.find(':') > 8) {
@@ -55,13 +58,25 @@ size_t thp_bytes_in(const void* addr, size_t len) {
             continue;
         }
         size_t kb = 0;
-        if (in_range && std::sscanf(line.c_str(), "AnonHugePages: %zu kB", &kb) == 1)
-            total += kb * 1024;
+        if (!in_range) continue;
+        if (std::sscanf(line.c_str(), "KernelPageSize: %zu kB", &kb) == 1)
+            facts.kernel_page_size = std::max(facts.kernel_page_size, kb * 1024);
+        else if (std::sscanf(line.c_str(), "AnonHugePages: %zu kB", &kb) == 1 ||
+                 std::sscanf(line.c_str(), "ShmemPmdMapped: %zu kB", &kb) == 1 ||
+                 std::sscanf(line.c_str(), "FilePmdMapped: %zu kB", &kb) == 1)
+            facts.thp_bytes += kb * 1024;
+        else if (std::sscanf(line.c_str(), "Shared_Hugetlb: %zu kB", &kb) == 1 ||
+                 std::sscanf(line.c_str(), "Private_Hugetlb: %zu kB", &kb) == 1)
+            hugetlb += kb * 1024;
     }
-    return total;
+    // smaps counts whole mappings: a buffer smaller than its mapping reads at most its size.
+    facts.thp_bytes = std::min(facts.thp_bytes, len);
+    facts.huge_bytes = std::min(facts.thp_bytes + hugetlb, len);
+    // The node of the first page (get_mempolicy with MPOL_F_NODE | MPOL_F_ADDR); -1 if unknown.
+    int node = -1;
+    if (syscall(SYS_get_mempolicy, &node, nullptr, 0UL, addr, 3UL) == 0) facts.numa_node = node;
+    return facts;
 }
-
-}  // namespace
 
 std::string format_bytes(double b) {
     if (b >= double(1ull << 30)) return fmt::format("{:.1f} GiB", b / double(1ull << 30));
@@ -203,8 +218,7 @@ std::string describe_placement(const void* addr, size_t len) {
                                       : fmt::format("socket {}", msl->socket_id);
     where += fmt::format(", {} pages", format_bytes(double(msl->page_sz)));
     if (msl->external || msl->page_sz == k4K) {
-        // smaps counts whole mappings: a pool smaller than its mapping reads at most its size.
-        size_t thp = std::min(thp_bytes_in(addr, len), len);
+        size_t thp = page_facts(addr, len).thp_bytes;
         if (thp) where += fmt::format(", {} on transparent huge pages", format_bytes(double(thp)));
     }
     return where;

@@ -55,6 +55,17 @@ class Region {
 // transparent huge pages".
 std::string describe_placement(const void* addr, size_t len);
 
+// What the kernel backs [addr, addr+len) with, from /proc/self/smaps and get_mempolicy: the
+// largest page size of its mappings, the bytes on transparent huge pages (anonymous, shmem or
+// file) and on any huge page (THP or hugetlbfs), each at most len, and the first page's NUMA node.
+struct PageFacts {
+    size_t kernel_page_size = 0;
+    size_t thp_bytes = 0;
+    size_t huge_bytes = 0;
+    int numa_node = -1;
+};
+PageFacts page_facts(const void* addr, size_t len);
+
 std::string format_bytes(double bytes);
 
 }  // namespace linerate::mem

@@ -14,8 +14,8 @@ text):
   land there; a file's blocks share it, so a later block uses what an earlier one wrote.
 - Inputs: in.pcap (linerate-gen's CheckIPHeader mix, 1000 frames of 128 B), requests.pcap
   (100 clocksync requests) and empty.pcap (no record) exist there before the file's first block.
-- Bare program names (`nfv`, `kvagg`, `linerate-gen`, `linerate-tt`, `kvagg_load`) are the build's
-  binaries: their directories come first on PATH.
+- Bare program names (`nfv`, `kvagg`, `linerate-gen`, `linerate-tt`, `linerate-regions`,
+  `kvagg_load`) are the build's binaries: their directories come first on PATH.
 - `NAME=value` lines set a variable for the block's later commands; `CMD &` runs in the
   background, `wait` waits for those; everything else must end before the next command starts.
 - An app that runs until stopped (an app command without --duration, --pcap, --write-pcap, or
@@ -89,10 +89,11 @@ from netns_pair import NamespacePair  # noqa: E402
 DOC_GLOBS = ["README.md", "docs/**/*.md", "bench/*/README.md", "examples/*/README.md"]
 SHELL_LANGS = {"sh", "bash", "shell"}
 APPS = {"l2reflect", "nfv", "kvagg", "clocksync", "linerate-gen", "linerate-tt"}
-BIN_DIRS = ["apps/l2reflect", "apps/nfv", "apps/kvagg", "apps/clocksync", "bench/gen", "examples"]
+BIN_DIRS = ["apps/l2reflect", "apps/nfv", "apps/kvagg", "apps/clocksync", "apps/regions",
+            "bench/gen", "examples"]
 NEEDED = ["apps/l2reflect/l2reflect", "apps/nfv/nfv", "apps/kvagg/kvagg",
           "apps/clocksync/clocksync", "apps/clocksync/linerate-tt", "bench/gen/linerate-gen",
-          "examples/kvagg_load", "bpf/steer.bpf.o"]
+          "apps/regions/linerate-regions", "examples/kvagg_load", "bpf/steer.bpf.o"]
 RUN_S = 3.0    # an app that runs until stopped gets SIGINT this long after it is running
 READY = ": running"  # what an app prints once its ports are up and its workers poll
 PORT_STARTED = "waiting up to"  # a memif server's port started, its client may connect
