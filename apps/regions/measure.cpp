@@ -2,7 +2,7 @@
 
 #include <fmt/core.h>
 #include <rte_lcore.h>
-#include <rte_malloc.h>
+#include <rte_memory.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "mem/placed_buffer.hpp"
 #include "mem/region.hpp"
 #include "regions/memory_kernels.hpp"
 #include "worker/worker_map.hpp"
@@ -50,46 +51,32 @@ class Progress {
 };
 
 // The measured buffer: as large as asked, or the largest power-of-two fraction of it the region
-// holds, placed as the apps place their buffers (a Region, then rte_malloc on its heap).
+// holds, placed as the apps place their buffers (mem::PlacedBuffer: a Region, then rte_malloc on
+// its heap, zeroed, so every page is present before timing).
 class RegionBuffer {
   public:
     RegionBuffer(const mem::RegionSpec& spec, size_t want, unsigned index) {
         const int socket = int(rte_lcore_to_socket_id(rte_get_main_lcore()));
         std::string why = "out of memory";
         for (size_t bytes = want; bytes >= kMinBuffer; bytes /= 2) try {
-                const size_t page = spec.page_size();
-                region_ = std::make_unique<mem::Region>(spec, bytes + 2 * page + (size_t(1) << 20),
-                                                        fmt::format("regions{}", index), socket);
-                data_ = rte_malloc_socket("linerate_regions", bytes, unsigned(page),
-                                          region_->socket_id());
-                if (data_) {
-                    bytes_ = bytes;
-                    std::memset(data_, 0, bytes_);  // every page present before timing
-                    return;
-                }
-                region_.reset();
+                placed_ = std::make_unique<mem::PlacedBuffer>(
+                    spec, bytes, fmt::format("regions{}", index), socket, "measured buffer");
+                return;
             } catch (const std::exception& e) {
-                region_.reset();  // too large for it: try half
+                placed_.reset();  // too large for it: try half
                 why = e.what();
             }
         throw std::runtime_error(fmt::format("region {}: cannot hold even {} for the figures ({})",
                                              spec.text, mem::format_bytes(double(kMinBuffer)),
                                              why));
     }
-    ~RegionBuffer() {
-        rte_free(data_);  // before the region: its heap can only be removed empty
-    }
-    RegionBuffer(const RegionBuffer&) = delete;
-    RegionBuffer& operator=(const RegionBuffer&) = delete;
 
-    char* data() const { return static_cast<char*>(data_); }
-    size_t bytes() const { return bytes_; }
-    const mem::Region& region() const { return *region_; }
+    char* data() const { return static_cast<char*>(placed_->data()); }
+    size_t bytes() const { return placed_->bytes(); }
+    const mem::Region& region() const { return placed_->region(); }
 
   private:
-    std::unique_ptr<mem::Region> region_;
-    void* data_ = nullptr;
-    size_t bytes_ = 0;
+    std::unique_ptr<mem::PlacedBuffer> placed_;
 };
 
 // Runs job(i) on workers 0 .. active-1 at once (they start together); the main lcore sleeps.

@@ -1,5 +1,7 @@
 #include "regions/memory_kernels.hpp"
 
+#include "mem/pointer_chain.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
@@ -10,19 +12,6 @@ namespace linerate::regions {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// splitmix64: a cheap, well-spread sequence for the shuffle and the random lines.
-uint64_t next_random(uint64_t& state) {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-// A number below n, without the bias of a modulo worth speaking of (Lemire's multiply-shift).
-uint64_t below(uint64_t& state, uint64_t n) {
-    return uint64_t((unsigned __int128)next_random(state) * n >> 64);
-}
 
 double since(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
@@ -38,11 +27,8 @@ void* build_chain(void* buf, size_t bytes, size_t stride, uint64_t seed) {
         throw std::invalid_argument("build_chain: stride must be a multiple of 8 within bytes");
     const size_t count = bytes / stride;
     if (count > UINT32_MAX) throw std::invalid_argument("build_chain: more than 2^32 elements");
-    std::vector<uint32_t> next(count);
-    for (size_t i = 0; i < count; ++i) next[i] = uint32_t(i);
-    // Sattolo: j strictly below i makes the permutation one cycle of length count.
-    uint64_t state = seed;
-    for (size_t i = count - 1; i > 0; --i) std::swap(next[i], next[below(state, i)]);
+    std::vector<uint64_t> next(count);
+    mem::make_cyclic_chain(next, seed);  // one cycle of length count
     auto* base = static_cast<char*>(buf);
     for (size_t i = 0; i < count; ++i)
         *reinterpret_cast<void**>(base + i * stride) = base + size_t(next[i]) * stride;
@@ -68,9 +54,9 @@ uint64_t read_random_lines(const void* buf, size_t bytes, uint64_t lines, uint64
     const auto* base = static_cast<const uint64_t*>(buf);
     const uint64_t count = bytes / kLineBytes;
     constexpr size_t kWords = kLineBytes / sizeof(uint64_t);
-    uint64_t state = seed, sum = 0;
+    uint64_t state = seed | 1, sum = 0;
     for (uint64_t i = 0; i < lines; ++i) {
-        const uint64_t* line = base + below(state, count) * kWords;
+        const uint64_t* line = base + mem::random_index(state, count) * kWords;
         for (size_t w = 0; w < kWords; ++w) sum += line[w];
     }
     return sum;
