@@ -83,11 +83,16 @@ inline size_t agg_hash_index(uint64_t key, unsigned bits) {
 
 // The slot of `line` that holds `key` if any, else the line's first slot (whose key the caller
 // compares again). Branch-free: the slot a key sits in is random, and a branch per slot
-// mispredicts as often as a probe loop. Portable form: a bit mask of four compares.
-inline AggSlot* agg_line_find_portable(AggSlot* line, uint64_t key) {
+// mispredicts as often as a probe loop. Portable form: a bit mask of four compares, each slot's
+// key read by key_of(slot) (the shared table's: an atomic load).
+template <class KeyOf>
+inline AggSlot* agg_line_find_by(AggSlot* line, uint64_t key, KeyOf key_of) {
     unsigned m = 0;
-    for (unsigned j = 0; j < kAggLineSlots; ++j) m |= unsigned(line[j].key == key) << j;
+    for (unsigned j = 0; j < kAggLineSlots; ++j) m |= unsigned(key_of(line[j]) == key) << j;
     return line + (m ? std::countr_zero(m) : 0);
+}
+inline AggSlot* agg_line_find_portable(AggSlot* line, uint64_t key) {
+    return agg_line_find_by(line, key, [](const AggSlot& s) { return s.key; });
 }
 
 // agg_line_find_portable(); on x86-64 three cmovs, 9 instructions against 21 (GCC turns a

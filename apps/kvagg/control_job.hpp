@@ -38,12 +38,17 @@ struct ControlJob {
 
 // Does `job` on a per-worker table and window (the owner's thread, or after it stopped).
 void run_job(ControlJob& job, AggTable& table, const DupFilter& dup);
-// A worker's part beside the shared table: its window (status).
-inline void run_job(ControlJob& job, SharedAggTable&, const DupFilter& dup) {
-    job.state = dup.state(job.request->stream, job.max_missing);
-}
-// The shared table's part of a read or flush (any thread: atomic reads and exchanges).
+// The shared table's part of a read or flush (any thread: atomic reads and exchanges; a reset
+// of a table with one writer: that writer's thread, or any once it stopped).
 void run_shared_table_job(ControlJob& job, SharedAggTable& table);
+// A worker's part beside the shared table: its window (status), or, posted to the table's one
+// writer, the table's part of a flush with reset.
+inline void run_job(ControlJob& job, SharedAggTable& table, const DupFilter& dup) {
+    if (job.request->op == kKvOpStatus)
+        job.state = dup.state(job.request->stream, job.max_missing);
+    else
+        run_shared_table_job(job, table);
+}
 
 // Worker side: does the posted job, if any, and clears the slot.
 template <class Table>

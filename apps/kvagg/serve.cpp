@@ -77,7 +77,10 @@ bool KvService<Table>::place_tables() {
     }
     fmt::print("{}: aggbuf {}\n", kApp, buffer_->describe());
     for (unsigned t = 0; t < buffer_->count(); ++t)
-        tables_.push_back(std::make_unique<Table>(buffer_->table(t), cfg));
+        if constexpr (kShared)  // its writers: one worker's adds need no locked instruction
+            tables_.push_back(std::make_unique<Table>(buffer_->table(t), cfg, workers_));
+        else
+            tables_.push_back(std::make_unique<Table>(buffer_->table(t), cfg));
     return true;
 }
 

@@ -5,8 +5,8 @@
 
 namespace linerate::kvagg {
 
-SharedAggTable::SharedAggTable(std::span<AggSlot> slots, const AggConfig& cfg)
-    : AggTableOps(slots.data(), slots.size(), cfg) {
+SharedAggTable::SharedAggTable(std::span<AggSlot> slots, const AggConfig& cfg, unsigned writers)
+    : AggTableOps(slots.data(), slots.size(), cfg), single_writer_(writers == 1) {
     clear();
 }
 
@@ -60,7 +60,7 @@ bool SharedAggTable::add_zero(uint64_t value) {
             },
             [&] { return zero_used_.load(std::memory_order_relaxed) != 0; }))
         return false;
-    zero_value_.fetch_add(value, std::memory_order_relaxed);
+    add_to(zero_value_, value);
     return true;
 }
 

@@ -438,3 +438,50 @@ TEST(AggTable, Homes) {
     EXPECT_EQ(d.table.find(15), 1u);
     EXPECT_EQ(d.table.size(), 1u);
 }
+
+// A reset while workers add takes each amount exactly once: with several writers the control
+// thread exchanges the sums (drain_live) as the writers' locked adds go on; with one writer
+// (adds a load and a store, no locked instruction) the writer resets between its adds while
+// another thread reads the sums live. Every amount is taken once or left in the table.
+TEST(SharedAggTable, ResetWhileAddingTakesEachAmountOnce) {
+    for (unsigned writers : {1u, 3u}) {
+        std::vector<AggSlot> mem(2048);
+        SharedAggTable table(mem, hash_cfg(512), writers);
+        EXPECT_EQ(table.single_writer(), writers == 1);
+        std::atomic<unsigned> running{writers};
+        std::vector<uint64_t> sent(writers, 0), taken(writers, 0);
+        std::vector<std::thread> threads;
+        for (unsigned t = 0; t < writers; ++t)
+            threads.emplace_back([&, t] {
+                std::mt19937_64 rng(40 + t);
+                std::vector<AggSlot> out;
+                for (int i = 0; i < 40000; ++i) {
+                    const uint64_t value = rng();
+                    sent[t] += value;
+                    EXPECT_TRUE(table.add(rng() % 400, value));
+                    if (writers == 1 && i % 1000 == 999)  // the writer's own reset
+                        taken[t] += table.drain_live(0, ~0ull, true, out);
+                }
+                running.fetch_sub(1);
+            });
+        uint64_t control_taken = 0;
+        std::vector<AggSlot> out;
+        while (running.load() != 0) {
+            out.clear();
+            if (writers == 1) {  // reads only, from another thread
+                for (uint64_t k = 0; k < 400; k += 7) table.find_live(k);
+                table.drain_live(0, ~0ull, false, out);
+            } else {
+                control_taken += table.drain_live(0, ~0ull, true, out);
+            }
+        }
+        for (auto& th : threads) th.join();
+        const AggView v = table.view();
+        uint64_t all_sent = 0, all_taken = control_taken;
+        for (unsigned t = 0; t < writers; ++t) all_sent += sent[t], all_taken += taken[t];
+        if (writers == 1) {  // the control thread may run late with several
+            EXPECT_GT(all_taken, 0u);
+        }
+        EXPECT_EQ(merge_tables({&v, 1}).total + all_taken, all_sent) << writers << " writers";
+    }
+}

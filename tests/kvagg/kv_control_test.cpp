@@ -87,6 +87,23 @@ std::map<uint64_t, uint64_t> response_tuples(const std::vector<std::vector<uint8
     return m;
 }
 
+// A keyed request's answer (as large as it takes): each frame's trailer checked and taken off,
+// so the frames are what an unkeyed answer of before --key was.
+template <class Table>
+std::vector<std::vector<uint8_t>> ask_keyed(KvControl<Table>& control,
+                                            linerate::auth::MessageMac& mac, size_t mtu,
+                                            const std::vector<uint8_t>& f) {
+    std::vector<std::vector<uint8_t>> frames = control.answer(f.data(), f.size(), 0);
+    const KvRequest r = parse_kv_request(f.data(), f.size(), kKvDefaultPort);
+    for (std::vector<uint8_t>& frame : frames) {
+        EXPECT_LE(frame.size(), r.l3_offset + mtu);
+        EXPECT_TRUE(mac.verify(frame.data() + r.app_offset, frame.size() - r.app_offset));
+        frame.resize(frame.size() - linerate::auth::kTrailerLen);
+        finish_kv_response(frame.data(), r, frame.size());
+    }
+    return frames;
+}
+
 // Two per-worker tables and windows; the workers are "stopped" (no loop), so the control reads
 // their parts directly, as it does after a run.
 struct TwoWorkers {
@@ -111,15 +128,37 @@ struct TwoWorkers {
         control.enable_key(key);
     }
     std::vector<std::vector<uint8_t>> ask(const std::vector<uint8_t>& f) {
-        std::vector<std::vector<uint8_t>> frames = control.answer(f.data(), f.size(), 0);
-        const KvRequest r = parse_kv_request(f.data(), f.size(), kKvDefaultPort);
-        for (std::vector<uint8_t>& frame : frames) {
-            EXPECT_LE(frame.size(), r.l3_offset + mtu);
-            EXPECT_TRUE(mac.verify(frame.data() + r.app_offset, frame.size() - r.app_offset));
-            frame.resize(frame.size() - linerate::auth::kTrailerLen);
-            finish_kv_response(frame.data(), r, frame.size());
-        }
-        return frames;
+        return ask_keyed(control, mac, mtu, f);
+    }
+};
+
+// The shared table with `writers` workers (1: adds without locked instructions, resets made by
+// the worker), each a kernel and a window; "stopped" until a test runs their loops.
+struct SharedWorkers {
+    AggConfig cfg{.mode = IndexMode::hash, .max_keys = 4096};
+    std::vector<AggSlot> mem = std::vector<AggSlot>(AggGeometry::slots_for(cfg));
+    SharedAggTable table;
+    KvKernel<SharedAggTable> k0{table, {}}, k1{table, {}};
+    WorkerLink links[2];
+    size_t mtu = 1500;
+    KvControl<SharedAggTable> control;
+    linerate::auth::Key key{{7, 7, 7}};
+    linerate::auth::MessageMac mac{key};
+    explicit SharedWorkers(unsigned writers)
+        : table(mem, cfg, writers),
+          control(
+              workers(writers), [this](uint16_t, size_t l3) { return l3 + mtu; }, kKvDefaultPort) {
+        links[0].stopped = true;
+        links[1].stopped = true;
+        control.enable_key(key);
+    }
+    std::vector<KvControl<SharedAggTable>::Worker> workers(unsigned n) {
+        std::vector<KvControl<SharedAggTable>::Worker> w = {{&table, &k0.dup_filter(), &links[0]}};
+        if (n == 2) w.push_back({&table, &k1.dup_filter(), &links[1]});
+        return w;
+    }
+    std::vector<std::vector<uint8_t>> ask(const std::vector<uint8_t>& f) {
+        return ask_keyed(control, mac, mtu, f);
     }
 };
 
@@ -354,18 +393,18 @@ TEST(KvControl, RequestSlotServesEveryKindPosted) {
     EXPECT_FALSE(slot.has_pending());
 }
 
-// Two worker threads add to their own tables and serve their jobs between "bursts", as the sink
-// loop does; the control thread flush-resets meanwhile. Every amount is flushed exactly once or
-// still in a table at the end.
-TEST(KvControl, FlushResetWhileWorkersAddIsExact) {
-    TwoWorkers w;
-    w.links[0].stopped = false;
-    w.links[1].stopped = false;
+// `workers` worker threads add to their tables (kernels k0, k1) and serve their jobs between
+// "bursts", as the sink loop does; the control thread flush-resets meanwhile. Every amount is
+// flushed exactly once or still in a table at the end.
+template <class Fixture, class Table>
+void expect_flush_reset_while_adding_exact(Fixture& w, unsigned workers,
+                                           Table& (*table_of)(Fixture&, unsigned)) {
+    for (unsigned i = 0; i < workers; ++i) w.links[i].stopped = false;
     std::atomic<bool> stop{false};
     uint64_t added[2] = {0, 0};
     auto worker = [&](unsigned i) {
-        KvKernel<AggTable>& k = i ? w.k1 : w.k0;
-        AggTable& t = i ? w.t1 : w.t0;
+        KvKernel<Table>& k = i ? w.k1 : w.k0;
+        Table& t = table_of(w, i);
         std::mt19937_64 rng(i);
         uint64_t seq = 0;
         while (!stop.load(std::memory_order_relaxed)) {
@@ -380,7 +419,8 @@ TEST(KvControl, FlushResetWhileWorkersAddIsExact) {
         }
         w.links[i].stopped.store(true, std::memory_order_release);
     };
-    std::thread a(worker, 0), b(worker, 1);
+    std::vector<std::thread> threads;
+    for (unsigned i = 0; i < workers; ++i) threads.emplace_back(worker, i);
     uint64_t flushed = 0;
     for (int n = 0; n < 50; ++n) {
         const auto f = request(kKvOpFlush, 0, 0, uint64_t(n), kKvFlushReset, {});
@@ -388,14 +428,30 @@ TEST(KvControl, FlushResetWhileWorkersAddIsExact) {
         std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     stop = true;
-    a.join();
-    b.join();
+    for (std::thread& t : threads) t.join();
     const auto rest = response_tuples(w.ask(request(kKvOpFlush, 0, 0, 99, 0, {})));
     uint64_t left = 0;
     for (const auto& [k, v] : rest) left += v;
     EXPECT_GT(flushed, 0u);
     EXPECT_EQ(flushed + left, added[0] + added[1]);
     EXPECT_EQ(w.control.counters().flushed_sum.load(), flushed);
+}
+
+TEST(KvControl, FlushResetWhileWorkersAddIsExact) {
+    TwoWorkers w;
+    expect_flush_reset_while_adding_exact<TwoWorkers, AggTable>(
+        w, 2, [](TwoWorkers& f, unsigned i) -> AggTable& { return i ? f.t1 : f.t0; });
+}
+
+// The shared table, its one writer adding with plain loads and stores (the flushes' resets are
+// posted to it), and two writers adding with locked adds (the resets exchanged here).
+TEST(KvControl, SharedTableFlushResetWhileWorkersAddIsExact) {
+    for (unsigned writers : {1u, 2u}) {
+        SharedWorkers w(writers);
+        EXPECT_EQ(w.table.single_writer(), writers == 1);
+        expect_flush_reset_while_adding_exact<SharedWorkers, SharedAggTable>(
+            w, writers, [](SharedWorkers& f, unsigned) -> SharedAggTable& { return f.table; });
+    }
 }
 
 // --state through the control: a checkpoint holds each worker's sums and windows; a flush with
