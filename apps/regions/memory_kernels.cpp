@@ -3,6 +3,7 @@
 #include "mem/pointer_chain.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <stdexcept>
 #include <vector>
@@ -17,8 +18,9 @@ double since(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// What the kernels return goes here, so the compiler cannot drop their loads.
-volatile uint64_t g_sink;
+// What the kernels return goes here, so the compiler cannot drop their loads (an atomic: the
+// workers store to it at once).
+std::atomic<uint64_t> g_sink;
 
 }  // namespace
 
@@ -100,7 +102,7 @@ double chase_ns(void* start, size_t elements, double seconds) {
         const double ns = elapsed * 1e9 / double(steps);
         best = round == 0 ? ns : std::min(best, ns);
     }
-    g_sink = reinterpret_cast<uintptr_t>(p);
+    g_sink.store(reinterpret_cast<uintptr_t>(p), std::memory_order_relaxed);
     return best;
 }
 
@@ -113,7 +115,7 @@ double random_read_bytes_per_s(const void* buf, size_t bytes, double seconds, ui
         sum += read_random_lines(buf, bytes, kChunk, seed + lines);
         lines += kChunk;
     } while ((elapsed = since(t0)) < seconds);
-    g_sink = sum;
+    g_sink.store(sum, std::memory_order_relaxed);
     return double(lines * kLineBytes) / elapsed;
 }
 
@@ -125,7 +127,7 @@ double sequential_read_bytes_per_s(const void* buf, size_t bytes, double seconds
         sum += read_sequential(buf, bytes);
         ++passes;
     } while ((elapsed = since(t0)) < seconds);
-    g_sink = sum;
+    g_sink.store(sum, std::memory_order_relaxed);
     return double(passes * bytes) / elapsed;
 }
 

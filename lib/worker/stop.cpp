@@ -3,6 +3,7 @@
 #include <rte_pause.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -10,9 +11,12 @@
 namespace linerate::worker {
 
 namespace {
-volatile std::sig_atomic_t g_signal = 0;
-
-volatile std::sig_atomic_t g_count = 0;
+// Lock-free atomics (signal-safe), not volatile sig_atomic_t: the handler runs on whichever
+// thread the signal lands on (a worker, DPDK's interrupt thread), and the main thread reads them
+// after the workers end; plain variables there are a data race (ThreadSanitizer said so).
+std::atomic<int> g_signal{0};
+std::atomic<int> g_count{0};
+static_assert(std::atomic<int>::is_always_lock_free, "the signal state must be signal-safe");
 
 void say(const char* text) {
     ssize_t ignored = write(2, text, __builtin_strlen(text));
@@ -23,13 +27,13 @@ void on_signal(int sig) {
     // The first signal asks for a stop; the second only says the summary and JSON are being
     // finished (they take milliseconds, and a half-written JSON is worse than none); the third
     // means it: exit at once, nothing written.
-    g_count = g_count + 1;
-    if (g_count >= 3) _exit(128 + sig);
-    if (g_count == 2) {
+    const int count = g_count.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (count >= 3) _exit(128 + sig);
+    if (count == 2) {
         say("stopping: finishing the summary and JSON (signal once more to abort at once)\n");
         return;
     }
-    g_signal = sig;
+    g_signal.store(sig, std::memory_order_relaxed);
     request_stop();
 }
 
@@ -74,7 +78,7 @@ void install_signal_handlers() {
 }
 
 int stop_signal() {
-    return g_signal;
+    return g_signal.load(std::memory_order_relaxed);
 }
 
 }  // namespace linerate::worker
