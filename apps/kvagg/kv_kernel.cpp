@@ -29,16 +29,6 @@ void prefetch_lines(const uint8_t* from, const uint8_t* to) {
     for (const uint8_t* q = from; q < to; q += 64) __builtin_prefetch(q);
 }
 
-// Requests the table lines of a datagram's tuples before its MAC is checked: the check is pure
-// arithmetic (about 100 ns at 32 tuples), long enough for the misses to land, so the adds after
-// it find the lines in the cache (auth-cost: --key cost 0.60x of the plain rate without this).
-// Only addresses are computed from the unverified bytes; nothing of them is used.
-template <IndexMode kMode>
-void prefetch_homes(const AggHomes& homes, const uint8_t* tuples, size_t n) {
-    for (const uint8_t* t = tuples; t != tuples + n * kKvTupleLen; t += kKvTupleLen)
-        __builtin_prefetch(homes.template home<kMode>(pkt::load_be64(t)), 1, 3);
-}
-
 }  // namespace
 
 template <class Table>
@@ -233,8 +223,6 @@ typename KvKernel<Table>::ChunkWork KvKernel<Table>::admit_chunk(std::span<const
         else  // no --listen-ip: not a compare more than before it existed (bench/run builds)
             p = parse_kv_packet(frames[i].data, frames[i].len, udp_port, checks);
         offloaded += p.udp_checksum_offloaded;  // as admit(): counted before the window
-        if constexpr (kPrefetch && (kGate & kGateKey) != 0)
-            if (p.verdict == KvVerdict::ok) prefetch_homes<kMode>(homes, p.tuples, p.tuple_count);
         // --key, --allow: checked before the window records the seq (kGate 0: nothing here).
         const KvVerdict gated_v = gated<kGate>(p.verdict, p, frames[i]);
         const KvVerdict v = window_on ? window_verdict(gated_v, p) : gated_v;
