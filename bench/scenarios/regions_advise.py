@@ -31,8 +31,11 @@ def kvagg_bench():
 
 
 def matrix_region(spec, kb):
-    """The matrix's name of a region the advice names (its file: region is per buffer)."""
-    return next(r for r in kb.REGIONS if r.split(":")[0] == spec.split(":")[0])
+    """The matrix's name of a region the advice names: the same spec, or for a file: region the
+    matrix's (its file is per buffer)."""
+    if spec.startswith("file:"):
+        return next(r for r in kb.REGIONS if r.startswith("file:"))
+    return next(r for r in kb.REGIONS if r == spec)
 
 
 def run(args):
@@ -62,8 +65,9 @@ def run(args):
 
 def verdict(advice, cmd, matrix, net, agg):
     cells = {(c["net"], c["agg"]): c for c in matrix["cells"]}
-    advised = next(c for c in matrix["cells"]
-                   if c["net"].startswith(net.split("{")[0]) and c["agg"].startswith(agg.split("{")[0]))
+    def names(cell_region, region):  # a cell names its file: region with the buffer's file
+        return cell_region == region or (region.startswith("file:") and cell_region.startswith("file:"))
+    advised = next(c for c in matrix["cells"] if names(c["net"], net) and names(c["agg"], agg))
     best = max(matrix["cells"], key=lambda c: c["mtuples_per_s"])
     spread = statistics.median(c["max_mtuples_per_s"] / c["min_mtuples_per_s"]
                                for c in cells.values())
