@@ -24,6 +24,8 @@
 #include <openssl/evp.h>
 #include <openssl/modes.h>
 
+#include "linerate/gmac_wide.hpp"
+
 #include <array>
 #include <cerrno>
 #include <cstddef>
@@ -154,7 +156,9 @@ inline Key load_key_file(const std::string& path) {
 // GMAC through OpenSSL's GCM mode (CRYPTO_gcm128_*: its PCLMULQDQ / PMULL GHASH) over one AES
 // block function, the EVP AES-256-ECB context's (AES-NI / ARMv8 AES): the same tag as
 // EVP_aes_256_gcm() (the NIST vector in tests/unit/message_mac_test.cpp) at half its cost, the
-// EVP GCM path spending about 300 cycles a message in dispatch and setup (bench/mac_cost).
+// EVP GCM path spending about 300 cycles a message in dispatch and setup (bench/mac_cost). On
+// x86-64 CPUs with AVX-512 and VPCLMULQDQ, messages up to 2 KiB take gmac_wide.hpp's one-pass
+// GHASH instead (the same tag, a third of the time).
 class MessageMac {
   public:
     explicit MessageMac(const Key& key) : ctx_(new Ctx) {
@@ -165,6 +169,12 @@ class MessageMac {
             EVP_CIPHER_CTX_set_padding(ctx_->ecb, 0) != 1 ||
             !(ctx_->gcm = CRYPTO_gcm128_new(ctx_->ecb, &Ctx::block)))
             throw std::runtime_error("OpenSSL: cannot set up AES-256-GMAC");
+#ifdef LINERATE_GMAC_WIDE
+        if (gmac_wide::cpu_has_it()) {
+            ctx_->wide.reset(new gmac_wide::Key);
+            gmac_wide::set_key(*ctx_->wide, key.bytes.data());
+        }
+#endif
         draw_sender_id();
     }
 
@@ -188,6 +198,12 @@ class MessageMac {
     // The tag of `data` under `nonce` (tests hold other implementations to it).
     std::array<uint8_t, kTagLen> tag(const uint8_t* nonce, const uint8_t* data, size_t len) {
         std::array<uint8_t, kTagLen> t{};
+#ifdef LINERATE_GMAC_WIDE
+        if (ctx_->wide && len <= gmac_wide::kMaxBytes) {
+            gmac_wide::tag(*ctx_->wide, nonce, data, len, t.data());
+            return t;
+        }
+#endif
         GCM128_CONTEXT* g = ctx_->gcm;
         CRYPTO_gcm128_setiv(g, nonce, kNonceLen);
         if (len && CRYPTO_gcm128_aad(g, data, len) != 0)
@@ -200,10 +216,18 @@ class MessageMac {
     struct Ctx {
         EVP_CIPHER_CTX* ecb = nullptr;
         GCM128_CONTEXT* gcm = nullptr;
+#ifdef LINERATE_GMAC_WIDE
+        // The one-pass GHASH where the CPU has AVX-512 and VPCLMULQDQ (gmac_wide.hpp): H's
+        // powers, secret as the key is, cleansed with it.
+        std::unique_ptr<gmac_wide::Key> wide;
+#endif
         Ctx() = default;
         Ctx(const Ctx&) = delete;
         Ctx& operator=(const Ctx&) = delete;
         ~Ctx() {
+#ifdef LINERATE_GMAC_WIDE
+            if (wide) OPENSSL_cleanse(wide.get(), sizeof *wide);
+#endif
             CRYPTO_gcm128_release(gcm);
             EVP_CIPHER_CTX_free(ecb);
         }
