@@ -85,7 +85,7 @@ void add_master_options(CLI::App& app, Options& o) {
            "(the XDP datapath's); verification mode needs the client's --master-clock to match")
         ->check(CLI::IsMember({"raw", "realtime", "monotonic"}))
         ->default_str("raw");
-    xdp::add_datapath_option(app, o.datapath, o.xdp_mode);
+    o.datapath.add(app);
 }
 
 // The client's addresses: the master's MAC and IPv4, its own IPv4.
@@ -254,7 +254,7 @@ void check_clockbound(const Options& o) {
 
 // The XDP master stamps with CLOCK_MONOTONIC in the driver: no NIC clock, no other system clock.
 void check_master_datapath(const Options& o, bool sw_clock_given) {
-    if (o.datapath != xdp::Datapath::xdp) return;
+    if (!o.datapath.xdp()) return;
     if (o.timestamps == TimestampMode::hardware)
         throw std::invalid_argument(
             "--timestamps hw with --datapath xdp: the XDP program stamps with CLOCK_MONOTONIC");
@@ -267,7 +267,7 @@ void check_master_datapath(const Options& o, bool sw_clock_given) {
 // What cannot compute the MAC cannot take part with a key: refused, never a key ignored.
 void check_key(const Options& o) {
     if (!o.key) return;
-    if (o.role == Role::master && o.datapath == xdp::Datapath::xdp)
+    if (o.role == Role::master && o.datapath.xdp())
         throw std::invalid_argument(
             "--key with --datapath xdp: the XDP program cannot compute the MAC; run the keyed "
             "master on --datapath dpdk (the default, also on --af-xdp)");
@@ -372,6 +372,15 @@ void check_role(const OptionTables& t, Options& o) {
         throw std::invalid_argument(
             "--xdp-turn hands t1 over in the receive stamp: it cannot go with --no-rx-stamps");
     check_key(o);
+}
+
+void AppOptions::check() {
+    check_role(tables, options);
+    // One interface: the program's config carries that interface's MAC.
+    if (options.role == Role::master && options.datapath.xdp() && common.af_xdp.size() != 1)
+        throw std::invalid_argument(
+            "--datapath xdp: the master runs its XDP program on one --af-xdp interface (its "
+            "frames are tested with BPF_PROG_TEST_RUN in unit_clocksync_xdp)");
 }
 
 namespace {

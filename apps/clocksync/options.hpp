@@ -17,7 +17,7 @@
 #include "linerate/truetime.h"
 #include "pkt/address.hpp"
 #include "pkt/build.hpp"
-#include "xdp/datapath/datapath_program.hpp"
+#include "runtime/datapath_choice.hpp"
 
 namespace linerate::clocksync {
 
@@ -42,8 +42,7 @@ struct Options {
     std::optional<auth::Key> key;   // both roles: --key (every datagram carries its MAC)
     TimestampMode timestamps = TimestampMode::automatic;  // master
     SystemClock sw_clock = SystemClock::raw;              // master: --sw-clock
-    xdp::Datapath datapath = xdp::Datapath::dpdk;         // master: --datapath
-    xdp::XdpMode xdp_mode = xdp::XdpMode::automatic;      // master: --xdp-mode
+    DatapathChoice datapath;                              // master: --datapath, --xdp-mode
     // Client.
     std::optional<pkt::MacAddr> master_mac;  // none: broadcast until learned from a response
     uint32_t master_ip = 0xC0A80002;         // 192.168.0.2
@@ -89,7 +88,7 @@ struct Options {
     // The master's timestamp clock: the XDP datapath's is CLOCK_MONOTONIC (its slow path reads it
     // too), otherwise --sw-clock's.
     SystemClock master_sw_clock() const {
-        return datapath == xdp::Datapath::xdp ? SystemClock::monotonic : sw_clock;
+        return datapath.xdp() ? SystemClock::monotonic : sw_clock;
     }
     // The client's local clock: CLOCK_MONOTONIC with a monotonic master, CLOCK_MONOTONIC_RAW
     // otherwise.
@@ -138,6 +137,19 @@ OptionTables add_options(CLI::App& app, cli::CommonOptions& common, Options& opt
 // checks what single-option checks cannot: an option of the other role, options that exclude each
 // other. Throws std::invalid_argument with the message for the user.
 void check_role(const OptionTables& tables, Options& options);
+
+// clocksync's command line as one option group (cli::OptionGroup): the common options and
+// clocksync's own in the three tables. check(): the role (check_role), then what crosses into
+// the common options (the XDP master's one --af-xdp interface). Throws std::invalid_argument
+// with the message for the user.
+struct AppOptions {
+    cli::CommonOptions common;
+    Options options;
+    OptionTables tables;
+
+    void add(CLI::App& app) { tables = add_options(app, common, options); }
+    void check();
+};
 
 // The session config of a client; `epoch_ns` is where the simulated drift term is zero (the
 // run's start). Throws std::invalid_argument when a period rounds to 0 ns.

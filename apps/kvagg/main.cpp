@@ -24,17 +24,10 @@ int main(int argc, char** argv) {
         "status, flush: docs/kvagg.md)",
         kApp);
     cli::CommonOptions common;
-    cli::add_common_options(cli, common);
     Options options;
-    add_options(cli, options);
     // Parsed once, here: kvagg's checks, then the runtime's plan (--aggbuf's region with the
     // others) come before the EAL.
-    cli::SplitArgs args = cli::parse_or_exit(cli, argc, argv);
-    try {
-        check_options(options);
-    } catch (const std::invalid_argument& e) {
-        cli::usage_error(kApp, e.what());
-    }
+    cli::SplitArgs args = cli::parse_or_exit(cli, argc, argv, common, options);
     auto served = [&] { return xdp::SteerFilter{xdp::SteerMode::udp_port, options.udp_port}; };
     Runtime runtime({kApp,
                      "key-value stream aggregation",

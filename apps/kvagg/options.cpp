@@ -114,7 +114,8 @@ const char* agg_mode_name(AggMode mode) {
     return mode == AggMode::per_worker ? "per-worker" : "shared";
 }
 
-void add_options(CLI::App& app, Options& o) {
+void Options::add(CLI::App& app) {
+    Options& o = *this;
     add_address_options(app, o);
     app.add_option("--keys", o.keys,
                    "Table capacity: distinct keys held (hash), or the key bound, key < N "
@@ -159,7 +160,8 @@ void add_options(CLI::App& app, Options& o) {
     add_access_options(app, o);
 }
 
-void check_options(const Options& o) {
+void Options::check() const {
+    const Options& o = *this;
     if (!o.dump.empty()) cli::check_writable(o.dump, "--dump");
     if (!o.state.empty()) {
         if (o.agg == AggMode::shared)
@@ -200,7 +202,7 @@ KvKernelConfig kernel_config(const Options& o) {
                      .strict_checksums = o.strict_checksums};
     c.key = o.key;
     c.allow = o.allow;
-    c.listen.count = std::min(o.listen_ip.size(), ListenAddrs::kMax);  // check_options: <= kMax
+    c.listen.count = std::min(o.listen_ip.size(), ListenAddrs::kMax);  // Options::check: <= kMax
     std::copy_n(o.listen_ip.begin(), c.listen.count, c.listen.addrs.begin());
     return c;
 }

@@ -54,14 +54,13 @@ struct Options {
     pkt::Ipv4AllowList allow;
     std::string export_auth_file;  // --export-auth FILE
     RedisAuth export_auth;         // its credentials, read while parsing (empty password: none)
+
+    // The option group (cli::OptionGroup). add: a bad value fails the parse itself (one line,
+    // exit 2). check: what single-option checks cannot see (the duplicate filter's memory:
+    // streams x window); throws std::invalid_argument with the message for the user.
+    void add(CLI::App& app);
+    void check() const;
 };
-
-// Adds the options to `app`; a bad value fails the parse itself (one line, exit 2).
-void add_options(CLI::App& app, Options& options);
-
-// What single-option checks cannot see (the duplicate filter's memory: streams x window).
-// Throws std::invalid_argument with the message for the user.
-void check_options(const Options& options);
 
 AggConfig agg_config(const Options& options);
 // The layout a --state file must have for these options on `workers` workers.

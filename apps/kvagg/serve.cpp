@@ -99,7 +99,7 @@ void KvService<Table>::make_kernels() {
 template <class Table>
 std::optional<StateImage> KvService<Table>::load_state() {
     if constexpr (kShared) {
-        return std::nullopt;  // check_options refused --state with --agg shared
+        return std::nullopt;  // Options::check refused --state with --agg shared
     } else {
         if (o_.state.empty()) return std::nullopt;
         std::optional<StateImage> image;

@@ -7,9 +7,8 @@
 #include <string>
 
 #include "l2reflect/memory_work_feature.hpp"
-#include "l2reflect/memory_work_options.hpp"
+#include "l2reflect/options.hpp"
 #include "l2reflect/reflect_mbuf.hpp"
-#include "runtime/forward_mode.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/xdp_datapath_feature.hpp"
 
@@ -17,14 +16,11 @@ using namespace linerate;
 
 namespace {
 
-// `xdp` in test mode: the XDP program runs the frames, the C++ kernel takes its slow path (on an
-// interface the program runs in the kernel and the loop is the slow path).
+// The plain reflector (no memory work), the MAC swap a template parameter: no branch a frame.
 template <bool kSwap>
 void run_worker(WorkerContext& ctx, const ForwardOptions& forward, XdpDatapath* xdp) {
     auto kernel = [](rte_mbuf* m) { return l2reflect::reflect_mbuf<kSwap>(m); };
-    if (!xdp || xdp->on_interface()) return forward_loop(ctx, kernel, forward);
-    XdpTestRunKernel xdp_kernel(*xdp, xdp->slots(), kernel);
-    forward_loop(ctx, xdp_kernel, forward);
+    forward_on_datapath(ctx, xdp, kernel, forward);
 }
 
 // --datapath xdp: lib/xdp/datapath/l2reflect.bpf.c, its one reason (slot DP_DROP_FIRST + 0) the
@@ -66,24 +62,13 @@ int main(int argc, char** argv) {
         "l2reflect: swap source and destination MAC and send each frame back out the "
         "port and queue it came in on (or, with --forward pair, out of the paired port)",
         "l2reflect");
-    cli::CommonOptions options;
-    cli::add_common_options(cli, options);
-    ForwardChoice forward;
-    add_forward_options(cli, forward);
-    xdp::Datapath datapath = xdp::Datapath::dpdk;
-    xdp::XdpMode xdp_mode = xdp::XdpMode::automatic;
-    xdp::add_datapath_option(cli, datapath, xdp_mode);
-    l2reflect::MemoryWorkOptions memory;
-    l2reflect::add_memory_work_options(cli, memory);
-    cli::SplitArgs args = cli::parse_or_exit(cli, argc, argv);
-    try {
-        l2reflect::check_memory_work_options(memory, datapath == xdp::Datapath::xdp);
-    } catch (const std::invalid_argument& e) {
-        cli::usage_error("l2reflect", e.what());
-    }
+    cli::CommonOptions common;
+    l2reflect::Options options;
+    cli::SplitArgs args = cli::parse_or_exit(cli, argc, argv, common, options);
     AppInfo info{"l2reflect", "MAC-swap reflector", l2reflect::kDrops};
-    info.xdp_datapath = xdp_program(datapath, xdp_mode, forward);
-    info.regions = {{l2reflect::kLookupRegionFlag, memory.lookup_region}};
-    Runtime runtime(info, std::move(args), options);
-    return runtime.run_app([&] { return reflect(runtime, forward, memory); });
+    info.xdp_datapath =
+        xdp_program(options.datapath.datapath, options.datapath.mode, options.forward);
+    info.regions = {{l2reflect::kLookupRegionFlag, options.memory.lookup_region}};
+    Runtime runtime(info, std::move(args), common);
+    return runtime.run_app([&] { return reflect(runtime, options.forward, options.memory); });
 }

@@ -41,7 +41,8 @@ const char* lookup_kind_name(LookupKind kind) {
     return "none";
 }
 
-void add_memory_work_options(CLI::App& app, MemoryWorkOptions& o) {
+void MemoryWorkOptions::add(CLI::App& app) {
+    MemoryWorkOptions& o = *this;
     cli::add_group(app, "Memory work (the DPA study's memory-bound reflector)", [&](CLI::App& a) {
         cli::add_bounded(a, "--touch", o.touch_pct, 0u, 100u,
                          "Read the first PCT % of each frame as little-endian 8-byte words and add "
@@ -79,13 +80,10 @@ void add_memory_work_options(CLI::App& app, MemoryWorkOptions& o) {
     });
 }
 
-void check_memory_work_options(const MemoryWorkOptions& o, bool xdp_datapath) {
-    if (o.lookup_details_given && o.lookups == 0)
+void MemoryWorkOptions::check() const {
+    if (lookup_details_given && lookups == 0)
         throw std::invalid_argument(
             "--lookup-buffer, --lookup-region and --lookup-kind need --lookups N (N > 0)");
-    if (o.on() && xdp_datapath)
-        throw std::invalid_argument(
-            "--touch and --lookups are the poll loop's work: not with --datapath xdp");
 }
 
 }  // namespace linerate::l2reflect

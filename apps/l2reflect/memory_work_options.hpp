@@ -22,6 +22,10 @@ struct MemoryWorkOptions {
     bool lookup_details_given = false;  // --lookup-buffer, --lookup-region or --lookup-kind
 
     bool on() const { return touch_pct > 0 || lookups > 0; }
+    // The option group (cli::OptionGroup): the five options under their --help heading, and
+    // check(): a lookup detail without --lookups throws std::invalid_argument with the line.
+    void add(CLI::App& app);
+    void check() const;
     LookupKind kind() const { return lookups > 0 ? lookup_kind : LookupKind::none; }
     size_t lookup_slots() const { return lookup_buffer_bytes / kWordBytes; }
 };
@@ -30,13 +34,6 @@ struct MemoryWorkOptions {
 // range, mem/pointer_chain.hpp).
 inline constexpr size_t kMinLookupBuffer = size_t(4) << 10;
 inline constexpr size_t kMaxLookupBuffer = (size_t(1) << 32) * kWordBytes;
-
-void add_memory_work_options(CLI::App& app, MemoryWorkOptions& o);
-
-// What parsing alone cannot judge: a lookup detail without --lookups, memory work with the XDP
-// datapath (the program answers in the kernel: no poll loop reads the frames). Throws
-// std::invalid_argument with the line to print.
-void check_memory_work_options(const MemoryWorkOptions& o, bool xdp_datapath);
 
 const char* lookup_kind_name(LookupKind kind);
 

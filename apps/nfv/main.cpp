@@ -69,9 +69,7 @@ std::shared_ptr<const XdpDatapathSpec> xdp_program(xdp::Datapath datapath, xdp::
         p.set_nfv_sources(bad, good);
     };
     spec->forward_pair = o.forward.mode == ForwardMode::pair;
-    // The program drops bad frames (no divert) and logs none.
-    if (o.bad_port) spec->not_on_interface = "--bad-port";
-    if (o.verbose) spec->not_on_interface = "--verbose";
+    spec->not_on_interface = o.not_on_xdp_interface();
     return spec;
 }
 
@@ -114,10 +112,7 @@ int check_frames(Runtime& runtime, const nfv::Options& o, const nfv::CheckIpHead
                                      forward_tx_queues(ctx.slot, mode, ports),
                                      unsigned(nfv::Verdict::not_ipv4)};
         nfv::with_mbuf_kernel(check, log, mac_swap, [&](auto& kernel) {
-            // On an interface the program runs in the kernel, and this loop is its slow path.
-            if (!xdp || xdp->on_interface()) return forward_loop(ctx, kernel, forward);
-            XdpTestRunKernel xdp_kernel(*xdp, xdp->slots(), kernel);  // the slow path: `kernel`
-            forward_loop(ctx, xdp_kernel, forward);
+            forward_on_datapath(ctx, xdp, kernel, forward);
         });
     });
 }
@@ -131,21 +126,17 @@ int main(int argc, char** argv) {
         "or, with --forward pair, out of the paired port (MACs unchanged), drop or divert the "
         "others, counted by reason",
         kApp);
-    cli::CommonOptions options;
-    cli::add_common_options(cli, options);
-    nfv::Options nfv_options;
-    nfv::add_options(cli, nfv_options);
-    xdp::Datapath datapath = xdp::Datapath::dpdk;
-    xdp::XdpMode xdp_mode = xdp::XdpMode::automatic;
-    xdp::add_datapath_option(cli, datapath, xdp_mode);
-    cli::SplitArgs args = cli::parse_or_exit(cli, argc, argv);
-    const nfv::CheckIpHeader check(nfv::make_config(nfv_options));
+    cli::CommonOptions common;
+    nfv::Options options;
+    cli::SplitArgs args = cli::parse_or_exit(cli, argc, argv, common, options);
+    const nfv::CheckIpHeader check(nfv::make_config(options));
     // The divert counters exist only with --bad-port.
     const stats::Names counters =
-        nfv_options.bad_port ? stats::Names(kDivertCounters) : stats::kRuntimeCounters;
+        options.bad_port ? stats::Names(kDivertCounters) : stats::kRuntimeCounters;
     AppInfo info{kApp, "CheckIPHeader network function", nfv::kDrops, counters};
-    info.xdp_datapath = xdp_program(datapath, xdp_mode, check, nfv_options);
-    Runtime runtime(std::move(info), std::move(args), options);
+    info.xdp_datapath =
+        xdp_program(options.datapath.datapath, options.datapath.mode, check, options);
+    Runtime runtime(std::move(info), std::move(args), common);
 
-    return runtime.run_app([&] { return check_frames(runtime, nfv_options, check); });
+    return runtime.run_app([&] { return check_frames(runtime, options, check); });
 }

@@ -30,7 +30,8 @@ nlohmann::json address_list(const std::vector<uint32_t>& addrs) {
 
 }  // namespace
 
-void add_options(CLI::App& app, Options& o) {
+void Options::add(CLI::App& app) {
+    Options& o = *this;
     app.add_flag("--no-checksum", o.no_checksum,
                  "Do not verify the IP header checksum (Click's CHECKSUM false, CheckIPHeader2)");
     app.add_option_function<std::string>(
@@ -63,7 +64,7 @@ void add_options(CLI::App& app, Options& o) {
         ->check(parses_as("ADDR/LEN,...", parse_interfaces));
     app.add_flag("--pass-non-ip", o.pass_non_ip,
                  "Forward frames that are not IPv4 (MAC-swapped) instead of dropping them");
-    add_forward_options(app, o.forward);
+    forward.add(app);
     app.add_option_function<unsigned>(
            "--bad-port", [&o](unsigned p) { o.bad_port = uint16_t(p); },
            "Transmit invalid frames on this port (on the worker's own queue) instead of freeing "
@@ -71,6 +72,12 @@ void add_options(CLI::App& app, Options& o) {
         ->check(CLI::Range(0u, 65535u));
     app.add_flag("--verbose", o.verbose,
                  "Log the first invalid frame of each reason (reason, length, first bytes)");
+    datapath.add(app);
+}
+
+const char* Options::not_on_xdp_interface() const {
+    if (verbose) return "--verbose";
+    return bad_port ? "--bad-port" : "";
 }
 
 Config make_config(const Options& o) {

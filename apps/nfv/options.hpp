@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "nfv/check_ip_header.hpp"
+#include "runtime/datapath_choice.hpp"
 #include "runtime/forward_mode.hpp"
 
 namespace linerate::nfv {
@@ -24,12 +25,18 @@ struct Options {
     std::optional<Interfaces> interfaces;
     std::string interfaces_text;  // as given, for the config report
     std::optional<uint16_t> bad_port;
-    ForwardChoice forward;  // --forward, --mac-swap, --no-mac-swap
-};
+    ForwardChoice forward;    // --forward, --mac-swap, --no-mac-swap
+    DatapathChoice datapath;  // --datapath, --xdp-mode
 
-// Adds the options to `app`. A bad list or prefix fails the parse itself, so it gets the
-// one-line error and exit 2 of every other bad value, before the EAL starts.
-void add_options(CLI::App& app, Options& options);
+    // The option group (cli::OptionGroup). A bad list or prefix, or --interfaces with
+    // --bad-src/--good-dst, fails the parse itself, so it gets the one-line error and exit 2 of
+    // every other bad value, before the EAL starts: check() has nothing left.
+    void add(CLI::App& app);
+    void check() const {}
+    // Its option the XDP program cannot serve on an interface (it drops bad frames, diverts and
+    // logs none), "" when none is given.
+    const char* not_on_xdp_interface() const;
+};
 
 // Click's order: INTERFACES sets bad sources and good destinations, then BADSRC and GOODDST
 // replace them when given.

@@ -62,12 +62,13 @@ int main(int argc, char** argv) {
         "full or set rate and measures what comes back, or writes the same frames to a pcap",
         "linerate-gen");
     cli::CommonOptions common;
-    cli::add_common_options(cli, common);
+    common.add(cli);
     GenOptions g;
     add_gen_options(cli, g);
     // Parsed once, here: --write-pcap needs no EAL, and the runtime starts from the same parse.
     cli::SplitArgs args = cli::parse_or_exit(cli, argc, argv);
     try {
+        common.check();
         finish_gen_options(cli, g);
     } catch (const std::invalid_argument& e) {
         cli::usage_error("linerate-gen", e.what());

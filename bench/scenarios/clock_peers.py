@@ -42,9 +42,9 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, "..", "lib"), os.path.join(HERE, "..")]
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import benchkit as bk  # noqa: E402
-import clocksync_bench as csb  # noqa: E402  (EAL arguments, logged starts, readiness)
+import clocksync_pair as csb  # noqa: E402  (EAL arguments, logged starts, readiness)
 
 TAKES_OPTIONS = True  # bench/run clock-peers --quick ...: parser() below
 RHO_PPM = csb.RHO_PPM  # the drift allowance of every bound (chrony: maxclockerror)

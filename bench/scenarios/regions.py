@@ -7,16 +7,13 @@ defaults (1 Mi keys, one worker).
   bench/run regions [--quick] [--max-size 256M] [--point-ms 50]
 """
 import argparse
-import json
 import os
-import subprocess
-import tempfile
 
 import benchkit as bk
+from regions_tool import measure
 import regions_plot
 
 TAKES_OPTIONS = True
-TOOL = os.path.join(bk.BUILD, "apps", "regions", "linerate-regions")
 
 
 def parser():
@@ -25,20 +22,6 @@ def parser():
     ap.add_argument("--max-size", default="256M", help="largest working set")
     ap.add_argument("--point-ms", default="50", help="milliseconds a point")
     return ap
-
-
-def measure(tool_args, eal=None):
-    """linerate-regions with `tool_args` (its own EAL defaults unless `eal`): its JSON and the
-    command line."""
-    with tempfile.TemporaryDirectory(prefix="regions_") as tmp:
-        out = os.path.join(tmp, "regions.json")
-        cmd = [TOOL] + (eal + ["--"] if eal else []) + ["--json", out] + tool_args
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           timeout=3600)
-        if p.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}: {p.stderr[-2000:]}")
-        with open(out) as f:
-            return json.load(f), cmd, p.stdout
 
 
 def run(args):

@@ -8,26 +8,17 @@ Within noise: advised / best >= 1 / (median over cells of max/min of its runs).
   bench/run regions-advise [--quick] [--seconds S] [--runs N]
 """
 import argparse
-import importlib.util
 import os
 import statistics
 import tempfile
 
-import benchkit as bk
-import regions as regions_scenario
+import kvagg_matrix as kb
+from regions_tool import measure
 
 TAKES_OPTIONS = True
 # The matrix's EAL memory, with the tool's two worker lcores (the main lcore only sleeps).
 EAL = ["--lcores=0@(0,1),1@0,2@1", "--no-huge", "-m", "1024", "--no-pci", "--no-shconf",
        "--no-telemetry", "--log-level=lib.eal:warning"]
-
-
-def kvagg_bench():
-    path = os.path.join(os.path.dirname(bk.RESULTS), "kvagg", "kvagg_bench.py")
-    spec = importlib.util.spec_from_file_location("kvagg_bench", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def matrix_region(spec, kb):
@@ -42,11 +33,10 @@ def run(args):
     ap = argparse.ArgumentParser(prog="bench/run regions-advise")
     ap.add_argument("--quick", action="store_true", help="two regions, one run a cell")
     opts = ap.parse_args(args.extra)
-    kb = kvagg_bench()
     regions = kb.REGIONS[:] if not opts.quick else ["socket:0", "pages:thp"]
     probe = [r.format("probe") + (",create" if r.startswith("file:") else "") for r in regions]
     try:
-        doc, cmd, _ = regions_scenario.measure(
+        doc, cmd, _ = measure(
             ["--figures", "latency,sequential", "--strides", "64", "--max-size", "64M",
              "--point-ms", "20" if opts.quick else "50", "--advise", "kvagg", "--keys",
              str(1 << 20)] + probe, EAL)

@@ -14,7 +14,6 @@ int main(int argc, char** argv) {
         "and queue it came in on; drop non-IPv4 frames and expired TTLs, counted",
         "ttl-forward");
     cli::CommonOptions options;
-    cli::add_common_options(cli, options);
     Runtime runtime({"ttl-forward", "TTL-decrement forwarder", ttl_forward::kDrops}, argc, argv,
                     cli, options);
     return runtime.run([](WorkerContext& ctx) {

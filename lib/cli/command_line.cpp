@@ -199,6 +199,14 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
     add_sharing_options(app, o);
 }
 
+void CommonOptions::add(CLI::App& app) {
+    add_common_options(app, *this);
+}
+
+void CommonOptions::check() const {
+    check_common_options(*this);
+}
+
 void add_checksum_flags(CLI::App& app, bool& verify, bool& strict, const std::string& what) {
     CLI::Option* no_verify =
         app.add_flag("--no-verify-checksums{false}", verify,

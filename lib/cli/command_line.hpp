@@ -41,6 +41,10 @@ struct CommonOptions {
     bool isolate = false;   // rte_flow isolated mode + a rule for the app's traffic (--isolate)
     std::string exception_path;  // "tap[:NAME]" or empty (frames the app does not serve: dropped)
     std::string metrics;         // HOST:PORT of the OpenMetrics endpoint, or empty: none
+
+    // The option group (OptionGroup): add_common_options, check_common_options.
+    void add(CLI::App& app);
+    void check() const;
 };
 
 struct SplitArgs {
@@ -137,6 +141,31 @@ SplitArgs parse_or_exit(CLI::App& app, int argc, const char* const* argv);
 // A usage error: "program: message (see --help)" on stderr, exit 2.
 [[noreturn]] void usage_error(const std::string& program, const std::string& message);
 void print_usage_error(const std::string& program, const std::string& message);
+
+// An option group: a struct that holds its options' values with their defaults, declares the
+// options (add: names, help, single-value checks) and checks what no single option's check can
+// see, across its options (check: throws std::invalid_argument with the line to print). A group
+// may hold others (an app's options: the shared groups and its own) and check across them.
+template <typename Group>
+concept OptionGroup = requires(Group& group, CLI::App& app) {
+    group.add(app);
+    group.check();
+};
+
+// The one way an app reads its command line: adds `groups`' options to `app` in the order given
+// (the order --help lists them), parses as above, then runs each group's check in the same
+// order: a failed check is one line and exit 2, before anything starts.
+template <OptionGroup... Groups>
+SplitArgs parse_or_exit(CLI::App& app, int argc, const char* const* argv, Groups&... groups) {
+    (groups.add(app), ...);
+    SplitArgs split = parse_or_exit(app, argc, argv);
+    try {
+        (groups.check(), ...);
+    } catch (const std::invalid_argument& e) {
+        usage_error(app.get_name(), e.what());
+    }
+    return split;
+}
 
 // Who else is told the error line a run ends with (the runtime: a service manager's STATUS=,
 // runtime/service_notify.hpp), the line without its newline. Set once, before main.

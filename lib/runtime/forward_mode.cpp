@@ -11,21 +11,21 @@ const char* forward_mode_name(ForwardMode mode) {
     return mode == ForwardMode::pair ? "pair" : "reflect";
 }
 
-void add_forward_options(CLI::App& app, ForwardChoice& choice) {
+void ForwardChoice::add(CLI::App& app) {
     app.add_option_function<std::string>(
            "--forward",
-           [&choice](const std::string& m) {
-               choice.mode = m == "pair" ? ForwardMode::pair : ForwardMode::reflect;
+           [this](const std::string& m) {
+               mode = m == "pair" ? ForwardMode::pair : ForwardMode::reflect;
            },
            "reflect: send kept frames back out the port and queue they came in on; pair: out of "
            "the paired port (ports in use two by two: 1st <-> 2nd, 3rd <-> 4th), a bump in the "
            "wire (default: reflect)")
         ->check(CLI::IsMember({"reflect", "pair"}));
     auto* swap = app.add_flag_function(
-        "--mac-swap", [&choice](int64_t) { choice.mac_swap = true; },
+        "--mac-swap", [this](int64_t) { mac_swap = true; },
         "Swap source and destination MAC of forwarded frames (default with --forward reflect)");
     auto* no_swap = app.add_flag_function(
-        "--no-mac-swap", [&choice](int64_t) { choice.mac_swap = false; },
+        "--no-mac-swap", [this](int64_t) { mac_swap = false; },
         "Forward frames with their MACs unchanged (default with --forward pair)");
     swap->excludes(no_swap);
 }

@@ -20,12 +20,14 @@ struct ForwardChoice {
     std::optional<bool> mac_swap;  // unset: swap when reflecting, leave unchanged when paired
 
     bool swaps_macs() const { return mac_swap.value_or(mode == ForwardMode::reflect); }
+
+    // The option group (cli::OptionGroup): --forward reflect|pair, --mac-swap, --no-mac-swap
+    // (which exclude each other: CLI11 refuses both at parse).
+    void add(CLI::App& app);
+    void check() const {}
 };
 
 const char* forward_mode_name(ForwardMode mode);
-
-// --forward reflect|pair, --mac-swap, --no-mac-swap.
-void add_forward_options(CLI::App& app, ForwardChoice& choice);
 
 // For each RX queue of `slot` (same order), the queue its kept frames go out on: the same one
 // (reflect) or the worker's queue of the same index on the paired port (pair). `ports` are the

@@ -102,7 +102,6 @@ void Runtime::make_plan() {
         plan_.ports = cli::parse_port_list(options_);
         plan_.served =
             info_.xdp_filter ? info_.xdp_filter() : xdp::SteerFilter{xdp::SteerMode::ipv4, 0};
-        cli::check_common_options(options_);
         add_features();
         for (auto& f : plan_.features) features_.push_back(f.get());
     } catch (const std::invalid_argument& e) {

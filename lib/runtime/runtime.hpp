@@ -95,12 +95,13 @@ struct WorkerContext {
 class Runtime {
   public:
     // Starts from the command line as the app parsed it, once, with the common options plus its
-    // own (cli::parse_or_exit; the app checks its own values in between). Exits 2 on a bad
-    // common value or region, 1 when the EAL or a port fails.
+    // own (cli::parse_or_exit with its option groups, each checked). Exits 2 on a bad region or
+    // port list, 1 when the EAL or a port fails.
     Runtime(AppInfo info, cli::SplitArgs args, cli::CommonOptions& options);
-    // Parses and starts, for apps with nothing to check in between. Exits 0 on --help.
+    // Adds the common options to `cli`, parses and starts, for apps with no options of their
+    // own. Exits 0 on --help.
     Runtime(AppInfo info, int argc, char** argv, CLI::App& cli, cli::CommonOptions& options)
-        : Runtime(std::move(info), cli::parse_or_exit(cli, argc, argv), options) {}
+        : Runtime(std::move(info), cli::parse_or_exit(cli, argc, argv, options), options) {}
     ~Runtime();
     Runtime(const Runtime&) = delete;
     Runtime& operator=(const Runtime&) = delete;

@@ -195,4 +195,18 @@ class XdpTestRunKernel {
     uint64_t trimmed_bytes_ = 0;
 };
 
+// A forwarding app's worker loop on the datapath the run has, the one place that chooses:
+//   datapath                        the loop runs          `kernel` is
+//   dpdk (`xdp` null)               `kernel`               the kernel
+//   xdp on an --af-xdp interface    `kernel`               the program's slow path
+//   xdp in pcap test mode           XdpTestRunKernel       the program's slow path
+// (on an interface the program runs in the kernel: the loop sees only what it leaves).
+template <class Kernel>
+void forward_on_datapath(WorkerContext& ctx, XdpDatapath* xdp, Kernel& kernel,
+                         const ForwardOptions& forward) {
+    if (!xdp || xdp->on_interface()) return forward_loop(ctx, kernel, forward);
+    XdpTestRunKernel test_run(*xdp, xdp->slots(), kernel);
+    forward_loop(ctx, test_run, forward);
+}
+
 }  // namespace linerate

@@ -249,7 +249,7 @@ TEST(CsOptions, ClockBoundNeedsTheMasterOnRealtime) {
 // themselves, in verification mode too.
 TEST(CsOptions, TheXdpMastersClockIsMonotonicAndItsClientsReadIt) {
     Options m = parse({"--role", "master", "--datapath", "xdp"});
-    EXPECT_EQ(m.datapath, linerate::xdp::Datapath::xdp);
+    EXPECT_EQ(m.datapath.datapath, linerate::xdp::Datapath::xdp);
     EXPECT_EQ(m.master_sw_clock(), SystemClock::monotonic);
     EXPECT_EQ(config_json(m)["sw_clock"], "monotonic");
     EXPECT_EQ(parse({"--role", "master"}).master_sw_clock(), SystemClock::raw);

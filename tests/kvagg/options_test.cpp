@@ -18,7 +18,7 @@ namespace {
 Options parse(std::vector<std::string> args) {
     CLI::App app("t");
     Options o;
-    add_options(app, o);
+    o.add(app);
     std::reverse(args.begin(), args.end());
     app.parse(args);
     return o;
@@ -38,7 +38,7 @@ TEST(KvaggOptions, Defaults) {
     EXPECT_EQ(o.prefetch, 32u);
     EXPECT_TRUE(o.aggbuf.empty());
     EXPECT_TRUE(o.dump.empty());
-    EXPECT_NO_THROW(check_options(o));
+    EXPECT_NO_THROW(o.check());
 }
 
 TEST(KvaggOptions, ValuesReachTheConfigs) {
@@ -84,7 +84,7 @@ TEST(KvaggOptions, BadValuesFailTheParse) {
     EXPECT_EQ(parse({"--keys", "1000"}).keys, 1000u);
     for (const char* w : {"0", "64", "65536", "16777216"})
         EXPECT_NO_THROW(parse({"--dup-window", w})) << w;
-    EXPECT_THROW(check_options(parse({"--max-streams", "1048576", "--dup-window", "16777216"})),
+    EXPECT_THROW(parse({"--max-streams", "1048576", "--dup-window", "16777216"}).check(),
                  std::invalid_argument);
 }
 
@@ -104,7 +104,7 @@ TEST(KvaggOptions, ListenIpIsRepeatableAndChecked) {
         nine.push_back("--listen-ip");
         nine.push_back("10.0.0." + std::to_string(i));
     }
-    EXPECT_THROW(check_options(parse(nine)), std::invalid_argument);
+    EXPECT_THROW(parse(nine).check(), std::invalid_argument);
 }
 
 TEST(KvaggResults, DumpIsKeyCommaValueLines) {

@@ -15,7 +15,7 @@ namespace {
 Options parse(std::vector<std::string> args) {
     CLI::App app("nfv options", "nfv");
     Options o;
-    add_options(app, o);
+    o.add(app);
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     app.parse(reversed);
     return o;

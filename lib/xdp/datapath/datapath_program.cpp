@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <map>
 #include <mutex>
 #include <stdexcept>
 
@@ -76,23 +75,6 @@ std::optional<uint32_t> interface_mtu(const std::string& ifname) {
     const std::optional<ifreq> req = interface_request(ifname, SIOCGIFMTU);
     if (!req) return std::nullopt;
     return uint32_t(req->ifr_mtu);
-}
-
-void add_datapath_option(CLI::App& app, Datapath& datapath, XdpMode& mode) {
-    app.add_option("--datapath", datapath,
-                   "Where the kernel runs: dpdk (the poll loop) or xdp (the app's XDP program on "
-                   "the --af-xdp interface, the poll loop its slow path; with --pcap IN:OUT each "
-                   "frame run with BPF_PROG_TEST_RUN; root)")
-        ->transform(CLI::CheckedTransformer(
-            std::map<std::string, Datapath>{{"dpdk", Datapath::dpdk}, {"xdp", Datapath::xdp}}));
-    app.add_option("--xdp-mode", mode,
-                   "--datapath xdp on an interface: native (in the driver), generic (skb) or "
-                   "auto (native where the driver has it, generic on veth, whose native XDP_TX "
-                   "reaches only a peer with NAPI on)")
-        ->transform(
-            CLI::CheckedTransformer(std::map<std::string, XdpMode>{{"auto", XdpMode::automatic},
-                                                                   {"native", XdpMode::native},
-                                                                   {"generic", XdpMode::generic}}));
 }
 
 DatapathProgram::DatapathProgram(const std::string& object_name, const std::string& program,

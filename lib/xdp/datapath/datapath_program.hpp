@@ -3,7 +3,6 @@
 // XDP program (lib/xdp/datapath/nfv.bpf.c, lib/xdp/datapath/l2reflect.bpf.c) loaded with its maps,
 // its options written into dp_config, one frame run through it with BPF_PROG_TEST_RUN, its per-CPU
 // counters summed.
-#include <CLI/CLI.hpp>
 
 #include <array>
 #include <cstdint>
@@ -49,8 +48,6 @@ constexpr uint32_t kSingleBufferMtu = 1500;
 constexpr bool multi_buffer_for_mtu(uint32_t mtu) {
     return mtu > kSingleBufferMtu;
 }
-// --datapath xdp|dpdk (default dpdk) and --xdp-mode auto|native|generic (default auto).
-void add_datapath_option(CLI::App& app, Datapath& datapath, XdpMode& mode);
 
 // What one frame's run through the program gave.
 struct TestRun {

@@ -5,7 +5,7 @@ bound a reader gets through the page against the client's own.
 1. tt_bench: ns per call of tt_now, tt_clock_now and the page read alone against
    clock_gettime(CLOCK_MONOTONIC_RAW), alternated in one process (medians of --runs), with the
    page idle and rewritten at 1 kHz by another thread.
-2. A clocksync pair over memif (bench/clocksync_bench.py's run: 8-slot rings, verification mode,
+2. A clocksync pair over memif (bench/scenarios/clocksync.py's run: 8-slot rings, verification mode,
    4 probes per round) with --export, and a reader process (tests/clocksync/tt_probe, C) calling
    tt_now 1e5 times over the run: the reader's ε (half the interval) against the client's ε
    samples, and the calls whose interval missed the true (raw-clock) time, which must be 0.
@@ -15,16 +15,14 @@ Writes bench/results/timesource.json through bench/run.
 import json
 import os
 import subprocess
-import sys
 
 import benchkit as bk
 
-sys.path.insert(0, os.path.join(bk.ROOT, "bench"))
-import clocksync_bench  # noqa: E402  (its master + client run)
+import clocksync_pair  # noqa: E402  (its master + client run)
 
 
 class PairArgs:
-    """The settings clocksync_bench.one_run reads."""
+    """The settings clocksync_pair.one_run reads."""
     def __init__(self, build, duration):
         self.build = build
         self.duration = duration
@@ -49,7 +47,7 @@ def page_vs_client(build, duration, repeats):
         reader = ["env", f"LINERATE_TT={page}", os.path.join(build, "tests", "clocksync",
                   "tt_probe"), "100000", str(int((duration - 2) * 1000)), "10000"]
         try:
-            run, cmds = clocksync_bench.one_run(
+            run, cmds = clocksync_pair.one_run(
                 PairArgs(build, duration), 4, False, f"tts{os.getpid()}_{i}",
                 client_extra=["--export", page], reader=reader)
         finally:

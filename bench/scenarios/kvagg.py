@@ -22,7 +22,7 @@ reads no packets; kvagg at 1 tuple is measured against l2reflect by bench/run sc
 (commands, machine, date, every figure, ratios, best/worst of the matrix) and
 bench/results/kvagg_sweep.png, kvagg_matrix.png (gnuplot).
 
-  bench/kvagg/kvagg_bench.py [--repeats N] [--app-repeats N] [--seconds S] [--quick] [--skip-app]
+  bench/scenarios/kvagg.py [--repeats N] [--app-repeats N] [--seconds S] [--quick] [--skip-app]
 
 Without hugepages (the default here) socket:0 is DPDK's --no-huge heap: 4 KiB pages, like
 pages:4k. Two shared cores make absolute numbers noise: read the ratios, which come from
@@ -41,10 +41,10 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import benchkit as bk  # noqa: E402
+from kvagg_matrix import REGIONS, app_matrix, checked, region_for  # noqa: E402
 
 BUILD, RESULTS, ROOT = bk.BUILD, bk.RESULTS, bk.ROOT
 
-REGIONS = ["socket:0", "pages:4k", "pages:thp", "file:/dev/shm/kvagg_bench.{}"]
 GOAL_PLAIN = 0.8
 GOAL_UMAP = 3.0
 # ours/plain at 1 tuple per packet, 1 Mi keys: issue 27's goal, retired by issue 38 (the plain
@@ -52,18 +52,6 @@ GOAL_UMAP = 3.0
 # as a reference figure; the app's goal at 1 tuple is against l2reflect on the same trace and
 # port (bench/run scaling).
 REFERENCE_ONE_TUPLE = 0.5
-
-
-def checked(cmd, timeout=900):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                       timeout=timeout)
-    if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}:\n{p.stdout[-2000:]}")
-    return p.stdout
-
-
-def region_for(spec, use):
-    return spec.format(use) if "{}" in spec else spec
 
 
 # ---- 1. kernel sweeps ----
@@ -126,78 +114,6 @@ def region_table(res):
 
 
 # ---- 2. app matrix ----
-
-def make_trace(tmp, frames, tuples, keys):
-    pcap = os.path.join(tmp, "kvagg_trace.pcap")
-    cmd = [bk.GEN, "--kind", "kvagg", "--write-pcap", pcap,
-           "--count", str(frames), "--tuples", str(tuples), "--keys", str(keys),
-           "--streams", "16"]
-    checked(cmd)
-    return pcap, " ".join(cmd)
-
-
-def created(spec):
-    # The app refuses a missing region file unless asked to create it.
-    return spec + ",create" if spec.startswith("file:") else spec
-
-
-def app_once(pcap, net, agg, keys, seconds, tmp):
-    # --no-telemetry: with --no-shconf every process shares the default telemetry socket, and a
-    # stuck process listening there blocks the EAL init of the next one.
-    j = os.path.join(tmp, "app.json")
-    if os.path.exists(j):
-        os.unlink(j)
-    cmd = [bk.app_path("kvagg"), "-l", "0,1", "--no-huge", "-m", "1024",
-           "--no-pci", "--no-shconf", "--no-telemetry", "--log-level=lib.eal:warning",
-           f"--vdev=net_pcap0,rx_pcap={pcap},tx_pcap=/dev/null,infinite_rx=1", "--",
-           "--netbuf", created(net), "--aggbuf", created(agg), "--keys", str(keys), "--dup-window", "0",
-           "--duration", str(seconds), "--stats-period", "0", "--mbufs", "16383",
-           "--json", j]
-    checked(cmd, timeout=seconds + 60)
-    res = json.load(open(j))
-    for spec in (net, agg):
-        if spec.startswith("file:"):
-            try:
-                os.unlink(spec[5:].split(",")[0])
-            except OSError:
-                pass
-    return res, cmd
-
-
-def app_matrix(args, tmp):
-    frames, tuples, keys = 8192, 32, 1 << 20
-    pcap, gen_cmd = make_trace(tmp, frames, tuples, keys)
-    regions = REGIONS if not args.quick else ["socket:0", "pages:thp"]
-    cells = {}
-    command = None
-    started = time.time()
-    # Repeats outermost: drift on a shared machine spreads over every cell alike.
-    for _ in range(args.app_repeats):
-        for net in regions:
-            for agg in regions:
-                n, a = region_for(net, "netbuf"), region_for(agg, "aggbuf")
-                res, cmd = app_once(pcap, n, a, keys, args.seconds, tmp)
-                command = command or cmd
-                c = cells.setdefault((net, agg), {"net": n, "agg": a, "runs": []})
-                c["runs"].append(res["mtuples_per_s"])
-                c["netbuf"], c["aggbuf"] = res["netbuf"], res["aggbuf"]
-                c["rx_mpps"] = res["rx_mpps"]
-    out = []
-    for c in cells.values():
-        c["mtuples_per_s"] = statistics.median(c["runs"])
-        c["min_mtuples_per_s"], c["max_mtuples_per_s"] = min(c["runs"]), max(c["runs"])
-        out.append(c)
-    best = max(out, key=lambda c: c["mtuples_per_s"])
-    worst = min(out, key=lambda c: c["mtuples_per_s"])
-    return {"trace": {"frames": frames, "tuples_per_packet": tuples, "keys": keys,
-                      "command": gen_cmd},
-            "command_example": " ".join(command).replace(pcap, "TRACE.pcap"),
-            "seconds_per_run": args.seconds, "repeats": args.app_repeats, "cells": out,
-            "best": {k: best[k] for k in ("net", "agg", "mtuples_per_s")},
-            "worst": {k: worst[k] for k in ("net", "agg", "mtuples_per_s")},
-            "best_over_worst": round(best["mtuples_per_s"] / worst["mtuples_per_s"], 3),
-            "wall_s": round(time.time() - started, 1)}
-
 
 # ---- plots ----
 
@@ -379,7 +295,7 @@ def main():
     ap.add_argument("--skip-app", action="store_true", help="kernel sweeps only")
     args = ap.parse_args()
     started = time.time()
-    result = {"scenario": "kvagg", "command": " ".join(["bench/kvagg/kvagg_bench.py"] +
+    result = {"scenario": "kvagg", "command": " ".join(["bench/scenarios/kvagg.py"] +
                                                        sys.argv[1:]),
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "machine": {**bk.machine(), "loadavg_at_start": os.getloadavg()}}

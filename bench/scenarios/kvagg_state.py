@@ -28,7 +28,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import benchkit as bk  # noqa: E402
-from service_bench import VethPair, load, result, with_kvagg  # noqa: E402
+from kvagg_service import VethPair, load, result, with_kvagg  # noqa: E402
 
 KVAGG = bk.app_path("kvagg")
 DEFAULT_MS = 250

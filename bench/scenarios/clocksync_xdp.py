@@ -12,9 +12,9 @@ one-way legs (up t2 - t1, down t4 - t3, in true time). The flood is the client's
 both masters hand them to the kernel (XDP_PASS), which drops them.
 
 On 2 cores the machine's other work competes with the busy-polling processes: each run records
-how long each poller waited for its core (clocksync_bench's schedstat reading); the XDP master
+how long each poller waited for its core (bench/lib/clocksync_pair.py's schedstat reading); the XDP master
 has no poller, which is part of what is measured. On a shared machine start it in its own session at a higher
-autogroup priority, as docs/clocksync.md's Benchmark section does for clocksync_bench.py (the
+autogroup priority, as docs/clocksync.md's Benchmark section does for bench/scenarios/clocksync.py (the
 JSON's settings.scheduling records it).
 
   bench/clocksync_xdp_bench.py [--duration S] [--repeats N] [--flood-pps R]
@@ -29,9 +29,9 @@ import os
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import benchkit as bk  # noqa: E402
-import clocksync_bench as csb  # noqa: E402  (its pollers' wait, JSON reads, EAL arguments)
+import clocksync_pair as csb  # noqa: E402  (its pollers' wait, JSON reads, EAL arguments)
 
 ROOT, BUILD, RESULTS = bk.ROOT, bk.BUILD, bk.RESULTS
 
