@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "clocksync/cs_xdp.hpp"
 #include "clocksync/options.hpp"
 #include "clocksync/report.hpp"
 #include "clocksync/worker_loops.hpp"
@@ -29,8 +30,8 @@ constexpr const char* kXdpStamps =
     "xdp: bpf_ktime_get_ns() (CLOCK_MONOTONIC) at the program's entry and right before XDP_TX; "
     "its slow path ";
 
-// --datapath xdp: lib/xdp/datapath/clocksync.bpf.c on the --af-xdp interface. Its reasons are the
-// master's drops from not_clocksync on (lib/xdp/datapath/cs_wire.h); what it passes to the kernel
+// --datapath xdp: apps/clocksync/xdp/clocksync.bpf.c on the --af-xdp interface. Its reasons are the
+// master's drops from not_clocksync on (apps/clocksync/cs_wire.h); what it passes to the kernel
 // (a served frame that is no clocksync datagram) is counted as not_clocksync, as the C++ master
 // counts it.
 std::shared_ptr<const XdpDatapathSpec> xdp_program(const Options& cs,
@@ -49,7 +50,7 @@ std::shared_ptr<const XdpDatapathSpec> xdp_program(const Options& cs,
                                   cs.verify_checksums ? DP_VERIFY_CHECKSUM : 0, std::move(slots));
     spec->configure = [port = cs.udp_port, accept = !cs.strict_checksums](
                           xdp::DatapathProgram& program, const std::string& iface) {
-        program.set_clocksync(port, accept, xdp::interface_mac(iface).value_or(pkt::MacAddr{}));
+        set_xdp_master(program, port, accept, xdp::interface_mac(iface).value_or(pkt::MacAddr{}));
     };
     return spec;
 }
@@ -108,7 +109,7 @@ ClientIo client_io(const Runtime& runtime, const Options& cs) {
     io.rx_stamps = runtime.plan().served.rx_stamp &&
                    std::any_of(runtime.ports().begin(), runtime.ports().end(),
                                [](const auto& port) { return port->driver() == "net_af_xdp"; });
-    io.turn = cs.xdp_turn && io.rx_stamps && runtime.plan().served.cs_turn;
+    io.turn = cs.xdp_turn && io.rx_stamps && runtime.plan().served.hook;
     if (cs.xdp_turn && !io.turn)
         throw cli::UsageError(
             "--xdp-turn needs the steering program on an --af-xdp port with the receive stamps "
@@ -308,6 +309,8 @@ int main(int argc, char** argv) {
     AppInfo info{kApp, client ? "clocksync client" : "clocksync master", kDrops,
                  client ? stats::Names(kClientCounters) : stats::Names(kMasterCounters), served};
     info.xdp_datapath = xdp_program(cs, options);
+    info.steer_hook = {"clocksync_steer.bpf.o", "clocksync warm-up echoes turned into requests",
+                       "cs_turn"};
     Runtime runtime(info, std::move(args), options);
     return runtime.run_app([&] {
         return client ? run_client(runtime, cs, *session, local, std::move(clockbound))
