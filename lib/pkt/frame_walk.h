@@ -2,8 +2,8 @@
  * C for every reader: the C++ parsers (pkt/headers.hpp's parse_l2, pkt/udp_payload.hpp, the apps'
  * kernels) include it, and `clang -target bpf` compiles it into every XDP program (the steering
  * filter, the apps' programs). Every function works on a byte range [data, data_end) and reads no
- * byte before a pointer compare against data_end proves it inside: the form the BPF verifier
- * accepts, so the bounds checks are the same code on both tiers.
+ * byte before LR_INSIDE proves it inside: on BPF a pointer compare against data_end, the form the
+ * BPF verifier accepts, so the bounds checks are the same tests on both tiers.
  *
  * Where readers differ, the difference is a named parameter, policy at the call:
  * - max_tags: LR_MAX_VLAN_TAGS (up to two tags: the apps' parsers) or LR_UNTAGGED_ONLY (the
@@ -88,13 +88,22 @@ static inline void lr_store_be64(__u8* p, __u64 v) {
 #undef LR_LOAD_WORD
 #undef LR_BE_TO_HOST
 
+/* Whether the `n` bytes at p lie inside the frame that ends at data_end. On BPF a pointer compare,
+ * the form the verifier proves a packet range from; off BPF the bytes left, a signed compare the
+ * compiler folds with the caller's own length tests (a pointer compare costs a lea each). */
+#ifdef __bpf__
+#define LR_INSIDE(p, n, data_end) ((p) + (n) <= (data_end))
+#else
+#define LR_INSIDE(p, n, data_end) ((data_end) - (p) >= (long)(n))
+#endif
+
 /* Where the frame's L3 header starts after up to `max_tags` VLAN/QinQ tags, with the ethertype
  * after them in *type; 0 when the frame ends inside the Ethernet or tag headers. */
 static inline __attribute__((always_inline)) __u32 lr_l3_offset(const __u8* data,
                                                                 const __u8* data_end,
                                                                 __u32 max_tags, __u16* type) {
     __u32 off = 2 * LR_MAC_LEN;
-    if (data + LR_ETH_HLEN > data_end) return 0;
+    if (!LR_INSIDE(data, LR_ETH_HLEN, data_end)) return 0;
     __u16 t = lr_load_be16(data + off);
 #ifdef __bpf__
 #pragma unroll
@@ -102,7 +111,7 @@ static inline __attribute__((always_inline)) __u32 lr_l3_offset(const __u8* data
     for (__u32 tags = 0; tags < max_tags; ++tags) {
         if (t != LR_ETHERTYPE_VLAN && t != LR_ETHERTYPE_QINQ) break;
         off += LR_VLAN_TAG_LEN;
-        if (data + off + 2 > data_end) return 0;
+        if (!LR_INSIDE(data, off + 2, data_end)) return 0;
         t = lr_load_be16(data + off);
     }
     *type = t;
@@ -118,7 +127,7 @@ static inline __attribute__((always_inline)) const __u8* lr_walk_ipv4(const __u8
     const __u32 l3 = lr_l3_offset(data, data_end, max_tags, &type);
     if (l3 == 0 || type != LR_ETHERTYPE_IPV4) return 0;
     const __u8* ip = data + l3;
-    if (ip + LR_IPV4_MIN_HLEN > data_end) return 0;
+    if (!LR_INSIDE(ip, LR_IPV4_MIN_HLEN, data_end)) return 0;
     if ((ip[0] >> 4) != 4 || (ip[0] & 0x0F) < LR_IPV4_MIN_HLEN / 4) return 0;
     return ip;
 }
@@ -129,7 +138,7 @@ static inline __attribute__((always_inline)) const __u8* lr_walk_udp(
     const __u8* ip, const __u8* data_end, enum lr_fragment_rule fragments) {
     if (ip[9] != LR_IPPROTO_UDP || (lr_load_be16(ip + 6) & fragments) != 0) return 0;
     const __u8* udp = ip + (__u32)(ip[0] & 0x0F) * 4;
-    if (udp + LR_UDP_HLEN > data_end) return 0;
+    if (!LR_INSIDE(udp, LR_UDP_HLEN, data_end)) return 0;
     return udp;
 }
 

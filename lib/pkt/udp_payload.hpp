@@ -74,7 +74,9 @@ inline UdpPayload locate_udp_payload(const uint8_t* frame, size_t len, uint16_t 
     if (udp.dst_port() != dst_port) return p;
 
     p.verdict = UdpVerdict::malformed;
-    const size_t ihl = ip.header_len(), room = size_t(end - l3);
+    // The header length as the walk's UDP offset: not read and scaled again (callgrind: 3
+    // instructions a tagged frame).
+    const size_t ihl = size_t(l4 - l3), room = size_t(end - l3);
     const size_t total = ip.total_len(), udp_len = udp.length();
     // total < room is fine: Ethernet pads short frames. A first fragment (MF): no reassembly.
     if ((load_be16(l3 + 6) & LR_IPV4_MORE_FRAGMENTS) != 0 || total < ihl + kUdpHdrLen ||

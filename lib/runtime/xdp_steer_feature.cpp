@@ -161,7 +161,7 @@ void AfXdpSteering::add_metrics(stats::Metrics& m) const {
                 m.add("linerate_xdp_packets_total",
                       "Frames the XDP steering program handled, by queue and action (redirected "
                       "to the app's socket, passed to the kernel, unclaimed: no socket; turned: "
-                      "sent back by the app's steering hook, e.g. a clocksync echo as its request)",
+                      "sent back by the app's steering hook)",
                       stats::MetricType::counter,
                       {{"interface", iface},
                        {"queue", std::to_string(q["queue"].get<unsigned>())},
