@@ -20,8 +20,8 @@ set(LINERATE_PUBLIC_HEADERS
     eal/port.hpp
     mem/mempool.hpp mem/region.hpp mem/region_spec.hpp
     pcapio/pcap_file.hpp
-    pkt/address.hpp pkt/build.hpp pkt/bytes.hpp pkt/check_ipv4.h pkt/checksum.hpp pkt/headers.hpp
-    pkt/mac_swap.h pkt/udp_payload.hpp
+    pkt/address.hpp pkt/build.hpp pkt/bytes.hpp pkt/checksum.hpp pkt/frame_walk.h pkt/headers.hpp
+    pkt/ipv4_checksum.h pkt/mac_swap.h pkt/udp_payload.hpp
     ring/ring.hpp
     runtime/exception_path.hpp runtime/feature.hpp runtime/forward_loop.hpp
     runtime/forward_mode.hpp runtime/mbuf_frame.hpp runtime/runtime.hpp runtime/rx_step.hpp
@@ -31,9 +31,11 @@ set(LINERATE_PUBLIC_HEADERS
     stats/port_drops.hpp
     stats/telemetry.hpp
     worker/quiescence.hpp worker/stop.hpp worker/worker_map.hpp
-    xdp/bpf_object.hpp
+    xdp/bpf_map.h xdp/bpf_object.hpp
+    xdp/datapath/datapath.bpf.h xdp/datapath/datapath_abi.h xdp/datapath/datapath_program.hpp
     xdp/reflect/reflect_abi.h
-    xdp/steer/rx_stamp.hpp xdp/steer/steer_abi.h xdp/steer/steer_program.hpp)
+    xdp/steer/rx_stamp.hpp xdp/steer/steer_abi.h xdp/steer/steer_match.h
+    xdp/steer/steer_program.hpp)
 foreach(header IN LISTS LINERATE_PUBLIC_HEADERS)
   file(STRINGS ${PROJECT_SOURCE_DIR}/lib/${header} includes REGEX "^#include \"")
   foreach(line IN LISTS includes)
@@ -50,12 +52,19 @@ endforeach()
 # The C/C++ headers of the services (truetime.h, kvagg_client.hpp, kvagg_wire.h):
 # #include <linerate/...>.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/linerate DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# An app's XDP programs out of this tree (examples/ttl-forward): linerate_bpf_programs, and the
+# steering program's source its STEER_HOOK compiles (the shared headers are public above).
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/LinerateBpf.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/linerate)
+install(FILES ${PROJECT_SOURCE_DIR}/lib/xdp/steer/steer.bpf.c
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/linerate/xdp/steer)
 install(EXPORT linerateTargets NAMESPACE linerate::
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/linerate)
 include(CMakePackageConfigHelpers)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/linerateConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/linerateConfig.cmake
-                              INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/linerate)
+                              INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/linerate
+                              PATH_VARS CMAKE_INSTALL_INCLUDEDIR)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/linerateConfigVersion.cmake
                                  COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/linerateConfig.cmake

@@ -102,7 +102,7 @@ namespace {
 // The frame sent back whence it came, as `type`: MACs, IPs, UDP ports swapped, UDP checksum 0.
 // Swapping two 16-bit-aligned words keeps the IPv4 checksum valid (the sum commutes).
 uint8_t* turn_around(uint8_t* frame, const CsPacket& p, CsType type) {
-    swap_macs(frame);
+    lr_swap_macs(frame, frame + p.payload_offset);
     uint8_t* ip = frame + p.l3_offset;
     std::swap_ranges(ip + 12, ip + 16, ip + 16);
     uint8_t* udp = frame + p.payload_offset - kUdpHdrLen;

@@ -8,17 +8,17 @@
 #include <iterator>
 #include <string_view>
 
+#include "clocksync/cs_wire.h"
 #include "linerate/message_auth.hpp"
 #include "pkt/build.hpp"
 #include "pkt/checksum.hpp"
 #include "pkt/headers.hpp"
 #include "stats/names.hpp"
-#include "xdp/datapath/cs_wire.h"
 
 namespace linerate::clocksync {
 
-// The layout is lib/xdp/datapath/cs_wire.h's, the one the XDP master
-// (lib/xdp/datapath/clocksync.bpf.c) compiles.
+// The layout is apps/clocksync/cs_wire.h's, the one the XDP programs (apps/clocksync/xdp/)
+// compile.
 inline constexpr uint16_t kCsUdpPort = LR_CS_UDP_PORT;
 inline constexpr uint16_t kCsMagic = LR_CS_MAGIC;
 inline constexpr uint8_t kCsVersion = LR_CS_VERSION;
@@ -82,7 +82,7 @@ inline constexpr uint16_t kCsFlagTurn = LR_CS_FLAG_TURN;
 LINERATE_DROPS(Drop, kDrops, LINERATE_CS_DROPS);
 inline constexpr size_t kDropCount = std::size(kDrops);
 
-// The XDP master counts its drops by lib/xdp/datapath/cs_wire.h's numbers, from not_clocksync on.
+// The XDP master counts its drops by apps/clocksync/cs_wire.h's numbers, from not_clocksync on.
 constexpr unsigned xdp_drop_number(Drop d) {
     return unsigned(d) - unsigned(Drop::not_clocksync);
 }
@@ -90,7 +90,7 @@ constexpr unsigned xdp_drop_number(Drop d) {
 inline constexpr const char* kXdpDropKeys[] = {LR_CS_DROPS(LR_DROP_KEY_ITEM)};
 static_assert(stats::same_keys(kDrops, stats::drop_slot(Drop::not_clocksync), kXdpDropKeys,
                                "unknown_sequence"),
-              "lib/xdp/datapath/cs_wire.h's LR_CS_DROPS and LINERATE_CS_DROPS differ");
+              "apps/clocksync/cs_wire.h's LR_CS_DROPS and LINERATE_CS_DROPS differ");
 
 // Snake-case name, usable as a JSON key ("drops": {name: count}).
 constexpr std::string_view drop_name(Drop d) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "clocksync/cs_xdp.hpp"
 #include "clocksync/options.hpp"
 #include "clocksync/roles.hpp"
 #include "clocksync/worker_loops.hpp"  // the boards: kClientCounters, kMasterCounters
@@ -19,8 +20,8 @@ namespace {
 
 constexpr const char* kApp = "clocksync";
 
-// --datapath xdp: lib/xdp/datapath/clocksync.bpf.c on the --af-xdp interface. Its reasons are the
-// master's drops from not_clocksync on (lib/xdp/datapath/cs_wire.h); what it passes to the kernel
+// --datapath xdp: apps/clocksync/xdp/clocksync.bpf.c on the --af-xdp interface. Its reasons are the
+// master's drops from not_clocksync on (apps/clocksync/cs_wire.h); what it passes to the kernel
 // (a served frame that is no clocksync datagram) is counted as not_clocksync, as the C++ master
 // counts it.
 // The interface count was checked at parse (AppOptions::check).
@@ -33,7 +34,7 @@ std::shared_ptr<const XdpDatapathSpec> xdp_program(const Options& cs) {
                                   cs.verify_checksums ? DP_VERIFY_CHECKSUM : 0, std::move(slots));
     spec->configure = [port = cs.udp_port, accept = !cs.strict_checksums](
                           xdp::DatapathProgram& program, const std::string& iface) {
-        program.set_clocksync(port, accept, xdp::interface_mac(iface).value_or(pkt::MacAddr{}));
+        set_xdp_master(program, port, accept, xdp::interface_mac(iface).value_or(pkt::MacAddr{}));
     };
     return spec;
 }
@@ -63,6 +64,8 @@ int main(int argc, char** argv) {
     AppInfo info{kApp, client ? "clocksync client" : "clocksync master", kDrops,
                  client ? stats::Names(kClientCounters) : stats::Names(kMasterCounters), served};
     info.xdp_datapath = xdp_program(cs);
+    info.steer_hook = {"clocksync_steer.bpf.o", "clocksync warm-up echoes turned into requests",
+                       "cs_turn"};
     Runtime runtime(info, std::move(args), app_options.common);
     return runtime.run_app(
         [&] { return client ? run_client(runtime, cs, *client_start) : run_master(runtime, cs); });

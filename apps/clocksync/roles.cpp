@@ -48,7 +48,7 @@ ClientIo client_io(const Runtime& runtime, const Options& cs) {
     io.rx_stamps = runtime.plan().served.rx_stamp &&
                    std::any_of(runtime.ports().begin(), runtime.ports().end(),
                                [](const auto& port) { return port->driver() == "net_af_xdp"; });
-    io.turn = cs.xdp_turn && io.rx_stamps && runtime.plan().served.cs_turn;
+    io.turn = cs.xdp_turn && io.rx_stamps && runtime.plan().served.hook;
     if (cs.xdp_turn && !io.turn)
         throw cli::UsageError(
             "--xdp-turn needs the steering program on an --af-xdp port with the receive stamps "

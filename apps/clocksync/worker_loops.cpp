@@ -242,7 +242,7 @@ HookStamps ClientWorker::hook_stamps(rte_mbuf* m, const LocalClock::Reading& at)
         xdp::take_rx_stamp(rte_pktmbuf_mtod(m, uint8_t*), rte_pktmbuf_headroom(m));
     if (!ns) return {};
     HookStamps h{synced_.local().local_of_monotonic(ns->rx_ns, at), std::nullopt};
-    if (io_.turn && ns->turn_t1_ns) h.t1 = synced_.local().local_of_monotonic(*ns->turn_t1_ns, at);
+    if (io_.turn && ns->hook_ns) h.t1 = synced_.local().local_of_monotonic(*ns->hook_ns, at);
     return h;
 }
 

@@ -112,7 +112,7 @@ KvRequest parse_kv_request(const uint8_t* frame, size_t len, uint16_t udp_port) 
 
 void start_kv_response(uint8_t* out, const uint8_t* request, const KvRequest& r) {
     std::memcpy(out, request, r.app_offset);
-    swap_macs(out);
+    lr_swap_macs(out, out + r.app_offset);
     uint8_t* ip = out + r.l3_offset;
     uint8_t* udp = out + r.app_offset - kUdpHdrLen;
     for (size_t i = 0; i < 4; ++i) std::swap(ip[12 + i], ip[16 + i]);

@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
                      kDrops,
                      kAppCounters,
                      served,
+                     {},
                      {{kAggbufFlag, options.aggbuf}}},
                     std::move(args), common);
     fmt::print("{}: config {}\n", kApp, config_json(options).dump());

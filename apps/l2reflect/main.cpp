@@ -23,7 +23,7 @@ void run_worker(WorkerContext& ctx, const ForwardOptions& forward, XdpDatapath* 
     forward_on_datapath(ctx, xdp, kernel, forward);
 }
 
-// --datapath xdp: lib/xdp/datapath/l2reflect.bpf.c, its one reason (slot DP_DROP_FIRST + 0) the
+// --datapath xdp: apps/l2reflect/xdp/l2reflect.bpf.c, its one reason (slot DP_DROP_FIRST + 0) the
 // runt.
 std::shared_ptr<const XdpDatapathSpec> xdp_program(xdp::Datapath datapath, xdp::XdpMode mode,
                                                    const ForwardChoice& forward) {

@@ -5,10 +5,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "l2reflect/xdp/l2reflect_abi.h"
 #include "pkt/headers.hpp"
 #include "pkt/mac_swap.h"
 #include "stats/names.hpp"
-#include "xdp/datapath/datapath_abi.h"
 
 namespace linerate::l2reflect {
 
@@ -17,12 +17,13 @@ namespace linerate::l2reflect {
     X(runt, "runt")                 \
     X(split_header, "split header")
 LINERATE_DROPS(Drop, kDrops, LINERATE_L2REFLECT_DROPS);
-// The XDP program's reasons (lib/xdp/datapath/datapath_abi.h): the runt; split_header is this
+// The XDP program's reasons (apps/l2reflect/xdp/l2reflect_abi.h): the runt; split_header is this
 // kernel's only.
 inline constexpr const char* kXdpDropKeys[] = {LR_L2REFLECT_DROPS(LR_DROP_KEY_ITEM)};
-static_assert(stats::same_keys(kDrops, stats::drop_slot(Drop::runt), kXdpDropKeys, "split_header"),
-              "lib/xdp/datapath/datapath_abi.h's LR_L2REFLECT_DROPS and LINERATE_L2REFLECT_DROPS "
-              "differ");
+static_assert(
+    stats::same_keys(kDrops, stats::drop_slot(Drop::runt), kXdpDropKeys, "split_header"),
+    "apps/l2reflect/xdp/l2reflect_abi.h's LR_L2REFLECT_DROPS and LINERATE_L2REFLECT_DROPS "
+    "differ");
 
 // A frame of `frame_len` bytes whose first `len` bytes are contiguous at `frame` (the first
 // segment of a chain; the whole frame otherwise): MACs swapped when kSwap, by

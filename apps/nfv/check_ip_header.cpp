@@ -94,8 +94,8 @@ CheckIpHeader::CheckIpHeader(Config config)
     }
 }
 
-// The check is lib/pkt/check_ipv4.h's, the one source the XDP program compiles too; the source test
-// looks the addresses up in this object's sorted sets.
+// The check is apps/nfv/xdp/check_ipv4.h's, the one source the XDP program compiles too; the source
+// test looks the addresses up in this object's sorted sets.
 Result CheckIpHeader::check_full(const uint8_t* frame, size_t len) const {
     lr_ipv4_check r = lr_check_ipv4_header(frame, frame + len, verify_checksum_, pass_non_ip_);
     if (r.verdict == LR_IPV4_TEST_SOURCE)

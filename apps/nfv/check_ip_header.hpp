@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pkt/check_ipv4.h"
+#include "nfv/xdp/check_ipv4.h"
 #include "pkt/headers.hpp"
 #include "stats/names.hpp"
 
@@ -38,14 +38,14 @@ LINERATE_VERDICTS(Verdict, LINERATE_NFV_DROPS);
 LINERATE_SAME_SLOTS(Verdict, Drop, LINERATE_NFV_DROPS)
 inline constexpr size_t kVerdictCount = size_t(Verdict::ok) + 1;
 
-// lib/pkt/check_ipv4.h's verdicts (the check both datapaths compile) are these, in the same order,
-// without the runtime's slots in front.
+// apps/nfv/xdp/check_ipv4.h's verdicts (the check both datapaths compile) are these, in the same
+// order, without the runtime's slots in front.
 constexpr Verdict verdict_of(lr_ipv4_verdict v) {
     return Verdict(unsigned(v) + unsigned(Verdict::not_ipv4));
 }
 inline constexpr const char* kCheckKeys[] = {LR_IPV4_DROPS(LR_DROP_KEY_ITEM)};
 static_assert(stats::same_keys(kDrops, unsigned(Verdict::not_ipv4), kCheckKeys, "split_header"),
-              "lib/pkt/check_ipv4.h's LR_IPV4_DROPS and LINERATE_NFV_DROPS differ");
+              "apps/nfv/xdp/check_ipv4.h's LR_IPV4_DROPS and LINERATE_NFV_DROPS differ");
 static_assert(verdict_of(LR_IPV4_OK) == Verdict::ok);
 
 // Click's text ("ok" for ok); the texts are string literals.
@@ -136,7 +136,7 @@ class CheckIpHeader {
     Result check_full(const uint8_t* frame, size_t len) const;
 
     // The IPv4 header checksum verifies. ihl_words >= 5 and the header is readable. The shared
-    // check's (lib/pkt/check_ipv4.h).
+    // check's (apps/nfv/xdp/check_ipv4.h).
     static bool header_checksum_ok(const uint8_t* ip, unsigned ihl_words) {
         return lr_ipv4_checksum_ok(ip, ip + 4 * ihl_words, 4 * ihl_words);
     }

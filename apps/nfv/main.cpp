@@ -9,6 +9,7 @@
 #include "nfv/check_ip_header.hpp"
 #include "nfv/first_bad_log.hpp"
 #include "nfv/mbuf_kernel.hpp"
+#include "nfv/nfv_xdp.hpp"
 #include "nfv/options.hpp"
 #include "runtime/forward_loop.hpp"
 #include "runtime/forward_mode.hpp"
@@ -57,7 +58,7 @@ XdpBoardSlots xdp_board_slots() {
     return slots;
 }
 
-// --datapath xdp: lib/xdp/datapath/nfv.bpf.c configured as `check` (options, address sets).
+// --datapath xdp: apps/nfv/xdp/nfv.bpf.c configured as `check` (options, address sets).
 std::shared_ptr<const XdpDatapathSpec> xdp_program(xdp::Datapath datapath, xdp::XdpMode mode,
                                                    const nfv::CheckIpHeader& check,
                                                    const nfv::Options& o) {
@@ -66,7 +67,7 @@ std::shared_ptr<const XdpDatapathSpec> xdp_program(xdp::Datapath datapath, xdp::
     if (!spec) return nullptr;
     spec->configure = [bad = check.bad_src(), good = check.good_dst()](xdp::DatapathProgram& p,
                                                                        const std::string&) {
-        p.set_nfv_sources(bad, good);
+        nfv::set_xdp_sources(p, bad, good);
     };
     spec->forward_pair = o.forward.mode == ForwardMode::pair;
     spec->not_on_interface = o.not_on_xdp_interface();

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """clocksync's master nearest the wire: ε (mean, p99.9) with the XDP master (--datapath xdp:
-lib/xdp/datapath/clocksync.bpf.c answers in the veth's XDP hook) against the C++ master on AF_XDP (the
+apps/clocksync/xdp/clocksync.bpf.c answers in the veth's XDP hook) against the C++ master on AF_XDP (the
 DPDK poll loop behind an AF_XDP socket), in the same run, alternated, idle and under a flood.
 
 Both masters stamp from CLOCK_MONOTONIC (the XDP program's clock; the C++ master with

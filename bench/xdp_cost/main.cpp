@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "nfv/nfv_xdp.hpp"
 #include "pkt/build.hpp"
 #include "xdp/datapath/datapath_program.hpp"
 
@@ -46,7 +47,8 @@ struct Frame {
 void configure(Candidate& c) {
     if (c.object == "reflect.bpf.o") return;  // the reflector and the loop: no config
     c.loaded->set_config(c.flags, {xdp::SteerMode::ipv4, 0});
-    if (c.object == "nfv.bpf.o") c.loaded->set_nfv_sources({0x00000000u, 0xFFFFFFFFu}, {});
+    if (c.object == "nfv.bpf.o")
+        linerate::nfv::set_xdp_sources(*c.loaded, {0x00000000u, 0xFFFFFFFFu}, {});
 }
 
 // A valid IPv4/UDP frame, one with its header checksum off by one, one from 255.255.255.255.

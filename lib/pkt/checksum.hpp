@@ -6,8 +6,8 @@
 #include <cstring>
 
 #include "pkt/bytes.hpp"
-#include "pkt/check_ipv4.h"
 #include "pkt/headers.hpp"
+#include "pkt/ipv4_checksum.h"
 
 namespace linerate::pkt {
 
@@ -56,7 +56,7 @@ inline uint64_t word_sum(const uint8_t* data, size_t len) {
 }
 
 // A sum of data that contains non-zero bytes, checked: its folded value is 0xFFFF, i.e. the
-// sum is 0 mod 0xFFFF, by lib/pkt/check_ipv4.h's test (the one the XDP programs compile).
+// sum is 0 mod 0xFFFF, by lib/pkt/ipv4_checksum.h's test (the one the XDP programs compile).
 inline bool word_sum_verifies(uint64_t sum) {
     return lr_word_sum_verifies(sum) != 0;
 }
@@ -150,15 +150,14 @@ inline ChecksumVerdict check_ipv4_udp(const uint8_t* ip, size_t ihl_bytes, const
 // interfaces (AF_XDP, AF_PACKET, TAP on a veth) must do it, or the next hop, which no NIC
 // feeds, drops the segment. Returns true when it wrote a checksum; anything else is untouched.
 inline bool complete_offloaded_checksum(uint8_t* frame, size_t len) {
-    const L2Header l2 = parse_l2(frame, len);
-    if (!l2.complete || l2.ethertype != kEtherTypeIpv4 || len < l2.length + kIpv4MinHdrLen)
-        return false;
-    uint8_t* ip = frame + l2.length;
+    // lib/pkt/frame_walk.h's walk, up to two tags; no fragment of any kind (none is completed).
+    uint8_t* ip = const_cast<uint8_t*>(lr_walk_ipv4(frame, frame + len, LR_MAX_VLAN_TAGS));
+    if (!ip) return false;
     const Ipv4View v{ip};
     const size_t ihl = v.header_len(), total = v.total_len();
     const uint8_t proto = v.protocol();
-    if (v.version() != 4 || ihl < kIpv4MinHdrLen || total < ihl || total > len - l2.length ||
-        (load_be16(ip + 6) & 0x3FFF) != 0 || (proto != kIpProtoTcp && proto != kIpProtoUdp))
+    if (total < ihl || total > size_t(frame + len - ip) || (load_be16(ip + 6) & LR_NO_FRAGMENTS) ||
+        (proto != kIpProtoTcp && proto != kIpProtoUdp))
         return false;
     uint8_t* l4 = ip + ihl;
     const size_t l4_len =

@@ -1,48 +1,33 @@
 #pragma once
-// Header layout constants and views for Ethernet (with up to two VLAN tags), IPv4 and UDP.
-// Everything works on plain bytes so packet kernels can be tested without EAL.
+// Header layout constants and views for Ethernet (with up to two VLAN tags), IPv4 and UDP, in
+// C++ names for lib/pkt/frame_walk.h's (the one walk, which the XDP programs compile too), and
+// the one MAC swap (lib/pkt/mac_swap.h's lr_swap_macs). Everything works on plain bytes so packet
+// kernels can be tested without EAL.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
 #include "pkt/bytes.hpp"
+#include "pkt/frame_walk.h"
+#include "pkt/mac_swap.h"
 
 namespace linerate::pkt {
 
-inline constexpr size_t kMacLen = 6;
-inline constexpr size_t kEthHdrLen = 14;
-inline constexpr size_t kVlanTagLen = 4;
-inline constexpr size_t kIpv4MinHdrLen = 20;
-inline constexpr size_t kUdpHdrLen = 8;
+inline constexpr size_t kMacLen = LR_MAC_LEN;
+inline constexpr size_t kEthHdrLen = LR_ETH_HLEN;
+inline constexpr size_t kVlanTagLen = LR_VLAN_TAG_LEN;
+inline constexpr size_t kIpv4MinHdrLen = LR_IPV4_MIN_HLEN;
+inline constexpr size_t kUdpHdrLen = LR_UDP_HLEN;
 // Ethernet + IPv4 without options + UDP: where the app headers of docs/wire-formats.md start.
 inline constexpr size_t kUdpPayloadOffset = kEthHdrLen + kIpv4MinHdrLen + kUdpHdrLen;
 // Bytes a frame occupies on the wire beyond its data: preamble 8, FCS 4, inter-frame gap 12.
 inline constexpr size_t kWireOverhead = 24;
 
-inline constexpr uint16_t kEtherTypeIpv4 = 0x0800;
-inline constexpr uint16_t kEtherTypeVlan = 0x8100;
-inline constexpr uint16_t kEtherTypeQinQ = 0x88A8;
-inline constexpr uint8_t kIpProtoTcp = 6;
-inline constexpr uint8_t kIpProtoUdp = 17;
-
-// Swaps destination and source MAC in place. The frame must hold at least 12 bytes.
-inline void swap_macs(uint8_t* frame) {
-    uint8_t dst[kMacLen];
-    std::memcpy(dst, frame, kMacLen);
-    std::memmove(frame, frame + kMacLen, kMacLen);
-    std::memcpy(frame + kMacLen, dst, kMacLen);
-}
-
-// The same on a frame with at least 16 bytes: one 16-byte load, a byte shuffle and a store
-// (pshufb on x86, tbl on Arm) instead of byte moves through a temporary; the hot path of every
-// reflector. Bytes 12..15 are written back unchanged.
-inline void swap_macs_wide(uint8_t* frame) {
-    using Bytes16 = uint8_t __attribute__((vector_size(16)));
-    Bytes16 v;
-    std::memcpy(&v, frame, sizeof v);
-    v = __builtin_shufflevector(v, v, 6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14, 15);
-    std::memcpy(frame, &v, sizeof v);
-}
+inline constexpr uint16_t kEtherTypeIpv4 = LR_ETHERTYPE_IPV4;
+inline constexpr uint16_t kEtherTypeVlan = LR_ETHERTYPE_VLAN;
+inline constexpr uint16_t kEtherTypeQinQ = LR_ETHERTYPE_QINQ;
+inline constexpr uint8_t kIpProtoTcp = LR_IPPROTO_TCP;
+inline constexpr uint8_t kIpProtoUdp = LR_IPPROTO_UDP;
 
 struct L2Header {
     uint16_t ethertype = 0;  // after the VLAN tags
@@ -51,20 +36,16 @@ struct L2Header {
     bool complete = false;  // false: the frame ends inside the Ethernet/VLAN header
 };
 
-// Parses the Ethernet header, skipping up to max_tags VLAN (0x8100) / QinQ (0x88A8) tags.
-inline L2Header parse_l2(const uint8_t* frame, size_t len, unsigned max_tags = 2) {
+// Parses the Ethernet header, skipping up to max_tags VLAN (0x8100) / QinQ (0x88A8) tags
+// (lib/pkt/frame_walk.h's lr_l3_offset).
+inline L2Header parse_l2(const uint8_t* frame, size_t len, unsigned max_tags = LR_MAX_VLAN_TAGS) {
     L2Header h;
-    if (len < kEthHdrLen) return h;
-    size_t off = 2 * kMacLen;
-    uint16_t type = load_be16(frame + off);
-    while ((type == kEtherTypeVlan || type == kEtherTypeQinQ) && h.vlan_tags < max_tags) {
-        off += kVlanTagLen;
-        if (off + 2 > len) return h;
-        type = load_be16(frame + off);
-        ++h.vlan_tags;
-    }
+    uint16_t type = 0;
+    const uint32_t l3 = lr_l3_offset(frame, frame + len, max_tags, &type);
+    if (l3 == 0) return h;
     h.ethertype = type;
-    h.length = uint16_t(off + 2);
+    h.length = uint16_t(l3);
+    h.vlan_tags = uint8_t((l3 - kEthHdrLen) / kVlanTagLen);
     h.complete = true;
     return h;
 }

@@ -1,7 +1,7 @@
 /* The MAC swap of l2reflect, nfv and clocksync's master, written once in C for both datapaths:
  * the C++ kernels (apps/l2reflect/reflect.hpp, apps/nfv/mbuf_kernel.hpp) include it, and
- * `clang -target bpf` compiles it into the XDP programs of lib/xdp/datapath. As
- * lib/pkt/check_ipv4.h, it reads no byte before a pointer compare against data_end proves it
+ * `clang -target bpf` compiles it into the apps' XDP programs (apps/<app>/xdp/). As
+ * lib/pkt/frame_walk.h, it reads no byte before a pointer compare against data_end proves it
  * lies inside the frame, the form the BPF verifier accepts. */
 #ifndef LINERATE_PKT_MAC_SWAP_H
 #define LINERATE_PKT_MAC_SWAP_H

@@ -129,7 +129,8 @@ void Runtime::add_features() {
     if (pcap_mode()) f.push_back(std::make_unique<PcapMode>(info_.name, options_.pcap));
     const bool app_program = xdp_datapath_ && xdp_datapath_->on_interface();
     f.push_back(std::make_unique<AfXdpSteering>(info_.name, options_.af_xdp, steer,
-                                                !options_.xdp_steer.empty(), app_program));
+                                                info_.steer_hook, !options_.xdp_steer.empty(),
+                                                app_program));
     if (!options_.exception_path.empty())
         f.push_back(std::make_unique<ExceptionPathFeature>(info_.name, options_.exception_path));
     if (!options_.metrics.empty())

@@ -54,6 +54,9 @@ struct AppInfo {
     // What the app serves, for the XDP steering program (--xdp-steer app), once the command
     // line is parsed; unset: every IPv4 frame.
     std::function<xdp::SteerFilter()> xdp_filter;
+    // The steering program --af-xdp attaches: the plain one, or the app's with its hook
+    // (xdp::SteerHook; SteerFilter::hook turns it on).
+    xdp::SteerHook steer_hook = {};
     // The app's own region options, judged with the runtime's (Plan::app_region).
     std::vector<AppRegion> regions = {};
     // --datapath xdp: the app's XDP program and options (runtime/xdp_datapath_feature.hpp); none:

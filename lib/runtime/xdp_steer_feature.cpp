@@ -18,12 +18,14 @@ constexpr const char* kSteerProgramName = "xsk_def_prog";
 }  // namespace
 
 AfXdpSteering::AfXdpSteering(std::string app, const std::vector<std::string>& af_xdp_specs,
-                             xdp::SteerFilter filter, bool steer_asked, bool app_program)
+                             xdp::SteerFilter filter, xdp::SteerHook hook, bool steer_asked,
+                             bool app_program)
     : app_(std::move(app)),
       filter_(filter),
+      hook_(std::move(hook)),
       steer_asked_(steer_asked),
       app_program_(app_program),
-      steer_object_(xdp::find_bpf_object(xdp::kSteerObjectName)) {
+      steer_object_(xdp::find_bpf_object(hook_.object)) {
     for (const auto& spec : af_xdp_specs) {
         specs_.push_back(eal::parse_af_xdp_spec(spec));
         eal::check_af_xdp_interface(specs_.back());
@@ -33,7 +35,7 @@ AfXdpSteering::AfXdpSteering(std::string app, const std::vector<std::string>& af
     // the interface, the host's ARP, ping and ssh included.
     if (steer_object_.empty())
         throw std::runtime_error(std::string("--af-xdp: linerate's XDP steering program (") +
-                                 xdp::kSteerObjectName +
+                                 hook_.object +
                                  ") is neither next to the app, in its install tree nor in the "
                                  "build tree: not taking the interface without it");
 }
@@ -41,7 +43,7 @@ AfXdpSteering::AfXdpSteering(std::string app, const std::vector<std::string>& af
 AfXdpSteering::~AfXdpSteering() = default;
 
 std::string AfXdpSteering::steer_object_named() const {
-    return steer_object_.empty() ? std::string("PATH/") + xdp::kSteerObjectName : steer_object_;
+    return steer_object_.empty() ? std::string("PATH/") + hook_.object : steer_object_;
 }
 
 void AfXdpSteering::add_eal_args(std::vector<std::string>& args, bool user_gave_eal_args) {
@@ -69,8 +71,8 @@ std::optional<std::vector<uint16_t>> AfXdpSteering::make_ports(unsigned workers)
 void AfXdpSteering::attach_steering_programs() {
     for (const eal::AfXdpSpec& spec : specs_) {
         try {
-            auto program = std::make_unique<xdp::DatapathProgram>(
-                xdp::kSteerObjectName, kSteerProgramName, /*multi_buffer=*/false);
+            auto program = std::make_unique<xdp::DatapathProgram>(hook_.object, kSteerProgramName,
+                                                                  /*multi_buffer=*/false);
             program->attach(spec.iface, xdp::XdpMode::automatic, /*transmits=*/false);
             programs_.push_back(std::move(program));
         } catch (const std::exception& e) {
@@ -96,7 +98,7 @@ void AfXdpSteering::start(const StartedRun& run) {
     // The app's own program steers (and counts) by itself: no steering program to find.
     if (!app_program_)
         for (const auto& port : run.ports) ids.push_back(port->id());
-    steering_ = std::make_unique<xdp::Steering>(ids, filter_);
+    steering_ = std::make_unique<xdp::Steering>(ids, filter_, hook_);
     if (steer_asked_ && steering_->empty() && !app_program_)
         throw std::runtime_error(
             "--xdp-steer: no net_af_xdp port's interface has linerate's steering program "
@@ -137,7 +139,7 @@ void AfXdpSteering::declare_figures() {
     figure_set_.figures = {total("redirected", &xdp::SteerCounters::redirected),
                            total("passed", &xdp::SteerCounters::passed),
                            total("unclaimed", &xdp::SteerCounters::unclaimed)};
-    if (filter_.cs_turn)  // " turned N": only where the program turns anything
+    if (filter_.hook)  // " turned N": only where the program turns anything
         figure_set_.figures.push_back(total("turned", &xdp::SteerCounters::turned));
 }
 
@@ -152,14 +154,14 @@ void AfXdpSteering::add_metrics(stats::Metrics& m) const {
     if (!steering_ || steering_->empty()) return;
     const nlohmann::json j = steering_->json();
     std::vector<const char*> actions = {"redirected", "passed", "unclaimed"};
-    if (filter_.cs_turn) actions.push_back("turned");
+    if (filter_.hook) actions.push_back("turned");
     for (const auto& [iface, ij] : j["interfaces"].items())
         for (const nlohmann::json& q : ij["queues"])
             for (const char* action : actions)
                 m.add("linerate_xdp_packets_total",
                       "Frames the XDP steering program handled, by queue and action (redirected "
                       "to the app's socket, passed to the kernel, unclaimed: no socket; turned: "
-                      "a clocksync echo sent back as its request)",
+                      "sent back by the app's steering hook)",
                       stats::MetricType::counter,
                       {{"interface", iface},
                        {"queue", std::to_string(q["queue"].get<unsigned>())},

@@ -27,7 +27,8 @@ class AfXdpSteering final : public Feature {
     // a bad --af-xdp spec, and std::runtime_error when linerate's steering program cannot be
     // found.
     AfXdpSteering(std::string app, const std::vector<std::string>& af_xdp_specs,
-                  xdp::SteerFilter filter, bool steer_asked, bool app_program = false);
+                  xdp::SteerFilter filter, xdp::SteerHook hook, bool steer_asked,
+                  bool app_program = false);
     ~AfXdpSteering() override;
 
     void add_eal_args(std::vector<std::string>& args, bool user_gave_eal_args) override;
@@ -54,6 +55,7 @@ class AfXdpSteering final : public Feature {
     std::string app_;
     std::vector<eal::AfXdpSpec> specs_;
     xdp::SteerFilter filter_;
+    xdp::SteerHook hook_;  // the steering object and its hook
     bool steer_asked_;
     bool app_program_;
     std::string steer_object_;  // linerate's steering program (found once), "" if not found

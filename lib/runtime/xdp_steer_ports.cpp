@@ -23,8 +23,8 @@ std::string counters_text(const SteerCounters& c) {
 
 }  // namespace
 
-Steering::Steering(const std::vector<uint16_t>& ports, const SteerFilter& filter)
-    : filter_(filter) {
+Steering::Steering(const std::vector<uint16_t>& ports, const SteerFilter& filter, SteerHook hook)
+    : filter_(filter), hook_(std::move(hook)) {
     std::vector<std::string> seen;
     for (uint16_t port : ports) {
         std::string iface = eal::af_xdp_interface(port);
@@ -51,7 +51,7 @@ std::string Steering::describe() const {
         s += fmt::format("xdp steering on {}: program id {}, to the app: {}{}{}\n", i.name,
                          i.program->prog_id(), filter_.describe(),
                          filter_.rx_stamp ? ", each with its receive time" : "",
-                         filter_.cs_turn ? "; clocksync warm-up echoes turned into requests" : "");
+                         filter_.hook ? "; " + hook_.does : std::string());
     return s;
 }
 
@@ -82,7 +82,7 @@ nlohmann::json Steering::json() const {
     nlohmann::json j = total().json();
     j["filter"] = filter_.describe();
     j["rx_stamp"] = filter_.rx_stamp;
-    j["cs_turn"] = filter_.cs_turn;
+    if (!hook_.json_key.empty()) j[hook_.json_key] = filter_.hook;
     j["interfaces"] = nlohmann::json::object();
     for (const Interface& i : interfaces_) {
         auto queues = i.program->queues();
@@ -117,7 +117,7 @@ nlohmann::json Steering::telemetry() const {
         j[i.name + "_queues_redirected"] = r;
         j[i.name + "_queues_passed"] = p;
         j[i.name + "_queues_unclaimed"] = u;
-        if (filter_.cs_turn) j[i.name + "_queues_turned"] = t;
+        if (filter_.hook) j[i.name + "_queues_turned"] = t;
     }
     return j;
 }

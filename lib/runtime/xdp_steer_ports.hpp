@@ -20,7 +20,8 @@ class Steering {
     // `ports` and writes `filter` into it. Interfaces without it are left alone (and listed by
     // unsteered()). Throws
     // std::runtime_error on a libbpf failure.
-    Steering(const std::vector<uint16_t>& ports, const SteerFilter& filter);
+    // `hook`: the app's steering hook, named in the description and the JSON.
+    Steering(const std::vector<uint16_t>& ports, const SteerFilter& filter, SteerHook hook);
 
     bool empty() const { return interfaces_.empty(); }
     // Interfaces of net_af_xdp ports without linerate's program whose vdevs name no
@@ -44,6 +45,7 @@ class Steering {
         std::unique_ptr<SteerProgram> program;
     };
     SteerFilter filter_;
+    SteerHook hook_;
     std::vector<Interface> interfaces_;
     std::vector<std::string> unsteered_;
 };

@@ -6,7 +6,7 @@
 // and ping on the same interfaces meanwhile (the steering program hands the apps their UDP port
 // only). The master runs in three ways: the C++ master on AF_XDP reading CLOCK_MONOTONIC_RAW
 // (the default) or CLOCK_MONOTONIC (--sw-clock monotonic), and the XDP master (--datapath xdp:
-// lib/xdp/datapath/clocksync.bpf.c answering in the veth's XDP hook, CLOCK_MONOTONIC), whose
+// apps/clocksync/xdp/clocksync.bpf.c answering in the veth's XDP hook, CLOCK_MONOTONIC), whose
 // clients say
 // --master-clock monotonic.
 #include <gtest/gtest.h>
@@ -181,7 +181,7 @@ void expect_warmups_echoed(const nlohmann::json& cj, const std::string& out) {
         }
 }
 
-// The XDP master: lib/xdp/datapath/clocksync.bpf.c answers every request in the veth's XDP hook
+// The XDP master: apps/clocksync/xdp/clocksync.bpf.c answers every request in the veth's XDP hook
 // (t2, t3 from CLOCK_MONOTONIC), the client in verification mode says --master-clock monotonic. The
 // master's counters are the client's frames exactly (requests and warm-ups, --warmup-us): received,
 // answered or echoed, all by the program (none left to the slow path), none dropped; ping beside

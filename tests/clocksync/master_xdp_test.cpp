@@ -1,5 +1,5 @@
 // clocksync's master on both datapaths, the same frames: answer_request (C++) called directly,
-// and lib/xdp/datapath/clocksync.bpf.c run by the kernel with BPF_PROG_TEST_RUN (root; skips
+// and apps/clocksync/xdp/clocksync.bpf.c run by the kernel with BPF_PROG_TEST_RUN (root; skips
 // otherwise). A request comes back byte-identical but for t2/t3, which the program reads from
 // CLOCK_MONOTONIC between two reads of the test's; a warm-up frame that asks for its echo comes
 // back identical, unstamped; a bad request is dropped under the C++ master's reason; a frame that
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "clocksync/cs_wire.hpp"
+#include "clocksync/cs_xdp.hpp"
 #include "clocksync/master.hpp"
 #include "pkt/build.hpp"
 #include "pkt/bytes.hpp"
@@ -32,7 +33,7 @@ std::unique_ptr<xdp::DatapathProgram> load(uint32_t flags, bool accept_offloaded
     try {
         auto p = std::make_unique<xdp::DatapathProgram>("clocksync.bpf.o", DP_PROGRAM);
         p->set_flags(flags | DP_RECORD_LAST | DP_MULTI_BUFFER);
-        p->set_clocksync(kCsUdpPort, accept_offloaded, kMasterMac);
+        clocksync::set_xdp_master(*p, kCsUdpPort, accept_offloaded, kMasterMac);
         return p;
     } catch (const std::exception& e) {
         why = e.what();

@@ -22,7 +22,7 @@ std::vector<std::vector<uint8_t>> stamped(const TrafficPlan& plan, size_t n, uin
         std::vector<uint8_t> f(plan.frame_len());
         f.resize(t.next(f.data()).len);
         t.stamp_tx(f.data(), tsc + i, 0);
-        pkt::swap_macs(f.data());  // as l2reflect sends it back
+        lr_swap_macs(f.data(), f.data() + f.size());  // as l2reflect sends it back
         out.push_back(f);
     }
     return out;

@@ -82,8 +82,7 @@ check_tree() {
     fail "headers missing under $root/include"
   # The runtime's inside stays out (cmake/LinerateInstall.cmake: LINERATE_PUBLIC_HEADERS).
   for private in eal/eal.hpp eal/af_xdp_ports.hpp runtime/pcap_mode.hpp runtime/exception_feature.hpp \
-      runtime/xdp_steer_ports.hpp runtime/xdp_steer_feature.hpp xdp/datapath/datapath_program.hpp \
-      stats/report.hpp; do
+      runtime/xdp_steer_ports.hpp runtime/xdp_steer_feature.hpp stats/report.hpp; do
     [[ ! -e $root/include/linerate/$private ]] || fail "private header installed: $private"
   done
   check_kvagg_headers "$root/include"

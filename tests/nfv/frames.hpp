@@ -8,6 +8,7 @@
 
 #include "pcapio/pcap_file.hpp"
 #include "pkt/bytes.hpp"
+#include "pkt/mac_swap.h"
 
 namespace linerate::test::nfv {
 
@@ -87,7 +88,7 @@ inline Frame other_frame(uint16_t ethertype, size_t len) {
 }
 
 inline Frame swap_macs(Frame f) {
-    for (int i = 0; i < 6; ++i) std::swap(f[i], f[6 + i]);
+    lr_swap_macs(f.data(), f.data() + f.size());
     return f;
 }
 

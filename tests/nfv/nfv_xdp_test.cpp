@@ -1,5 +1,5 @@
 // The same frames through nfv's two kernels: the C++ CheckIpHeader (with the trim and swap the
-// DPDK kernel does) called directly, and lib/xdp/datapath/nfv.bpf.c run by the kernel with
+// DPDK kernel does) called directly, and apps/nfv/xdp/nfv.bpf.c run by the kernel with
 // BPF_PROG_TEST_RUN (root; skips otherwise). Same verdict, same reason counters, byte-identical
 // output.
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 
 #include "nfv/check_ip_header.hpp"
 #include "nfv/frames.hpp"
+#include "nfv/nfv_xdp.hpp"
 #include "xdp/datapath/datapath_program.hpp"
 
 using namespace linerate;
@@ -29,7 +30,7 @@ std::unique_ptr<xdp::DatapathProgram> load(const CheckIpHeader& check, bool pass
         p->set_flags((mac_swap ? DP_MAC_SWAP : 0) |
                      (check.verify_checksum() ? DP_VERIFY_CHECKSUM : 0) |
                      (pass_non_ip ? DP_PASS_NON_IP : 0) | DP_RECORD_LAST | DP_MULTI_BUFFER);
-        p->set_nfv_sources(check.bad_src(), check.good_dst());
+        linerate::nfv::set_xdp_sources(*p, check.bad_src(), check.good_dst());
         return p;
     } catch (const std::exception& e) {
         why = e.what();
@@ -140,8 +141,8 @@ TEST(NfvXdp, SameVerdictCountersAndBytesAsTheCppKernel) {
 
 // The range nfv's XDP program asks no set for: the widest gap between bad sources.
 TEST(NfvXdp, WidestRangeWithoutBadSources) {
-    using xdp::AddressRange;
-    using xdp::widest_range_without;
+    using linerate::nfv::AddressRange;
+    using linerate::nfv::widest_range_without;
     EXPECT_EQ(widest_range_without({}), (AddressRange{0, 0xFFFFFFFF}));
     // The default set (Click's): every other address.
     EXPECT_EQ(widest_range_without({0xFFFFFFFF, 0}), (AddressRange{1, 0xFFFFFFFE}));

@@ -1,5 +1,5 @@
 // The same frames through l2reflect's two kernels: reflect_frame (C++) called directly, and
-// lib/xdp/datapath/l2reflect.bpf.c run by the kernel with BPF_PROG_TEST_RUN (root; skips
+// apps/l2reflect/xdp/l2reflect.bpf.c run by the kernel with BPF_PROG_TEST_RUN (root; skips
 // otherwise). Same verdict, same counters, byte-identical output.
 #include <gtest/gtest.h>
 #include <linux/bpf.h>

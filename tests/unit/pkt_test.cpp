@@ -35,17 +35,21 @@ TEST(Build, UdpFrameHasValidIpChecksumAndLengths) {
     EXPECT_EQ(udp.dst_port(), spec.dst_port);
 }
 
+// lib/pkt/mac_swap.h's one swap, on a 14-byte frame (byte moves) and a longer one (the 16-byte
+// shuffle), which keeps the bytes after the MACs.
 TEST(Headers, SwapMacs) {
     uint8_t f[14] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0x08, 0x00};
-    swap_macs(f);
+    EXPECT_EQ(lr_swap_macs(f, f + sizeof f), 1);
     const uint8_t want[14] = {7, 8, 9, 10, 11, 12, 1, 2, 3, 4, 5, 6, 0x08, 0x00};
+    EXPECT_EQ(0, memcmp(f, want, 14));
+    EXPECT_EQ(lr_swap_macs(f, f + 11), 0);  // shorter than the two addresses: untouched
     EXPECT_EQ(0, memcmp(f, want, 14));
 }
 
 TEST(Headers, SwapMacsWideKeepsBytesAfterTheMacs) {
     uint8_t f[20];
     for (int i = 0; i < 20; ++i) f[i] = uint8_t(i + 1);
-    swap_macs_wide(f);
+    lr_swap_macs(f, f + sizeof f);
     const uint8_t want[20] = {7, 8, 9,  10, 11, 12, 1,  2,  3,  4,
                               5, 6, 13, 14, 15, 16, 17, 18, 19, 20};
     EXPECT_EQ(0, memcmp(f, want, 20));

@@ -1,5 +1,6 @@
 // lib/xdp/steer/steer.bpf.c run by the kernel on crafted frames (BPF_PROG_TEST_RUN, no NIC),
-// configured and read through lib/xdp: the XDP action of each frame and the exact counters.
+// configured and read through lib/xdp: the XDP action of each frame and the exact counters; and
+// the same program with an app's hook compiled in (clocksync_steer.bpf.o, --xdp-turn).
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <gtest/gtest.h>
@@ -8,9 +9,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include "clocksync/cs_wire.h"
+#include "clocksync/xdp/cs_xdp_abi.h"
 #include "pkt/build.hpp"
 #include "support/clock.hpp"
-#include "xdp/datapath/cs_wire.h"
 #include "xdp/steer/rx_stamp.hpp"
 #include "xdp/steer/steer_program.hpp"
 
@@ -21,6 +23,8 @@ using xdp::SteerMode;
 namespace {
 
 const char* kSteerObject = LINERATE_BIN_DIR "/bpf/steer.bpf.o";
+// The steering program with clocksync's hook (apps/clocksync/xdp/cs_steer_hook.h).
+const char* kClocksyncSteerObject = LINERATE_BIN_DIR "/bpf/clocksync_steer.bpf.o";
 constexpr uint16_t kPort = 7000;
 
 std::vector<uint8_t> udp_to(uint16_t dst_port, size_t len = 64) {
@@ -56,7 +60,7 @@ std::vector<uint8_t> tcp_to(uint16_t port) {
     return f;
 }
 
-// A clocksync frame (lib/xdp/datapath/cs_wire.h) from the master (192.168.0.2:9001) to the
+// A clocksync frame (apps/clocksync/cs_wire.h) from the master (192.168.0.2:9001) to the
 // client (192.168.0.1:9001) of `type`, `flags` in the reserved field and sequence `seq`.
 std::vector<uint8_t> clocksync_frame(uint8_t type, uint16_t flags, uint64_t seq) {
     pkt::UdpFrameSpec spec;
@@ -102,14 +106,16 @@ std::vector<uint8_t> udp_with_ip_options() {
 
 class SteerProgramTest : public ::testing::Test {
   protected:
+    // The object under test: the plain steering program, or an app's (with its hook).
+    virtual const char* object() const { return kSteerObject; }
     void SetUp() override {
-        obj_ = bpf_object__open_file(kSteerObject, nullptr);
-        ASSERT_TRUE(obj_) << kSteerObject << ": " << std::strerror(errno);
+        obj_ = bpf_object__open_file(object(), nullptr);
+        ASSERT_TRUE(obj_) << object() << ": " << std::strerror(errno);
         if (int err = bpf_object__load(obj_)) {
             if (err == -EPERM || err == -EACCES)
                 GTEST_SKIP() << "cannot load BPF programs here (needs root/CAP_BPF): "
                              << std::strerror(-err);
-            FAIL() << "loading " << kSteerObject << ": " << std::strerror(-err);
+            FAIL() << "loading " << object() << ": " << std::strerror(-err);
         }
         bpf_program* prog = bpf_object__find_program_by_name(obj_, "xsk_def_prog");
         ASSERT_TRUE(prog);
@@ -242,7 +248,7 @@ TEST_F(SteerProgramTest, RxStampPutsTheReceiveTimeAheadOfEachClaimedFrame) {
     ASSERT_TRUE(stamp);
     EXPECT_GE(stamp->rx_ns, before);
     EXPECT_LE(stamp->rx_ns, after);
-    EXPECT_FALSE(stamp->turn_t1_ns);
+    EXPECT_FALSE(stamp->hook_ns);
     EXPECT_FALSE(xdp::take_rx_stamp(at, sizeof(steer_rx_stamp)));  // cleared once read
 
     for (auto& f : {arp_request(), udp_to(kPort + 1)}) {
@@ -273,14 +279,31 @@ TEST(SteerFilter, ParsesTheOptionValues) {
               (SteerFilter{SteerMode::udp_port, 9, true}));
 }
 
-// STEER_FLAG_CS_TURN (clocksync --xdp-turn): the master's echo of a warm-up frame flagged
+class ClocksyncSteerHookTest : public SteerProgramTest {
+  protected:
+    const char* object() const override { return kClocksyncSteerObject; }
+};
+
+// The plain program has no hook: with STEER_FLAG_HOOK set, a flagged echo is handed to the app
+// (here: no socket, the kernel's) as any frame, untouched, and nothing is turned.
+TEST_F(SteerProgramTest, PlainProgramHasNoHook) {
+    steer_->set_filter({SteerMode::udp_port, LR_CS_UDP_PORT, true, true});
+    const std::vector<uint8_t> echo =
+        clocksync_frame(LR_CS_WARMUP_ECHO, LR_CS_FLAG_ECHO | LR_CS_FLAG_TURN, 77);
+    Output o = run_keeping_metadata(echo);
+    EXPECT_EQ(o.action, XDP_PASS);
+    EXPECT_TRUE(std::equal(echo.begin(), echo.end(), o.bytes.begin() + sizeof(steer_rx_stamp)));
+    EXPECT_EQ(steer_->queues()[0].turned, 0u);
+}
+
+// clocksync's hook (--xdp-turn): the master's echo of a warm-up frame flagged
 // LR_CS_FLAG_TURN leaves again by XDP_TX as the request of its seq: turned around (MACs, IPs,
 // ports), type request, flags 0, UDP checksum 0, t1 the program's clock; every other byte as it
 // came. The answer to that request then carries the t1 in its stamp, an answer to another seq
 // none; an unflagged echo, or one to a group address, is handed to the app as any frame.
-TEST_F(SteerProgramTest, CsTurnSendsAFlaggedWarmupEchoBackAsItsRequest) {
+TEST_F(ClocksyncSteerHookTest, CsTurnSendsAFlaggedWarmupEchoBackAsItsRequest) {
     steer_->set_filter({SteerMode::udp_port, LR_CS_UDP_PORT, true, true});
-    EXPECT_TRUE(steer_->filter().cs_turn);
+    EXPECT_TRUE(steer_->filter().hook);
     const std::vector<uint8_t> echo =
         clocksync_frame(LR_CS_WARMUP_ECHO, LR_CS_FLAG_ECHO | LR_CS_FLAG_TURN, 77);
     const uint64_t before = test::monotonic_ns();
@@ -308,13 +331,13 @@ TEST_F(SteerProgramTest, CsTurnSendsAFlaggedWarmupEchoBackAsItsRequest) {
     std::optional<xdp::RxStamp> stamp =
         xdp::take_rx_stamp(o.bytes.data() + sizeof(steer_rx_stamp), sizeof(steer_rx_stamp));
     ASSERT_TRUE(stamp);
-    EXPECT_EQ(stamp->turn_t1_ns, t1);
+    EXPECT_EQ(stamp->hook_ns, t1);
     EXPECT_GE(stamp->rx_ns, t1);
 
-    o = run_keeping_metadata(clocksync_frame(LR_CS_RESPONSE, 0, 77 + STEER_TURN_SLOTS));
+    o = run_keeping_metadata(clocksync_frame(LR_CS_RESPONSE, 0, 77 + CS_TURN_SLOTS));
     stamp = xdp::take_rx_stamp(o.bytes.data() + sizeof(steer_rx_stamp), sizeof(steer_rx_stamp));
     ASSERT_TRUE(stamp);
-    EXPECT_FALSE(stamp->turn_t1_ns);  // same slot, another request
+    EXPECT_FALSE(stamp->hook_ns);  // same slot, another request
 
     std::vector<uint8_t> to_group = echo;
     to_group[0] |= 1;

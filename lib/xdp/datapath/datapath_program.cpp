@@ -140,62 +140,20 @@ void DatapathProgram::set_pair_port(const std::string& ifname) {
             fmt::format("writing {} ({}): {}", DP_PAIR_MAP, ifname, errno_text(err)));
 }
 
-void DatapathProgram::set_clocksync(uint16_t udp_port, bool accept_offloaded,
-                                    const std::array<uint8_t, 6>& mac) {
-    dp_cs_config config{};
-    std::memcpy(config.mac, mac.data(), sizeof config.mac);
-    config.udp_port = udp_port;
-    config.accept_offloaded = accept_offloaded ? 1 : 0;
-    const uint32_t key = 0;
-    if (int err = bpf_map_update_elem(map_fd(DP_CS_CONFIG_MAP), &key, &config, BPF_ANY))
-        throw std::runtime_error("writing " DP_CS_CONFIG_MAP ": " + errno_text(err));
-}
-
-void DatapathProgram::set_nfv_sources(const std::vector<uint32_t>& bad_src,
-                                      const std::vector<uint32_t>& good_dst) {
-    add_addresses(DP_NFV_BAD_SRC_MAP, bad_src);
-    add_addresses(DP_NFV_GOOD_DST_MAP, good_dst);
-    set_source_filter(bad_src, !good_dst.empty());
-}
-
-AddressRange widest_range_without(std::vector<uint32_t> addresses) {
-    std::sort(addresses.begin(), addresses.end());
-    // The gaps below the first address, between neighbours and above the last, in 64 bits (the
-    // last gap can be the whole 2^32). Never all empty: the sets hold DP_NFV_MAX_ADDRESSES.
-    uint64_t from = 0, best_first = 0, best_size = 0;
-    for (uint32_t a : addresses) {
-        if (a >= from && a - from > best_size) best_first = from, best_size = a - from;
-        from = uint64_t(a) + 1;
-    }
-    if ((uint64_t(1) << 32) - from > best_size)
-        best_first = from, best_size = (uint64_t(1) << 32) - from;
-    return {uint32_t(best_first), uint32_t(best_first + best_size - 1)};
-}
-
-void DatapathProgram::set_source_filter(const std::vector<uint32_t>& bad_sources,
-                                        bool good_destinations) {
-    dp_src_filter& filter = config_.nfv_sources;
-    filter = dp_src_filter{};
-    const AddressRange clear = widest_range_without(bad_sources);
-    filter.clear_first = clear.first;
-    filter.clear_span = clear.last - clear.first;
-    filter.good_dst = good_destinations;
-    for (uint32_t a : bad_sources) {
-        const uint32_t bit = dp_src_filter_bit(a);
-        filter.bits[bit / 64] |= uint64_t(1) << (bit % 64);
-    }
+void DatapathProgram::set_app_config(const void* bytes, size_t size) {
+    if (size > sizeof config_.app)
+        throw std::runtime_error(
+            fmt::format("{}: the app's config ({} bytes) outgrows dp_config's "
+                        "{}",
+                        path_, size, sizeof config_.app));
+    std::memset(config_.app, 0, sizeof config_.app);
+    std::memcpy(config_.app, bytes, size);
     write_config();
 }
 
-void DatapathProgram::add_addresses(const char* map, const std::vector<uint32_t>& addresses) {
-    if (addresses.size() > DP_NFV_MAX_ADDRESSES)
-        throw std::runtime_error(fmt::format("{} addresses for {}: the XDP program holds {}",
-                                             addresses.size(), map, DP_NFV_MAX_ADDRESSES));
-    const int fd = map_fd(map);
-    const uint8_t one = 1;
-    for (uint32_t a : addresses)
-        if (int err = bpf_map_update_elem(fd, &a, &one, BPF_ANY))
-            throw std::runtime_error(fmt::format("writing {}: {}", map, errno_text(err)));
+void DatapathProgram::update_map(const char* name, const void* key, const void* value) {
+    if (int err = bpf_map_update_elem(map_fd(name), key, value, BPF_ANY))
+        throw std::runtime_error(fmt::format("writing {}: {}", name, errno_text(err)));
 }
 
 TestRun DatapathProgram::test_run(const uint8_t* frame, uint32_t len, std::vector<uint8_t>& out) {

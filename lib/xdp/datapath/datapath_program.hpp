@@ -1,8 +1,8 @@
 #pragma once
 // The apps' XDP datapath (issue 24), user-space side, plain libbpf, no EAL: --datapath, an app's
-// XDP program (lib/xdp/datapath/nfv.bpf.c, lib/xdp/datapath/l2reflect.bpf.c) loaded with its maps,
-// its options written into dp_config, one frame run through it with BPF_PROG_TEST_RUN, its per-CPU
-// counters summed.
+// XDP program (apps/<app>/xdp/*.bpf.c, e.g. nfv.bpf.o) loaded with its maps, its options written
+// into dp_config (the app's own part and its own maps through set_app_config and update_map, from
+// the app's code), one frame run through it with BPF_PROG_TEST_RUN, its per-CPU counters summed.
 
 #include <array>
 #include <cstdint>
@@ -22,15 +22,6 @@ enum class Datapath { dpdk, xdp };
 // How the program is attached to an interface: automatic is native where the driver runs XDP
 // and can transmit what it returns (not veth: see attach()), generic (skb) otherwise.
 enum class XdpMode { automatic, native, generic };
-
-// An inclusive range of IPv4 addresses (host order).
-struct AddressRange {
-    uint32_t first = 0, last = 0;
-    bool operator==(const AddressRange&) const = default;
-};
-// The widest range holding none of `addresses` (the first such, on a tie): nfv's XDP program
-// asks no set for a source inside it (dp_src_filter). `addresses` holds fewer than 2^32.
-AddressRange widest_range_without(std::vector<uint32_t> addresses);
 
 const char* datapath_name(Datapath d);
 const char* xdp_mode_name(XdpMode m);
@@ -84,16 +75,15 @@ class DatapathProgram {
     void set_config(uint32_t flags, const SteerFilter& serve);
     // set_config serving every frame (the test mode, the benchmarks). Throws.
     void set_flags(uint32_t flags) { set_config(flags, {SteerMode::all, 0}); }
-    // nfv's address sets (host order): the bad sources into their map and the filter in front
-    // of it, the good destinations into theirs. Throws.
     // --forward pair: the interface the program sends what it keeps out of (dp_pair_port, with
     // DP_FORWARD_PAIR in the flags). Throws naming it when it cannot (no such interface).
     void set_pair_port(const std::string& ifname);
-    void set_nfv_sources(const std::vector<uint32_t>& bad_src,
-                         const std::vector<uint32_t>& good_dst);
-    // clocksync's master (dp_cs_config): the UDP port it answers (host order), whether a UDP
-    // checksum left to TX offload is taken, the interface's MAC. Throws.
-    void set_clocksync(uint16_t udp_port, bool accept_offloaded, const std::array<uint8_t, 6>& mac);
+    // The app's own part of dp_config (dp_config.app, its layout the app's ABI header's): `size`
+    // bytes, the rest zero. Throws when it does not fit.
+    void set_app_config(const void* bytes, size_t size);
+    // Entry `key` of the object's map `name` := `value` (the map's key and value sizes): an app's
+    // own maps. Throws naming the map.
+    void update_map(const char* name, const void* key, const void* value);
 
     // Runs the frame through the program once (BPF_PROG_TEST_RUN, DP_RECORD_LAST set): `out`
     // gets the frame as the program left it (trimmed, swapped). Throws when the kernel refuses.
@@ -119,9 +109,7 @@ class DatapathProgram {
     int map_fd(const char* name) const;
 
   private:
-    void add_addresses(const char* map, const std::vector<uint32_t>& addresses);
-    void set_source_filter(const std::vector<uint32_t>& bad_sources, bool good_destinations);
-    // dp_config[0] := config_ (set_config and set_source_filter each change a part of it).
+    // dp_config[0] := config_ (set_config and set_app_config each change a part of it).
     void write_config();
 
     std::string path_;

@@ -23,13 +23,12 @@ enum steer_flag {
      * earliest instant software on the host can stamp a frame. The AF_XDP socket copies the
      * metadata into the umem ahead of the frame (a driver without XDP metadata: no stamp). */
     STEER_FLAG_RX_STAMP = 1,
-    /* A clocksync client's (lib/xdp/datapath/cs_wire.h): the master's echo of a warm-up frame
-     * flagged LR_CS_FLAG_TURN is turned into the request of its seq and sent back by XDP_TX,
-     * t1 stamped right before (steer_turn[seq % STEER_TURN_SLOTS]); the answer to that request
-     * carries the t1 in its steer_rx_stamp. So the request leaves from the NAPI poll the echo
-     * arrived in, the path the master's answer takes to the client: the two legs cross the same
-     * kernel code (docs/clocksync.md, "--xdp-turn"). Only with STEER_FLAG_RX_STAMP. */
-    STEER_FLAG_CS_TURN = 2,
+    /* The app's hook runs on every frame the filter claimed (steer_hook, compiled into the app's
+     * own steering object from its STEER_HOOK_HEADER by linerate_bpf_programs' STEER_HOOK; the
+     * plain steer.bpf.o has none): it may send the frame back by XDP_TX (counted turned) or put
+     * a word into the frame's steer_rx_stamp (hook_ns). E.g. clocksync's client turns the
+     * master's warm-up echo into its request (apps/clocksync/xdp/cs_steer_hook.h, --xdp-turn). */
+    STEER_FLAG_HOOK = 2,
 };
 
 struct steer_config {
@@ -41,20 +40,11 @@ struct steer_config {
 /* The XDP metadata STEER_FLAG_RX_STAMP puts right before the frame's first byte. magic tells it
  * from the bytes a umem chunk held before (the reader clears it after use). */
 struct steer_rx_stamp {
-    __u64 rx_ns;      /* bpf_ktime_get_ns() at the program's entry */
-    __u64 turn_t1_ns; /* STEER_FLAG_CS_TURN: the t1 of the request this frame answers; 0: none */
-    __u32 magic;      /* STEER_RX_STAMP_MAGIC */
-    __u32 zero;       /* 0 */
+    __u64 rx_ns;   /* bpf_ktime_get_ns() at the program's entry */
+    __u64 hook_ns; /* STEER_FLAG_HOOK: the app's hook's word for this frame (a time); 0: none */
+    __u32 magic;   /* STEER_RX_STAMP_MAGIC */
+    __u32 zero;    /* 0 */
 };
-
-/* STEER_FLAG_CS_TURN: the request of sequence `seq` left at `t1_ns` (bpf_ktime_get_ns() right
- * before XDP_TX), in slot seq % STEER_TURN_SLOTS of steer_turn. */
-struct steer_turn_slot {
-    __u64 seq;
-    __u64 t1_ns;
-};
-
-#define STEER_TURN_SLOTS 64
 
 #define STEER_RX_STAMP_MAGIC 0x4c525453u /* "LRTS" */
 
@@ -64,7 +54,7 @@ struct steer_counters {
     __u64 redirected; /* matched the filter and handed to the queue's AF_XDP socket */
     __u64 passed;     /* did not match: to the kernel */
     __u64 unclaimed;  /* matched, but no socket on that queue: to the kernel */
-    __u64 turned;     /* STEER_FLAG_CS_TURN: a warm-up echo sent back as its request (XDP_TX) */
+    __u64 turned;     /* STEER_FLAG_HOOK: sent back by the app's hook (XDP_TX) */
 };
 
 #define STEER_MAX_QUEUES 64

@@ -6,38 +6,24 @@
 #define LINERATE_BPF_STEER_MATCH_H
 
 #include <linux/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/in.h>
-#include <linux/ip.h>
-#include <linux/udp.h>
 
-#include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
+#include "pkt/frame_walk.h"
 #include "xdp/steer/steer_abi.h"
 
+/* The walk is lib/pkt/frame_walk.h's with the filter's policy: untagged frames only (a tagged
+ * frame is the kernel's: docs/xdp-steering.md), and no fragment of any kind (the kernel
+ * reassembles them; the apps' own parsers allow a first fragment and count it malformed). */
 static __always_inline int lr_steer_matches(const struct steer_config* cfg, void* data,
                                             void* data_end) {
     if (cfg->mode == STEER_ALL) return 1;
     if (cfg->mode != STEER_IPV4 && cfg->mode != STEER_UDP_PORT) return 0;
-
-    struct ethhdr* eth = data;
-    if ((void*)(eth + 1) > data_end) return 0;
-    /* One 16-bit load: ethhdr is packed, so eth->h_proto would be read a byte at a time. */
-    if (*(const __u16*)((const __u8*)data + 12) != bpf_htons(ETH_P_IP)) return 0;
-    struct iphdr* ip = (void*)(eth + 1);
-    if ((void*)(ip + 1) > data_end) return 0;
-    /* Version and IHL from the first byte (iphdr's bitfields follow the host's bit order). */
-    __u8 version_ihl = *(__u8*)ip;
-    __u32 ihl = version_ihl & 0x0F;
-    if ((version_ihl >> 4) != 4 || ihl < 5) return 0;
+    const __u8* ip = lr_walk_ipv4(data, data_end, LR_UNTAGGED_ONLY);
+    if (!ip) return 0;
     if (cfg->mode == STEER_IPV4) return 1;
-
-    /* Fragments carry no UDP header past the first; the kernel reassembles them. */
-    if (ip->protocol != IPPROTO_UDP || (ip->frag_off & bpf_htons(0x3FFF)) != 0) return 0;
-    struct udphdr* udp = (void*)ip + ihl * 4;
-    if ((void*)(udp + 1) > data_end) return 0;
-    return udp->dest == bpf_htons(cfg->udp_port);
+    const __u8* udp = lr_walk_udp(ip, data_end, LR_NO_FRAGMENTS);
+    return udp && lr_load_be16(udp + 2) == cfg->udp_port;
 }
 
 #endif

@@ -55,7 +55,7 @@ SteerFilter parse_steer_filter(const std::string& v, const SteerFilter& app_filt
         char* end = nullptr;
         unsigned long port = std::strtoul(v.c_str() + 4, &end, 10);
         if (v.size() > 4 && *end == '\0' && port >= 1 && port <= 65535)
-            return {SteerMode::udp_port, uint16_t(port), stamp, app_filter.cs_turn};
+            return {SteerMode::udp_port, uint16_t(port), stamp, app_filter.hook};
     }
     throw std::invalid_argument("bad --xdp-steer '" + v + "' (app, ipv4, all or udp:PORT)");
 }
@@ -175,8 +175,7 @@ void SteerProgram::set_filter(const SteerFilter& f) {
     steer_config c{};
     c.mode = uint32_t(f.mode);
     c.udp_port = f.udp_port;
-    c.flags =
-        uint16_t((f.rx_stamp ? STEER_FLAG_RX_STAMP : 0) | (f.cs_turn ? STEER_FLAG_CS_TURN : 0));
+    c.flags = uint16_t((f.rx_stamp ? STEER_FLAG_RX_STAMP : 0) | (f.hook ? STEER_FLAG_HOOK : 0));
     uint32_t key = 0;
     if (bpf_map_update_elem(config_fd_, &key, &c, BPF_ANY)) fail("writing steer_config", errno);
 }
@@ -186,7 +185,7 @@ SteerFilter SteerProgram::filter() const {
     uint32_t key = 0;
     if (bpf_map_lookup_elem(config_fd_, &key, &c)) fail("reading steer_config", errno);
     return {SteerMode(c.mode), c.udp_port, (c.flags & STEER_FLAG_RX_STAMP) != 0,
-            (c.flags & STEER_FLAG_CS_TURN) != 0};
+            (c.flags & STEER_FLAG_HOOK) != 0};
 }
 
 std::vector<SteerCounters> SteerProgram::queues() const {

@@ -34,12 +34,20 @@ struct SteerFilter {
     // Each claimed frame carries its receive time ahead of it (STEER_FLAG_RX_STAMP, read with
     // take_rx_stamp): the app's wish, kept whatever --xdp-steer says is steered.
     bool rx_stamp = false;
-    // A clocksync client's (STEER_FLAG_CS_TURN, with rx_stamp and udp_port only): the master's
-    // echo of a flagged warm-up frame leaves again as the request, by XDP_TX; its answer's stamp
-    // carries the request's t1 (take_rx_stamp).
-    bool cs_turn = false;
+    // The app's steering hook runs (STEER_FLAG_HOOK; the program is the app's steering object,
+    // SteerHook::object): it may send a frame back by XDP_TX (turned) or put a word into its
+    // stamp (RxStamp::hook_ns); e.g. clocksync's client's --xdp-turn.
+    bool hook = false;
     std::string describe() const;  // "IPv4/UDP to port 5000", "all IPv4", ...
     bool operator==(const SteerFilter&) const = default;
+};
+
+// An app's steering hook (lib/xdp/steer/steer.bpf.c's STEER_HOOK_HEADER, built into the app's own
+// steering object by linerate_bpf_programs' STEER_HOOK) and how the runtime names what it does.
+struct SteerHook {
+    std::string object = kSteerObjectName;  // the steering object: "clocksync_steer.bpf.o"
+    std::string does;      // the stats line's words while it is on: "clocksync warm-up echoes ..."
+    std::string json_key;  // the xdp JSON's key of SteerFilter::hook ("cs_turn"); "": none
 };
 
 // The --xdp-steer values: "app" is what the app serves (`app_filter`), "ipv4" and "all" as
@@ -51,7 +59,7 @@ struct SteerCounters {
     uint64_t redirected = 0;  // to the queue's AF_XDP socket
     uint64_t passed = 0;      // not matched: to the kernel
     uint64_t unclaimed = 0;   // matched, no socket on that queue: to the kernel
-    uint64_t turned = 0;      // cs_turn: a warm-up echo sent back as its request (XDP_TX)
+    uint64_t turned = 0;      // hook: sent back by the app's steering hook (XDP_TX)
     SteerCounters& operator+=(const SteerCounters& o);
     nlohmann::json json() const;
 };

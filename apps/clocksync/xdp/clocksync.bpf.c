@@ -1,6 +1,6 @@
 /* clocksync's master on the XDP datapath: a request becomes its response in the driver, before
  * any socket. The frame is judged as the C++ master's parse_cs_packet judges it
- * (apps/clocksync/cs_wire.cpp, layout from lib/xdp/datapath/cs_wire.h): not an IPv4/UDP datagram to
+ * (apps/clocksync/cs_wire.cpp, layout from apps/clocksync/cs_wire.h): not an IPv4/UDP datagram to
  * the port (or too short to tell): XDP_PASS, the kernel's (ARP, ping, other ports). Then, counted
  * by reason and dropped: malformed, bad IP checksum, bad UDP checksum (one the sender left to TX
  * offload is taken unless strict), bad magic, bad version, a warm-up frame that asks for no echo,
@@ -24,10 +24,12 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
-#include "xdp/datapath/cs_frame.bpf.h"
+#include "clocksync/xdp/cs_frame.bpf.h"
+#include "clocksync/xdp/cs_xdp_abi.h"
+#include "pkt/ipv4_checksum.h"
 #include "xdp/datapath/datapath.bpf.h"
 
-LR_BPF_MAP(cs_config, BPF_MAP_TYPE_ARRAY, 1, struct dp_cs_config);
+LR_BPF_MAP(cs_config, BPF_MAP_TYPE_ARRAY, 1, struct cs_xdp_config);
 
 /* cs_judge's verdicts besides the drop reasons of enum lr_cs_drop. */
 #define CS_ANSWER 100
@@ -52,7 +54,7 @@ static __always_inline int cs_udp_checksum_ok(const __u8* ip, const __u8* udp, c
     if (field == 0) return 1;
     const __u32 pseudo =
         cs_fold((__u32)lr_load16(ip + 12) + lr_load16(ip + 14) + lr_load16(ip + 16) +
-                lr_load16(ip + 18) + bpf_htons(CS_IPPROTO_UDP) + lr_load16(udp + 4));
+                lr_load16(ip + 18) + bpf_htons(LR_IPPROTO_UDP) + lr_load16(udp + 4));
     __u32 sum = pseudo;
 #pragma unroll
     for (int i = 0; i < CS_UDP_LEN; i += 2) sum += lr_load16(udp + i);
@@ -63,11 +65,11 @@ static __always_inline int cs_udp_checksum_ok(const __u8* ip, const __u8* udp, c
 /* What a datagram to the port is: CS_ANSWER (a request), CS_ECHO (a warm-up frame asking for its
  * echo), CS_SLOW, or its drop reason, in the C++ master's order. */
 static __always_inline int cs_judge(const __u8* ip, const __u8* udp, const __u8* data_end,
-                                    __u32 flags, const struct dp_cs_config* config) {
+                                    __u32 flags, const struct cs_xdp_config* config) {
     const __u32 ihl = (__u32)(ip[0] & 0x0F) * 4;
     const __u32 total = lr_load_be16(ip + 2), udp_len = lr_load_be16(udp + 4);
     /* total < room is fine: Ethernet pads short frames. A first fragment: no reassembly. */
-    if ((lr_load_be16(ip + 6) & 0x2000) != 0 || total < ihl + CS_UDP_HLEN ||
+    if ((lr_load_be16(ip + 6) & LR_IPV4_MORE_FRAGMENTS) != 0 || total < ihl + LR_UDP_HLEN ||
         total > (__u32)(data_end - ip) || udp_len < CS_UDP_LEN || udp_len > total - ihl)
         return LR_CS_MALFORMED;
     if (udp_len != CS_UDP_LEN) return CS_SLOW;
@@ -77,7 +79,7 @@ static __always_inline int cs_judge(const __u8* ip, const __u8* udp, const __u8*
         if (!cs_udp_checksum_ok(ip, udp, data_end, config->accept_offloaded))
             return LR_CS_BAD_UDP_CHECKSUM;
     }
-    const __u8* cs = udp + CS_UDP_HLEN;
+    const __u8* cs = udp + LR_UDP_HLEN;
     if (lr_load_be16(cs + LR_CS_OFF_MAGIC) != LR_CS_MAGIC) return LR_CS_BAD_MAGIC;
     if (cs[LR_CS_OFF_VERSION] != LR_CS_VERSION) return LR_CS_BAD_VERSION;
     /* A response (or any other type) is no request: the C++ master's bad_type too. */
@@ -96,7 +98,7 @@ int xsk_def_prog(struct xdp_md* ctx) {
     const __u32 flags = start.flags;
     if (start.route != DP_SLOTS) return dp_finish(ctx, flags, start.route);
     __u32 key = 0;
-    const struct dp_cs_config* config = bpf_map_lookup_elem(&cs_config, &key);
+    const struct cs_xdp_config* config = bpf_map_lookup_elem(&cs_config, &key);
     if (!config) return dp_finish(ctx, flags, DP_PASSED); /* not reached: an array's entry */
     __u8* data = (__u8*)(long)ctx->data;
     const __u8* data_end = (const __u8*)(long)ctx->data_end;
@@ -112,8 +114,8 @@ int xsk_def_prog(struct xdp_md* ctx) {
     if (verdict != CS_ANSWER) return dp_finish(ctx, flags, DP_DROP_FIRST + verdict);
     __u8* cs = cs_turn_around(data, data_end, ip, udp, config->mac, LR_CS_RESPONSE);
     if (!cs) return dp_finish(ctx, flags, DP_TX); /* not reached: judged */
-    cs_store_be64(cs + LR_CS_OFF_T2, t2);
+    lr_store_be64(cs + LR_CS_OFF_T2, t2);
     /* Last but the count: the frame leaves after this (an early transmit stamp is sound). */
-    cs_store_be64(cs + LR_CS_OFF_T3, bpf_ktime_get_ns());
+    lr_store_be64(cs + LR_CS_OFF_T3, bpf_ktime_get_ns());
     return dp_finish(ctx, flags, DP_TX);
 }

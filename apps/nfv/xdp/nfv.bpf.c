@@ -1,34 +1,36 @@
-/* nfv on the XDP datapath: Click's CheckIPHeader (lib/pkt/check_ipv4.h, the check the C++ kernel
- * compiles too) on every frame. Valid: trimmed to the IP length and MAC-swapped (per the config),
- * XDP_TX. Invalid: XDP_DROP, counted by reason. Not IPv4: XDP_PASS to the kernel. A multi-buffer
- * frame: to the slow path (the DPDK kernel behind the queue's AF_XDP socket); a frame the app does
- * not serve (dp_config.serve), to the kernel. */
+/* nfv on the XDP datapath: Click's CheckIPHeader (apps/nfv/xdp/check_ipv4.h, the check the C++
+ * kernel compiles too) on every frame. Valid: trimmed to the IP length and MAC-swapped (per the
+ * config), XDP_TX. Invalid: XDP_DROP, counted by reason. Not IPv4: XDP_PASS to the kernel. A
+ * multi-buffer frame: to the slow path (the DPDK kernel behind the queue's AF_XDP socket); a frame
+ * the app does not serve (dp_config.serve), to the kernel. */
 #include <linux/bpf.h>
 
 #include <bpf/bpf_helpers.h>
 
-#include "pkt/check_ipv4.h"
+#include "nfv/xdp/check_ipv4.h"
+#include "nfv/xdp/nfv_abi.h"
 #include "pkt/mac_swap.h"
 #include "xdp/datapath/datapath.bpf.h"
 
-LR_BPF_MAP(nfv_bad_src, BPF_MAP_TYPE_HASH, DP_NFV_MAX_ADDRESSES, __u8);
-LR_BPF_MAP(nfv_good_dst, BPF_MAP_TYPE_HASH, DP_NFV_MAX_ADDRESSES, __u8);
+LR_BPF_MAP(nfv_bad_src, BPF_MAP_TYPE_HASH, NFV_MAX_ADDRESSES, __u8);
+LR_BPF_MAP(nfv_good_dst, BPF_MAP_TYPE_HASH, NFV_MAX_ADDRESSES, __u8);
 
 /* Whether `src` may be in the bad-source set, by the filter `f` (null: it may). In 64 bits, so
  * that a source below clear_first wraps far above the span with no 32-bit truncation. */
-static __always_inline int nfv_maybe_bad(const struct dp_src_filter* f, __u32 src) {
+static __always_inline int nfv_maybe_bad(const struct nfv_src_filter* f, __u32 src) {
     if (!f) return 1;
     if ((__u64)src - f->clear_first <= f->clear_span) return 0;
-    const __u32 bit = dp_src_filter_bit(src);
+    const __u32 bit = nfv_src_filter_bit(src);
     return (f->bits[bit / 64] >> (bit % 64)) & 1;
 }
 
-/* The source test's two lookups, each only where it can find something: the bad-source set where
- * the filter says the source may be in it, the good-destination set where the source is bad and
- * the set has entries (without the filter, never: an ARRAY's entry, both sets are asked). */
+/* The source test's two lookups, each only where it can find something (the filter in the
+ * config's app part, nfv_abi.h): the bad-source set where the filter says the source may be in it,
+ * the good-destination set where the source is bad and the set has entries (without the filter,
+ * never: an ARRAY's entry, both sets are asked). */
 static __always_inline void nfv_test_source(struct lr_ipv4_check* r, const struct dp_config* cfg) {
     __u32 src = r->src, dst = r->dst;
-    const struct dp_src_filter* f = cfg ? &cfg->nfv_sources : 0;
+    const struct nfv_src_filter* f = cfg ? (const struct nfv_src_filter*)cfg->app : 0;
     const int maybe_bad = nfv_maybe_bad(f, src);
     const int bad = maybe_bad && bpf_map_lookup_elem(&nfv_bad_src, &src) != 0;
     const int maybe_good = bad && (!f || f->good_dst);

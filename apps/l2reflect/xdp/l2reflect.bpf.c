@@ -7,6 +7,7 @@
 
 #include <bpf/bpf_helpers.h>
 
+#include "l2reflect/xdp/l2reflect_abi.h"
 #include "pkt/mac_swap.h"
 #include "xdp/datapath/datapath.bpf.h"
 

@@ -1,6 +1,7 @@
 /* nfv's per-frame IPv4 check, written once in C for both datapaths: the C++ kernel
  * (apps/nfv/check_ip_header.cpp) includes it, and `clang -target bpf` compiles it into
- * lib/xdp/datapath/nfv.bpf.c and clocksync.bpf.c. Every function works on a byte range
+ * apps/nfv/xdp/nfv.bpf.c. The walk to the header is lib/pkt/frame_walk.h's (up to two tags), the
+ * header checksum lib/pkt/ipv4_checksum.h's. Every function works on a byte range
  * [data, data_end) and reads no byte before proving it lies inside with a pointer compare
  * against data_end: that is the form the BPF verifier accepts, so the bounds checks are the
  * same code on both tiers, not a second copy.
@@ -10,11 +11,13 @@
  * sources and good destinations, which each tier keeps in its own structure (sorted vectors,
  * BPF hash maps), so the check stops with LR_IPV4_TEST_SOURCE and lr_ipv4_source_verdict()
  * turns the two lookups into the verdict. */
-#ifndef LINERATE_PKT_CHECK_IPV4_H
-#define LINERATE_PKT_CHECK_IPV4_H
+#ifndef LINERATE_NFV_CHECK_IPV4_H
+#define LINERATE_NFV_CHECK_IPV4_H
 
 #include <linux/types.h>
 
+#include "pkt/frame_walk.h"
+#include "pkt/ipv4_checksum.h"
 #include "stats/drop_list.h"
 
 #ifdef __cplusplus
@@ -42,13 +45,6 @@ enum lr_ipv4_verdict {
     LR_IPV4_TEST_SOURCE,
 };
 
-#define LR_ETH_HLEN 14
-#define LR_IPV4_MIN_HLEN 20
-#define LR_ETHERTYPE_IPV4 0x0800
-#define LR_ETHERTYPE_VLAN 0x8100
-#define LR_ETHERTYPE_QINQ 0x88A8
-#define LR_MAX_VLAN_TAGS 2
-
 struct lr_ipv4_check {
     __u32 verdict; /* enum lr_ipv4_verdict */
     /* Valid IPv4: L2 header (with tags) + IP total length, i.e. Ethernet padding trimmed.
@@ -58,104 +54,6 @@ struct lr_ipv4_check {
     __u32 src, dst;
     __u32 ip_end;
 };
-
-/* The 16- and 32-bit words the checks read, as they lie in memory (lr_load16, lr_load32) and in
- * network order (lr_load_be16, lr_load_be32). Off BPF a memcpy (any alignment). On BPF one load
- * through the word's own type, which claims the word's alignment: BPF's clang turns a memcpy into
- * byte loads, and splits a load it thinks unaligned into two, not knowing that the verifier takes
- * unaligned packet loads where the CPU does (x86-64, arm64). IP headers start at even offsets
- * from the frame; their 32-bit words lie at 2 mod 4 behind an untagged Ethernet header. */
-#ifdef __bpf__
-#define LR_LOAD_WORD(TYPE, p) return *(const TYPE*)(p)
-#else
-#define LR_LOAD_WORD(TYPE, p)          \
-    TYPE v;                            \
-    __builtin_memcpy(&v, p, sizeof v); \
-    return v
-#endif
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define LR_BE_TO_HOST(BITS, word) __builtin_bswap##BITS(word)
-#else
-#define LR_BE_TO_HOST(BITS, word) (word)
-#endif
-
-static inline __u16 lr_load16(const __u8* p) {
-    LR_LOAD_WORD(__u16, p);
-}
-static inline __u32 lr_load32(const __u8* p) {
-    LR_LOAD_WORD(__u32, p);
-}
-static inline __u16 lr_load_be16(const __u8* p) {
-    return LR_BE_TO_HOST(16, lr_load16(p));
-}
-static inline __u32 lr_load_be32(const __u8* p) {
-    return LR_BE_TO_HOST(32, lr_load32(p));
-}
-#undef LR_LOAD_WORD
-#undef LR_BE_TO_HOST
-
-/* Where the frame's L3 header starts after up to two VLAN/QinQ tags (lib/pkt's parse_l2), with
- * the ethertype after them in *type; 0 when the frame ends inside the Ethernet or tag headers. */
-static inline __u32 lr_l3_offset(const __u8* data, const __u8* data_end, __u16* type) {
-    __u32 off = 2 * 6;
-    if (data + LR_ETH_HLEN > data_end) return 0;
-    *type = lr_load_be16(data + off);
-#ifdef __bpf__
-#pragma unroll
-#endif
-    for (int tags = 0; tags < LR_MAX_VLAN_TAGS; ++tags) {
-        if (*type != LR_ETHERTYPE_VLAN && *type != LR_ETHERTYPE_QINQ) break;
-        off += 4;
-        if (data + off + 2 > data_end) return 0;
-        *type = lr_load_be16(data + off);
-    }
-    return off + 2;
-}
-
-/* Whether a sum of 16-bit words (any order of bytes, any grouping into wider words; not 0) is a
- * multiple of 0xFFFF, i.e. folds to the one's-complement 0xFFFF a valid checksum gives, without
- * folding it: for an odd d, x is a multiple of d iff x times d's inverse mod 2^64 is at most
- * (2^64 - 1) / d (Granlund and Montgomery, PLDI 1994, section 9). One multiply and a compare
- * where folds take eight operations, and where `% 0xFFFF` may be a 64-bit division (GCC emitted
- * one in kvagg's burst loop). lib/pkt/checksum.hpp's word_sum_verifies is this. */
-static inline int lr_word_sum_verifies(__u64 sum) {
-    return sum * 0xFFFEFFFEFFFEFFFFull <= 0x0001000100010001ull;
-}
-
-/* The IPv4 header checksum over `hlen` bytes (20..60, all inside the frame; the caller has proven
- * the first 20 inside with a compare against data_end) verifies: the one's-complement sum of its
- * words is 0xFFFF, i.e. their plain sum is a non-zero multiple of 0xFFFF (2^16 = 1 mod 0xFFFF,
- * and the first word, version and IHL, is not zero, so neither is the sum). One's-complement sums
- * don't depend on byte order (RFC 1071 2(B)), and 0xFFFF reads the same both ways, so the words are
- * added as loaded, unswapped. The 20 bytes every header has are summed without a compare each (the
- * verifier knows them inside from the caller's; clang does not fold the compares: 4 of them, a
- * nanosecond of nfv's XDP program, bench/run xdp-cost); the options in a loop of constant trip
- * count with no early exit: clang unrolls it for BPF, so every bounds check is a constant offset
- * from `ip` (a loop counter in the compare makes clang move pkt_end instead, which the verifier
- * rejects). Always inlined: clang may otherwise make it a BPF-to-BPF call, 8 ns on nfv's program.
- */
-static inline __attribute__((always_inline)) int lr_ipv4_checksum_ok(const __u8* ip,
-                                                                     const __u8* data_end,
-                                                                     __u32 hlen) {
-    __u64 sum = 0;
-    int inside = 1;
-#ifdef __bpf__
-#pragma unroll
-#endif
-    for (__u32 i = 0; i < LR_IPV4_MIN_HLEN; i += 4) sum += lr_load32(ip + i);
-#ifdef __bpf__
-#pragma unroll
-#endif
-    for (__u32 i = LR_IPV4_MIN_HLEN; i < 60; i += 4) {
-        if (i < hlen) {
-            if (ip + i + 4 > data_end) /* not reached: total >= hlen was checked */
-                inside = 0;
-            else
-                sum += (__u32)lr_load16(ip + i) + lr_load16(ip + i + 2);
-        }
-    }
-    return inside && lr_word_sum_verifies(sum);
-}
 
 /* The check from the IP header's length on: the header at `l3` is IPv4, its first 20 bytes are
  * inside the frame, its length `hlen` is at least 20. Always inlined, so that the common frame's
@@ -201,7 +99,7 @@ static inline __attribute__((always_inline)) struct lr_ipv4_check lr_check_ipv4_
     if (lr_ipv4_plain(data, data_end)) return lr_check_ipv4_plain(data, data_end, verify_checksum);
     struct lr_ipv4_check r = {LR_IPV4_TINY_PACKET, (__u32)(data_end - data), 0, 0, 0};
     __u16 type = 0;
-    const __u32 l3 = lr_l3_offset(data, data_end, &type);
+    const __u32 l3 = lr_l3_offset(data, data_end, LR_MAX_VLAN_TAGS, &type);
     if (l3 == 0) return r;
     if (type != LR_ETHERTYPE_IPV4) {
         r.verdict = pass_non_ip ? LR_IPV4_OK : LR_IPV4_NOT_IPV4;

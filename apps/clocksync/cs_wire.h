@@ -1,9 +1,10 @@
-/* clocksync's wire format (docs/wire-formats.md) in C, for both of the master's datapaths: the C++
- * app (apps/clocksync/cs_wire.hpp takes its constants from here) and the XDP master
- * (lib/xdp/datapath/clocksync.bpf.c). The clocksync header follows Ethernet (+ up to two VLAN
+/* clocksync's wire format (docs/wire-formats.md), written once in C for C++ and BPF: the C++ app
+ * (apps/clocksync/cs_wire.hpp takes its constants from here), the XDP master
+ * (apps/clocksync/xdp/clocksync.bpf.c) and the client's steering hook
+ * (apps/clocksync/xdp/cs_steer_hook.h). The clocksync header follows Ethernet (+ up to two VLAN
  * tags), IPv4 and UDP; offsets below are inside it. */
-#ifndef LINERATE_BPF_CS_WIRE_H
-#define LINERATE_BPF_CS_WIRE_H
+#ifndef LINERATE_CLOCKSYNC_CS_WIRE_H
+#define LINERATE_CLOCKSYNC_CS_WIRE_H
 
 #include "stats/drop_list.h"
 
@@ -32,7 +33,7 @@ enum lr_cs_type { LR_CS_REQUEST = 1, LR_CS_RESPONSE = 2, LR_CS_WARMUP = 3, LR_CS
  * frame: this bit asks the master for the echo. */
 #define LR_CS_FLAG_ECHO 0x0001
 /* With LR_CS_FLAG_ECHO, the client asks its own steering program to turn the echo into the
- * request of the frame's seq (STEER_FLAG_CS_TURN, lib/xdp/steer/steer.bpf.c): the request then
+ * request of the frame's seq (apps/clocksync/xdp/cs_steer_hook.h): the request then
  * leaves from the client's receive path, as the master's answer does from its. The master echoes
  * the flag as it echoes the field. */
 #define LR_CS_FLAG_TURN 0x0002
