@@ -191,8 +191,15 @@ class KvKernel {
     // found both checksums good), the window, its tuple staged. Stops at the first other frame,
     // or one whose sum fails: admit_chunk()'s loop judges it and the rest, as before.
     // (No gate: with --key or --allow every frame takes admit_chunk()'s loop.)
+    // Not inlined: inside admit_chunk() it made GCC call the canonical parse and the checksum
+    // test out of line in admit_chunk()'s own loop (32 tuples: 150 instructions a packet more).
     template <IndexMode kMode, bool kPrefetch, bool kListen>
-    OneTupleRun admit_one_tuple_frames(std::span<const FrameRef> frames, StagedTuple* staged);
+    [[gnu::noinline]] OneTupleRun admit_one_tuple_frames(std::span<const FrameRef> frames,
+                                                         StagedTuple* staged);
+    // The same with the checksum test (kVerify: --no-verify-checksums not given) and the
+    // duplicate window (kWindow: on) known.
+    template <IndexMode kMode, bool kPrefetch, bool kListen, bool kVerify, bool kWindow>
+    OneTupleRun admit_one_tuple_frames_as(std::span<const FrameRef> frames, StagedTuple* staged);
     // admit() for each of `frames` (at most kChunk). The tuples of accepted frames of at most
     // kStageMaxTuples go to `staged` (decoded, homes hashed and requested) while it has room
     // and no range was recorded; the tuples of later frames go to `ranges`, their first lines

@@ -421,7 +421,11 @@ TEST(KvKernel, OneTupleFramesBurstEqualsFrameByFrame) {
                 EXPECT_GT(a.tuples_overflowed(), 0u) << what;  // 300 keys into 250
                 const AggView v1 = t1.view(), v2 = t2.view();
                 EXPECT_EQ(merge_tables({&v2, 1}).sums, merge_tables({&v1, 1}).sums) << what;
-                if (verify) EXPECT_GT(a[KvVerdict::bad_ip_checksum], 0u) << what;
-                if (window) EXPECT_GT(a[KvVerdict::duplicate] + a[KvVerdict::stale], 0u) << what;
+                if (verify) {
+                    EXPECT_GT(a[KvVerdict::bad_ip_checksum], 0u) << what;
+                }
+                if (window) {
+                    EXPECT_GT(a[KvVerdict::duplicate] + a[KvVerdict::stale], 0u) << what;
+                }
             }
 }
