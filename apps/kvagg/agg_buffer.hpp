@@ -1,16 +1,14 @@
 #pragma once
 // The AggBuf: the aggregation table(s) placed in a memory region (--aggbuf). One region holds
 // every table (one per worker, or the one shared table); each table is an rte_zmalloc_socket
-// on the region's heap, so socket:N lands on DPDK's hugepage heap of node N and pages:4k,
-// pages:thp, file:... on the external heap the region adds. Needs the EAL.
+// on the region's heap (mem::PlacedBuffer), so socket:N lands on DPDK's hugepage heap of node N
+// and pages:4k, pages:thp, file:... on the external heap the region adds. Needs the EAL.
 #include <cstddef>
-#include <memory>
 #include <span>
 #include <string>
-#include <vector>
 
 #include "kvagg/agg_table.hpp"
-#include "mem/region.hpp"
+#include "mem/placed_buffer.hpp"
 
 namespace linerate::kvagg {
 
@@ -20,24 +18,22 @@ class AggBuffer {
     // node). Throws mem::RegionError (bad region or file) or std::runtime_error (no memory).
     AggBuffer(const mem::RegionSpec& spec, size_t slots, unsigned count, int default_socket,
               const std::string& heap_name = "kvagg_aggbuf");
-    ~AggBuffer();
-    AggBuffer(const AggBuffer&) = delete;
-    AggBuffer& operator=(const AggBuffer&) = delete;
 
-    std::span<AggSlot> table(unsigned i) const { return {tables_[i], slots_}; }
-    unsigned count() const { return unsigned(tables_.size()); }
+    std::span<AggSlot> table(unsigned i) const {
+        return {static_cast<AggSlot*>(tables_.data(i)), slots_};
+    }
+    unsigned count() const { return tables_.count(); }
     size_t table_bytes() const { return AggGeometry::bytes_for(slots_); }
-    const mem::Region& region() const { return *region_; }
+    const mem::Region& region() const { return tables_.region(); }
     // Where the first table really lives, e.g. "region pages:thp: external heap (socket id 256),
     // 2.0 MiB pages, 32.0 MiB on transparent huge pages".
-    std::string placement() const;
+    std::string placement() const { return tables_.placement(); }
     // "2 tables x 32.0 MiB, " + placement().
     std::string describe() const;
 
   private:
-    std::unique_ptr<mem::Region> region_;
     size_t slots_;
-    std::vector<AggSlot*> tables_;
+    mem::PlacedBuffer tables_;
 };
 
 }  // namespace linerate::kvagg

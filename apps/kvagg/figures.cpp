@@ -1,6 +1,7 @@
 #include "kvagg/figures.hpp"
 
 #include <atomic>
+#include <initializer_list>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -43,30 +44,43 @@ std::vector<Figure> run_figures(const RunFigures& r) {
     };
 }
 
-// The requests by kind: one --metrics family with a `kind` label, a JSON key each.
+// One --metrics family with a `kind` label over control counters, a JSON key each:
+// {json key, kind, counter}.
+void add_by_kind(
+    std::vector<Figure>& f, const char* metric, const char* help,
+    std::initializer_list<std::tuple<const char*, const char*, const std::atomic<uint64_t>*>>
+        counters) {
+    for (auto [json, kind, n] : counters)
+        f.push_back({.json = json,
+                     .metric = metric,
+                     .help = help,
+                     .labels = {{"kind", kind}},
+                     .read_live = atomic(*n),
+                     .read_final = atomic(*n)});
+}
+
+// Counters read at the end alone (the JSON, no metric): {json key, counter}.
+void add_final(
+    std::vector<Figure>& f,
+    std::initializer_list<std::pair<const char*, const std::atomic<uint64_t>*>> counters) {
+    for (auto [json, a] : counters) f.push_back({.json = json, .read_final = atomic(*a)});
+}
+
+// The requests by kind and the error replies by kind, and the flush figures (JSON only).
 std::vector<Figure> service_figures(const ControlCounters& cc) {
     std::vector<Figure> f;
-    for (auto [json, kind, n] : {std::tuple{"service.reads", "read", &cc.reads},
-                                 {"service.statuses", "status", &cc.statuses},
-                                 {"service.flushes", "flush", &cc.flushes}})
-        f.push_back({.json = json,
-                     .metric = "linerate_kvagg_service_requests_total",
-                     .help = "Control requests the service thread answered, by kind",
-                     .labels = {{"kind", kind}},
-                     .read_live = atomic(*n),
-                     .read_final = atomic(*n)});
-    f.push_back({.json = "service.flushed_sum", .read_final = atomic(cc.flushed_sum)});
-    f.push_back({.json = "service.flush_repeats", .read_final = atomic(cc.flush_repeats)});
-    f.push_back({.json = "service.flush_replayed", .read_final = atomic(cc.flush_replayed)});
-    for (auto [json, kind, n] :
-         {std::tuple{"service.error_replies", "sent", &cc.error_replies},
-          {"service.error_replies_limited", "limited", &cc.error_replies_limited}})
-        f.push_back({.json = json,
-                     .metric = "linerate_kvagg_error_replies_total",
-                     .help = "Error replies to refused requests: sent, or not sent (rate limit)",
-                     .labels = {{"kind", kind}},
-                     .read_live = atomic(*n),
-                     .read_final = atomic(*n)});
+    add_by_kind(f, "linerate_kvagg_service_requests_total",
+                "Control requests the service thread answered, by kind",
+                {{"service.reads", "read", &cc.reads},
+                 {"service.statuses", "status", &cc.statuses},
+                 {"service.flushes", "flush", &cc.flushes}});
+    add_final(f, {{"service.flushed_sum", &cc.flushed_sum},
+                  {"service.flush_repeats", &cc.flush_repeats},
+                  {"service.flush_replayed", &cc.flush_replayed}});
+    add_by_kind(f, "linerate_kvagg_error_replies_total",
+                "Error replies to refused requests: sent, or not sent (rate limit)",
+                {{"service.error_replies", "sent", &cc.error_replies},
+                 {"service.error_replies_limited", "limited", &cc.error_replies_limited}});
     return f;
 }
 
@@ -123,15 +137,14 @@ std::vector<Figure> state_figures(const FigureSources& s) {
         {.json = "state.loaded_checkpoint",
          .read_final = [n = s.loaded_checkpoint](unsigned) { return FigureReading{*n}; }},
     };
-    for (auto [json, a] : {std::pair{"state.checkpoints", &c.checkpoints},
-                           {"state.failures", &c.failures},
-                           {"state.last_checkpoint", &c.last_checkpoint},
-                           {"state.last_bytes", &c.last_bytes},
-                           {"state.last_us", &c.last_us},
-                           {"state.last_copy_us", &c.last_copy_us},
-                           {"state.max_copy_us", &c.max_copy_us},
-                           {"state.copy_total_us", &c.copy_total_us}})
-        f.push_back({.json = json, .read_final = atomic(*a)});
+    add_final(f, {{"state.checkpoints", &c.checkpoints},
+                  {"state.failures", &c.failures},
+                  {"state.last_checkpoint", &c.last_checkpoint},
+                  {"state.last_bytes", &c.last_bytes},
+                  {"state.last_us", &c.last_us},
+                  {"state.last_copy_us", &c.last_copy_us},
+                  {"state.max_copy_us", &c.max_copy_us},
+                  {"state.copy_total_us", &c.copy_total_us}});
     return f;
 }
 
@@ -171,13 +184,12 @@ std::vector<Figure> export_figures(const FigureSources& s) {
     };
     f.back().kind = FigureKind::gauge;
     f[f.size() - 2].kind = FigureKind::gauge;
-    for (auto [key, a] : {std::pair{"export.applied", &c.applied},
-                          {"export.released", &c.released},
-                          {"export.unexported_sum", &c.unexported_sum},
-                          {"export.taken_sum", &c.taken_sum},
-                          {"export.wait_short", &c.wait_short},
-                          {"export.last_export_us", &c.last_export_us}})
-        f.push_back({.json = key, .read_final = atomic(*a)});
+    add_final(f, {{"export.applied", &c.applied},
+                  {"export.released", &c.released},
+                  {"export.unexported_sum", &c.unexported_sum},
+                  {"export.taken_sum", &c.taken_sum},
+                  {"export.wait_short", &c.wait_short},
+                  {"export.last_export_us", &c.last_export_us}});
     for (auto [key, field] : {std::pair{"export.moved", &ClusterCounters::moved},
                               {"export.ask", &ClusterCounters::ask},
                               {"export.connects", &ClusterCounters::connects},

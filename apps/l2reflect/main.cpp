@@ -34,14 +34,11 @@ std::shared_ptr<const XdpDatapathSpec> xdp_program(xdp::Datapath datapath, xdp::
     return spec;
 }
 
-// Reflects on the started runtime until a stop; ports that do not pair for --forward pair are a
-// usage error.
+// Reflects on the started runtime (its ports checked against --forward: ForwardChoice::
+// check_against) until a stop.
 int reflect(Runtime& runtime, const ForwardChoice& forward,
             const l2reflect::MemoryWorkOptions& memory) {
     const std::vector<uint16_t> ports = runtime.port_ids();
-    if (std::string e = forward_pairing_error(runtime.workers().slots(), forward.mode, ports);
-        !e.empty())
-        throw cli::UsageError(e);
     runtime.json_keys().update(
         {{"forward", forward_mode_name(forward.mode)}, {"mac_swap", forward.swaps_macs()}});
     report_datapath(runtime);
@@ -69,6 +66,7 @@ int main(int argc, char** argv) {
     info.xdp_datapath =
         xdp_program(options.datapath.datapath, options.datapath.mode, options.forward);
     info.regions = {{l2reflect::kLookupRegionFlag, options.memory.lookup_region}};
+    info.check_ports = check_ports_of(options.forward);
     Runtime runtime(info, std::move(args), common);
     return runtime.run_app([&] { return reflect(runtime, options.forward, options.memory); });
 }

@@ -89,6 +89,10 @@ enum class SourceTest : uint8_t {
     filter,   // any other list: a hashed bit per bad source, the exact lookup on a set bit
 };
 
+// What check_fast()'s tests say about a frame: valid and as long as its datagram; passed all
+// but the length test (Ethernet padding, or a bad length); not passed (the whole check decides).
+enum class FastTests : uint8_t { valid_unpadded, other_length, not_passed };
+
 class CheckIpHeader {
   public:
     explicit CheckIpHeader(Config config = {});
@@ -112,22 +116,40 @@ class CheckIpHeader {
     // source, non-IP) goes to check_full(), which gives the same answer for every frame.
     template <bool kChecksum, SourceTest kSource>
     Result check_fast(const uint8_t* frame, uint16_t len) const {
+        const FastTests t = fast_tests<kChecksum, kSource>(frame, len);
+        if (t == FastTests::valid_unpadded) [[likely]]
+            return {Verdict::ok, len};
+        return check_rest(frame, len, t);
+    }
+
+    // check_fast()'s tests, for a caller that handles the common case itself (apps/nfv/
+    // mbuf_kernel.hpp) and passes the rest to check_rest(): where valid_unpadded is returned,
+    // len >= 34, and the compiler knows it.
+    template <bool kChecksum, SourceTest kSource>
+    FastTests fast_tests(const uint8_t* frame, uint16_t len) const {
         constexpr uint32_t kL2 = pkt::kEthHdrLen, kMin = pkt::kIpv4MinHdrLen;
         const uint8_t* ip = frame + kL2;
         // One predictable branch per test: valid traffic never takes them. The ethertype and
         // version/IHL bytes are compared as one word. A frame that ends where its datagram
         // does needs no further length test: its total length field, as it lies in memory,
-        // equals len - 14 byte-swapped. For one with Ethernet padding, total - kMin wraps
-        // around for total < kMin, so one compare bounds total on both sides.
+        // equals len - 14 byte-swapped.
         if (len < kL2 + kMin) [[unlikely]]
-            return check_full(frame, len);
+            return FastTests::not_passed;
         if ((wire32(frame + 12) & kTypeVersionMask) != kIpv4NoOptions ||
             maybe_bad_src<kSource>(wire32(ip + 12)) || (kChecksum && !header20_checksum_ok(ip)))
             [[unlikely]]
-            return check_full(frame, len);
-        if (wire16(ip + 2) == wire16_of(uint16_t(len - kL2))) [[likely]]
-            return {Verdict::ok, len};
-        const uint32_t total = pkt::load_be16(ip + 2);
+            return FastTests::not_passed;
+        return wire16(ip + 2) == wire16_of(uint16_t(len - kL2)) ? FastTests::valid_unpadded
+                                                                : FastTests::other_length;
+    }
+
+    // The verdict on a frame whose fast_tests() were not valid_unpadded. A frame with Ethernet
+    // padding passed them all but the length: total - kMin wraps around for total < kMin, so
+    // one compare bounds total on both sides. The rest is check_full()'s.
+    Result check_rest(const uint8_t* frame, uint16_t len, FastTests t) const {
+        constexpr uint32_t kL2 = pkt::kEthHdrLen, kMin = pkt::kIpv4MinHdrLen;
+        if (t != FastTests::other_length) return check_full(frame, len);
+        const uint32_t total = pkt::load_be16(frame + kL2 + 2);
         if (total - kMin > len - kL2 - kMin) return check_full(frame, len);
         return {Verdict::ok, kL2 + total};
     }

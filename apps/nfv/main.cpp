@@ -27,12 +27,6 @@ constexpr const char* kApp = "nfv";
     X(divert_tx_full, "divert tx full")
 LINERATE_COUNTERS(DivertCounter, kDivertCounters, NFV_DIVERT_COUNTERS);
 
-bool port_in_use(const Runtime& runtime, uint16_t port) {
-    for (const auto& p : runtime.ports())
-        if (p->id() == port) return true;
-    return false;
-}
-
 // A worker diverts on its own queue of the bad port; a worker with none there (the device has
 // fewer queues than there are workers) frees its invalid frames instead.
 std::optional<Divert> divert_for(const worker::WorkerSlot& slot, std::optional<uint16_t> port) {
@@ -74,27 +68,12 @@ std::shared_ptr<const XdpDatapathSpec> xdp_program(xdp::Datapath datapath, xdp::
     return spec;
 }
 
-// --forward pair's pairing and --bad-port against the ports in use: a usage error when they
-// do not fit.
-void check_ports_fit(const Runtime& runtime, ForwardMode mode, std::optional<uint16_t> bad_port) {
-    const std::vector<uint16_t> ports = runtime.port_ids();
-    if (std::string e = forward_pairing_error(runtime.workers().slots(), mode, ports); !e.empty())
-        throw cli::UsageError(e);
-    if (bad_port && !port_in_use(runtime, *bad_port))
-        throw cli::UsageError(fmt::format("--bad-port {}: not one of the ports in use", *bad_port));
-    for (const worker::WorkerSlot& slot : runtime.workers().slots())
-        if (bad_port && !slot.queues.empty() && !divert_for(slot, bad_port))
-            fmt::print(stderr, "{}: warning: worker {} has no queue on port {}, frees bad frames\n",
-                       kApp, slot.index, *bad_port);
-}
-
-// Checks frames on the started runtime until a stop; ports that do not fit --forward pair or
-// --bad-port are a usage error.
+// Checks frames on the started runtime (its ports checked against --forward and --bad-port:
+// nfv::Options::check_against) until a stop.
 int check_frames(Runtime& runtime, const nfv::Options& o, const nfv::CheckIpHeader& check) {
     const std::vector<uint16_t> ports = runtime.port_ids();
     const ForwardMode mode = o.forward.mode;
     const std::optional<uint16_t> bad_port = o.bad_port;
-    check_ports_fit(runtime, mode, bad_port);
 
     const nlohmann::json config = nfv::config_json(o, check);
     fmt::print("{}: config {}\n", kApp, config.dump());
@@ -137,6 +116,7 @@ int main(int argc, char** argv) {
     AppInfo info{kApp, "CheckIPHeader network function", nfv::kDrops, counters};
     info.xdp_datapath =
         xdp_program(options.datapath.datapath, options.datapath.mode, check, options);
+    info.check_ports = check_ports_of(options);
     Runtime runtime(std::move(info), std::move(args), common);
 
     return runtime.run_app([&] { return check_frames(runtime, options, check); });

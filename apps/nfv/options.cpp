@@ -1,8 +1,12 @@
 #include "nfv/options.hpp"
 
-#include "pkt/address.hpp"
+#include <fmt/core.h>
 
+#include <algorithm>
 #include <stdexcept>
+
+#include "cli/command_line.hpp"
+#include "pkt/address.hpp"
 
 namespace linerate::nfv {
 namespace {
@@ -28,7 +32,25 @@ nlohmann::json address_list(const std::vector<uint32_t>& addrs) {
     return j;
 }
 
+bool has_queue_on(const worker::WorkerSlot& slot, uint16_t port) {
+    return std::any_of(slot.queues.begin(), slot.queues.end(),
+                       [port](const worker::QueueRef& q) { return q.port == port; });
+}
+
 }  // namespace
+
+void Options::check_against(const std::vector<worker::WorkerSlot>& slots,
+                            const std::vector<uint16_t>& ports) const {
+    forward.check_against(slots, ports);
+    if (!bad_port) return;
+    if (std::find(ports.begin(), ports.end(), *bad_port) == ports.end())
+        throw cli::UsageError(fmt::format("--bad-port {}: not one of the ports in use", *bad_port));
+    for (const worker::WorkerSlot& slot : slots)
+        if (!slot.queues.empty() && !has_queue_on(slot, *bad_port))
+            fmt::print(stderr,
+                       "nfv: warning: worker {} has no queue on port {}, frees bad frames\n",
+                       slot.index, *bad_port);
+}
 
 void Options::add(CLI::App& app) {
     Options& o = *this;

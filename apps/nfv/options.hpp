@@ -33,6 +33,11 @@ struct Options {
     // every other bad value, before the EAL starts: check() has nothing left.
     void add(CLI::App& app);
     void check() const {}
+    // What parsing cannot see, against the started workers and ports in use (AppInfo::
+    // check_ports): --forward's pairing, --bad-port one of the ports (else cli::UsageError, exit
+    // 2); a worker with no queue on the bad port gets a warning (it frees its bad frames).
+    void check_against(const std::vector<worker::WorkerSlot>& slots,
+                       const std::vector<uint16_t>& ports) const;
     // Its option the XDP program cannot serve on an interface (it drops bad frames, diverts and
     // logs none), "" when none is given.
     const char* not_on_xdp_interface() const;

@@ -144,15 +144,16 @@ std::string format_advice(const Advice& a, const AppNeeds& needs) {
     return out;
 }
 
+// The advice's own fields under their names (as region_report.cpp's types), then the sizes it
+// was made for.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Advice, app, netbuf, aggbuf, reasons, app_args)
+
 nlohmann::json to_json(const Advice& a, const AppNeeds& needs) {
-    return {{"app", a.app},
-            {"netbuf", a.netbuf},
-            {"aggbuf", a.aggbuf},
-            {"netbuf_bytes", needs.netbuf_bytes},
-            {"aggbuf_bytes", needs.aggbuf_bytes},
-            {"sizes", needs.sizes},
-            {"reasons", a.reasons},
-            {"app_args", a.app_args}};
+    nlohmann::json j = a;
+    j.update({{"netbuf_bytes", needs.netbuf_bytes},
+              {"aggbuf_bytes", needs.aggbuf_bytes},
+              {"sizes", needs.sizes}});
+    return j;
 }
 
 }  // namespace linerate::regions

@@ -18,6 +18,7 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define LINERATE_GMAC_WIDE 1
 #include <immintrin.h>
+#include <openssl/crypto.h>
 
 #include <array>
 #include <cstddef>
@@ -129,17 +130,21 @@ LINERATE_GMAC_TARGET inline __m128i fold_lanes(__m512i v) {
 
 }  // namespace detail
 
-// The round keys and H's powers of `key` (32 bytes).
+// The round keys and H's powers of `key` (32 bytes). The stack copies (round keys, H, its last
+// power) are as secret as the key: cleansed before returning, as the caller cleanses `k`.
 LINERATE_GMAC_TARGET inline void set_key(Key& k, const uint8_t key[32]) {
     __m128i rk[15];
     detail::expand_key(key, rk);
     std::memcpy(k.round_keys.data(), rk, sizeof rk);
-    const __m128i h = detail::reverse(detail::encrypt(rk, _mm_setzero_si128()));
+    __m128i h = detail::reverse(detail::encrypt(rk, _mm_setzero_si128()));
     __m128i power = h;
     for (size_t p = 1; p <= kMaxBlocks; ++p) {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(&k.desc[16 * (kMaxBlocks - p)]), power);
         power = detail::multiply(power, h);
     }
+    OPENSSL_cleanse(rk, sizeof rk);
+    OPENSSL_cleanse(&h, sizeof h);
+    OPENSSL_cleanse(&power, sizeof power);
 }
 
 // The tag of data[0, len) (len <= kMaxBytes) under the 12-byte nonce.

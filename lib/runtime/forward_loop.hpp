@@ -50,7 +50,8 @@ concept TrimmingKernel = requires(Kernel& k) {
 };
 
 // Kernel: `unsigned operator()(rte_mbuf*)` returning kTransmit to send the (possibly modified)
-// frame back out, or the board slot of a drop reason, stats::drop_slot(reason).
+// frame back out, or the board slot of a drop reason, stats::drop_slot(reason), leaving a frame
+// it rejects unchanged.
 template <class Kernel>
 class ForwardLoop {
   public:
@@ -97,36 +98,54 @@ class ForwardLoop {
         rx_step_.count(b, s.rx_bytes);
     }
 
+    // The kept frames to the front of pkts_ in order; a rejected one to drop_ at the burst's
+    // rejected count so far (i - keep), its reason beside it, sorted out after the loop: across
+    // the kernel call the per-frame path keeps only the index, the kept count and the bytes
+    // (GCC spilled the rest to the stack on the hot path, callgrind).
     template <bool kCompleteChecksums>
     Sorted sort(unsigned n) {
         for (unsigned i = 0; i < n && i < kPrefetchAhead; ++i)
             rte_prefetch0(rte_pktmbuf_mtod(pkts_[i], void*));
         Sorted s;
-        auto step = [&](rte_mbuf* m) {
-            const uint32_t len = rte_pktmbuf_pkt_len(m);
-            s.rx_bytes += len;
+        auto step = [&](size_t i) {
+            rte_mbuf* m = pkts_[i];
+            s.rx_bytes += rte_pktmbuf_pkt_len(m);
             if (unsigned reason = kernel_(m); reason == kTransmit) [[likely]] {
                 if constexpr (kCompleteChecksums)
                     pkt::complete_offloaded_checksum(rte_pktmbuf_mtod(m, uint8_t*),
                                                      rte_pktmbuf_data_len(m));
                 pkts_[s.keep++] = m;
-            } else if (reason == to_kernel_reason_) {
-                s.drop_bytes += len;
-                to_kernel_[s.handed++] = m;
             } else {
-                c_.drops[reason].add(1);
-                s.drop_bytes += len;
-                drop_[s.dropped++] = m;
+                drop_[i - s.keep] = m;
+                reasons_[i - s.keep] = reason;
             }
         };
         // Two loops rather than a bounds test per packet: the tail has nothing to prefetch.
-        unsigned i = 0;
+        size_t i = 0;
         for (; i + kPrefetchAhead < n; ++i) {
             rte_prefetch0(rte_pktmbuf_mtod(pkts_[i + kPrefetchAhead], void*));
-            step(pkts_[i]);
+            step(i);
         }
-        for (; i < n; ++i) step(pkts_[i]);
+        for (; i < n; ++i) step(i);
+        if (s.keep < n) [[unlikely]]
+            sort_rejected(s, unsigned(n - s.keep));
         return s;
+    }
+
+    // The rejected frames by reason: each counted, those for the host's kernel moved to
+    // to_kernel_, the dropped ones left at the front of drop_ in order. A kernel leaves the
+    // frames it rejects as they came, so their lengths are read here.
+    void sort_rejected(Sorted& s, unsigned rejected) {
+        for (unsigned j = 0; j < rejected; ++j) {
+            rte_mbuf* m = drop_[j];
+            s.drop_bytes += rte_pktmbuf_pkt_len(m);
+            if (reasons_[j] == to_kernel_reason_) {
+                to_kernel_[s.handed++] = m;
+                continue;
+            }
+            c_.drops[reasons_[j]].add(1);
+            drop_[s.dropped++] = m;
+        }
     }
 
     // The rejected frames: freed, or transmitted on the divert port after the kept ones (the
@@ -155,6 +174,7 @@ class ForwardLoop {
     const unsigned to_kernel_reason_;
     rte_mbuf* pkts_[kMaxBurst];
     rte_mbuf* drop_[kMaxBurst];
+    unsigned reasons_[kMaxBurst];  // of the rejected frames in drop_, during sort()
     rte_mbuf* to_kernel_[kMaxBurst];
 };
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "cli/command_line.hpp"
+
 namespace linerate {
 
 const char* forward_mode_name(ForwardMode mode) {
@@ -56,16 +58,17 @@ std::vector<worker::QueueRef> forward_tx_queues(const worker::WorkerSlot& slot, 
     return tx;
 }
 
-std::string forward_pairing_error(const std::vector<worker::WorkerSlot>& slots, ForwardMode mode,
-                                  const std::vector<uint16_t>& ports) {
+// forward_tx_queues for every worker up front, so a bad pairing is one line and exit 2 before
+// anything runs.
+void ForwardChoice::check_against(const std::vector<worker::WorkerSlot>& slots,
+                                  const std::vector<uint16_t>& ports) const {
     try {
         for (const worker::WorkerSlot& slot : slots) forward_tx_queues(slot, mode, ports);
         // A worker with no queue at all still needs the count check.
         if (mode == ForwardMode::pair) forward_tx_queues({}, mode, ports);
     } catch (const std::invalid_argument& e) {
-        return e.what();
+        throw cli::UsageError(e.what());
     }
-    return {};
 }
 
 }  // namespace linerate

@@ -25,6 +25,12 @@ struct ForwardChoice {
     // (which exclude each other: CLI11 refuses both at parse).
     void add(CLI::App& app);
     void check() const {}
+    // The check parsing cannot do: --forward pair against the started runtime's workers and
+    // ports in use (Runtime::port_ids(), in order), an odd count or a paired port without the
+    // worker's queue. Throws cli::UsageError with the line (Runtime::run_app: exit 2). Wired as
+    // AppInfo::check_ports.
+    void check_against(const std::vector<worker::WorkerSlot>& slots,
+                       const std::vector<uint16_t>& ports) const;
 };
 
 const char* forward_mode_name(ForwardMode mode);
@@ -35,10 +41,5 @@ const char* forward_mode_name(ForwardMode mode);
 // the ports cannot be paired: an odd count, or a paired port without the worker's queue.
 std::vector<worker::QueueRef> forward_tx_queues(const worker::WorkerSlot& slot, ForwardMode mode,
                                                 const std::vector<uint16_t>& ports);
-
-// The same check for every worker up front, so a bad pairing is one line and exit 2 before
-// anything runs: the reason, or "" when every worker can forward.
-std::string forward_pairing_error(const std::vector<worker::WorkerSlot>& slots, ForwardMode mode,
-                                  const std::vector<uint16_t>& ports);
 
 }  // namespace linerate

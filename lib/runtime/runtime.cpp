@@ -511,6 +511,7 @@ void Runtime::add_feature(Feature& feature) {
 
 int Runtime::run_app(const std::function<int()>& app) {
     try {
+        if (info_.check_ports) info_.check_ports(workers_->slots(), port_ids());
         return app();
     } catch (const cli::UsageError& e) {
         cli::print_usage_error(info_.name, e.what());

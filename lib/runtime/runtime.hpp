@@ -62,7 +62,21 @@ struct AppInfo {
     // --datapath xdp: the app's XDP program and options (runtime/xdp_datapath_feature.hpp); none:
     // the DPDK datapath.
     std::shared_ptr<const XdpDatapathSpec> xdp_datapath = nullptr;
+    // The checks of the app's option groups that need the started workers and ports in use
+    // (ForwardChoice::check_against: --forward pair's pairing), which parsing cannot see:
+    // Runtime::run_app runs them before the app; a cli::UsageError is one line and exit 2.
+    std::function<void(const std::vector<worker::WorkerSlot>& slots,
+                       const std::vector<uint16_t>& ports)>
+        check_ports = {};
 };
+
+// AppInfo::check_ports from an option group's check_against(slots, ports) (ForwardChoice, an
+// app's Options holding it); the group outlives the runtime.
+template <typename Group>
+auto check_ports_of(const Group& group) {
+    return [&group](const std::vector<worker::WorkerSlot>& slots,
+                    const std::vector<uint16_t>& ports) { group.check_against(slots, ports); };
+}
 
 // What the command line asks for, judged before the EAL (the runtime's first stage): every
 // value that can be checked without the EAL is checked here. Apps read it instead of deriving
@@ -136,10 +150,10 @@ class Runtime {
     // Keys the final JSON carries as they are (the app's configuration: forward, nfv, ...).
     nlohmann::json& json_keys() { return json_keys_; }
 
-    // Runs the app on the started runtime: its set-up, then its run() (the exit status). A usage
-    // error it finds only now (cli::UsageError: ports that do not pair, a region too small) is
-    // one line and exit 2, as before start-up, with the runtime closed as on any return: no
-    // summary, no JSON.
+    // Runs the app on the started runtime: AppInfo::check_ports, its set-up, then its run() (the
+    // exit status). A usage error found only now (cli::UsageError: ports that do not pair, a
+    // region too small) is one line and exit 2, as before start-up, with the runtime closed as
+    // on any return: no summary, no JSON.
     int run_app(const std::function<int()>& app);
 
     // Runs `worker` on every worker until a stop; returns the process exit status. A worker

@@ -21,8 +21,9 @@ struct TxResult {
 
 // `bytes` is the sum of the frames' pkt_len, which the caller usually has already: the
 // frames leave our hands in tx_burst, so only the leftovers' lengths can be read afterwards.
-inline TxResult tx_burst_all(uint16_t port, uint16_t queue, rte_mbuf** pkts, uint16_t n,
-                             unsigned retries, uint64_t bytes) {
+// Forced inline: GCC called it out of line in nfv's forward loop (callgrind).
+[[gnu::always_inline]] inline TxResult tx_burst_all(uint16_t port, uint16_t queue, rte_mbuf** pkts,
+                                                    uint16_t n, unsigned retries, uint64_t bytes) {
     TxResult r;
     r.sent = rte_eth_tx_burst(port, queue, pkts, n);
     for (unsigned attempt = 0; r.sent < n && attempt < retries; ++attempt)

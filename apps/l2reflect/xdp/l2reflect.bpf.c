@@ -11,14 +11,14 @@
 #include "pkt/mac_swap.h"
 #include "xdp/datapath/datapath.bpf.h"
 
-SEC("xdp.frags")
-int xsk_def_prog(struct xdp_md* ctx) {
-    const struct dp_start start = dp_begin(ctx);
-    const __u32 flags = start.flags;
-    if (start.route != DP_SLOTS) return dp_finish(ctx, flags, start.route);
-    __u8* data = (__u8*)(long)ctx->data;
-    const __u8* data_end = (const __u8*)(long)ctx->data_end;
+static __always_inline int l2reflect_kernel(struct xdp_md* ctx, __u32 flags, __u8* data,
+                                            const __u8* data_end) {
     if (data + ETH_HLEN > data_end) return dp_finish(ctx, flags, DP_DROP_FIRST + LR_L2REFLECT_RUNT);
     if (flags & DP_MAC_SWAP) lr_swap_macs(data, data_end);
     return dp_finish(ctx, flags, DP_TX);
+}
+
+SEC("xdp.frags")
+int xsk_def_prog(struct xdp_md* ctx) {
+    return dp_run(ctx, l2reflect_kernel);
 }

@@ -12,14 +12,14 @@
 #include "../ttl_decrement.h"
 #include "xdp/datapath/datapath.bpf.h"
 
-SEC("xdp.frags")
-int xsk_def_prog(struct xdp_md* ctx) {
-    const struct dp_start start = dp_begin(ctx);
-    const __u32 flags = start.flags;
-    if (start.route != DP_SLOTS) return dp_finish(ctx, flags, start.route);
-    __u8* data = (__u8*)(long)ctx->data;
-    const __u8* data_end = (const __u8*)(long)ctx->data_end;
+static __always_inline int ttl_kernel(struct xdp_md* ctx, __u32 flags, __u8* data,
+                                      const __u8* data_end) {
     const enum ttl_verdict v = ttl_decrement(data, data_end);
     if (v != TTL_FORWARD) return dp_finish(ctx, flags, DP_DROP_FIRST + v);
     return dp_finish(ctx, flags, DP_TX);
+}
+
+SEC("xdp.frags")
+int xsk_def_prog(struct xdp_md* ctx) {
+    return dp_run(ctx, ttl_kernel);
 }

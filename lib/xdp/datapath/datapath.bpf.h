@@ -98,6 +98,18 @@ static __always_inline struct dp_start dp_begin(struct xdp_md* ctx) {
     return dp_begin_with(ctx, dp_config_of());
 }
 
+/* A frame's whole run for an app's kernel: dp_begin's route, else `kernel(ctx, flags, data,
+ * data_end)`, which ends the frame with dp_finish as it decides (DP_TX, DP_DROP_FIRST + a
+ * reason, ...). `kernel` names an __always_inline function: clang inlines it here, so the program
+ * makes no call and each dp_finish keeps its constant slot. */
+typedef int (*dp_kernel)(struct xdp_md* ctx, __u32 flags, __u8* data, const __u8* data_end);
+
+static __always_inline int dp_run(struct xdp_md* ctx, dp_kernel kernel) {
+    const struct dp_start start = dp_begin(ctx);
+    if (start.route != DP_SLOTS) return dp_finish(ctx, start.flags, start.route);
+    return kernel(ctx, start.flags, (__u8*)(long)ctx->data, (const __u8*)(long)ctx->data_end);
+}
+
 /* Whether every frame of a kind the app's kernel recognises itself (an untagged IPv4 frame with
  * a whole header, say) goes to that kernel without dp_route: the app serves all IPv4 (or every
  * frame) and nothing is left to the slow path wholesale. Then the kernel's own test of the
