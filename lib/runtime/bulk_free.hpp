@@ -20,14 +20,14 @@ class BulkFree {
     // Before the burst's first note(): its first mbuf's pool is the burst's.
     explicit BulkFree(const rte_mbuf* first) : pool_(first->pool) {}
 
-    void note(const rte_mbuf* m) {
+    [[gnu::always_inline]] void note(const rte_mbuf* m) {
         odd_ |= uintptr_t(m->pool) ^ uintptr_t(pool_);
         odd_ |= refs_and_segs(m) ^ kOneAndOne;
         odd_ |= m->ol_flags & (RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL);
     }
 
     // The burst's `n` mbufs, each note()d.
-    void free(rte_mbuf** pkts, unsigned n) const {
+    [[gnu::always_inline]] void free(rte_mbuf** pkts, unsigned n) const {
         if (odd_ == 0) [[likely]]
             rte_mempool_put_bulk(pool_, reinterpret_cast<void**>(pkts), n);
         else
