@@ -108,6 +108,7 @@ class KvKernel {
     // more than the frame's own tuples (at 1 tuple per packet, twice the staging itself).
     static constexpr size_t kStageMaxTuples = 4;
     static constexpr size_t kStagedMax = 2 * kChunk;  // tuples staged per chunk at most
+    static_assert(kStagedMax >= kChunk, "a chunk of one-tuple frames is staged whole");
 
     // A tuple between its look-ahead and its add: decoded, its home computed (and prefetched).
     struct StagedTuple {
@@ -180,6 +181,25 @@ class KvKernel {
     struct ChunkWork {
         size_t staged = 0, ranges = 0;
     };
+    // What admit_one_tuple_frames() judged: the first `frames` of the chunk, `staged` of them
+    // accepted (their tuple staged, one each), the others counted by the duplicate window.
+    struct OneTupleRun {
+        size_t frames = 0, staged = 0;
+    };
+    // The frames of the one-tuple shape (KvOneTupleShape) from the chunk's start, each judged
+    // without the canonical parse: the shape's four words, the IPv4 header sum (unless the port
+    // found both checksums good), the window, its tuple staged. Stops at the first other frame,
+    // or one whose sum fails: admit_chunk()'s loop judges it and the rest, as before.
+    // (No gate: with --key or --allow every frame takes admit_chunk()'s loop.)
+    // Not inlined: inside admit_chunk() it made GCC call the canonical parse and the checksum
+    // test out of line in admit_chunk()'s own loop (32 tuples: 150 instructions a packet more).
+    template <IndexMode kMode, bool kPrefetch, bool kListen>
+    [[gnu::noinline]] OneTupleRun admit_one_tuple_frames(std::span<const FrameRef> frames,
+                                                         StagedTuple* staged);
+    // The same with the checksum test (kVerify: --no-verify-checksums not given) and the
+    // duplicate window (kWindow: on) known.
+    template <IndexMode kMode, bool kPrefetch, bool kListen, bool kVerify, bool kWindow>
+    OneTupleRun admit_one_tuple_frames_as(std::span<const FrameRef> frames, StagedTuple* staged);
     // admit() for each of `frames` (at most kChunk). The tuples of accepted frames of at most
     // kStageMaxTuples go to `staged` (decoded, homes hashed and requested) while it has room
     // and no range was recorded; the tuples of later frames go to `ranges`, their first lines

@@ -15,6 +15,7 @@
 #include "kvagg/kv_control.hpp"
 #include "kvagg/kv_kernel.hpp"
 #include "kvagg/worker_link.hpp"
+#include "runtime/bulk_free.hpp"
 #include "runtime/forward_loop.hpp"
 #include "runtime/mbuf_frame.hpp"
 #include "runtime/runtime.hpp"
@@ -48,11 +49,13 @@ class SinkLoop {
         RxStep rx_step(ctx);
         const pkt::UdpPortFilter kvagg_frames{udp_port_};
         auto sink = [&](worker::QueueRef, rte_mbuf** got, const RxBurst& b) {
-            const uint64_t bytes = aggregate(got, b.kept);
+            if (b.kept == 0) return uint64_t(0);  // all handed to the host's kernel
+            BulkFree free(got[0]);
+            const uint64_t bytes = aggregate(got, b.kept, free);
             // Requests are rare: one compare per burst on the tuple path.
             if (kernel_.counters()[KvVerdict::request] != handed_) [[unlikely]]
                 hand_over(ctx, got, b.kept);
-            rte_pktmbuf_free_bulk(got, b.kept);
+            free.free(got, b.kept);
             publish(ctx.counters);
             return bytes;
         };
@@ -126,29 +129,30 @@ class SinkLoop {
         }
     }
 
-    // Aggregates a burst (the kernel's burst path: the slot look-ahead runs across frames);
-    // returns its bytes.
-    uint64_t aggregate(rte_mbuf* const* pkts, uint16_t n) {
+    // Aggregates a burst (the kernel's burst path: the slot look-ahead runs across frames),
+    // noting each mbuf for the burst's free; returns its bytes.
+    uint64_t aggregate(rte_mbuf* const* pkts, uint16_t n, BulkFree& free) {
         FrameRef* const frames = frames_.data();
-        uint16_t k = 0;
+        FrameRef* f = frames;  // a pointer, not an index: no multiply by the element per frame
         uint64_t bytes = 0;
-        for (uint16_t i = 0; i < n; ++i) {
-            const rte_mbuf* m = pkts[i];
+        for (rte_mbuf* const* p = pkts; p != pkts + n; ++p) {
+            const rte_mbuf* m = *p;
+            free.note(m);
             bytes += rte_pktmbuf_pkt_len(m);
             if (m->nb_segs == 1) [[likely]] {
                 rte_prefetch0(rte_pktmbuf_mtod(m, const void*));  // the header, parsed first
-                frames[k++] = {rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m),
-                               rx_checksums(m)};
+                *f++ = {rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m),
+                        rx_checksums(m)};
                 continue;
             }
             // A chain (a jumbo frame): the frames before it first, then a linear copy of it
             // (one buffer, so one chain at a time).
-            kernel_.aggregate_burst({frames, k});
-            k = 0;
+            kernel_.aggregate_burst({frames, f});
+            f = frames;
             const LinearFrame::Bytes b = linear_.of(m);
             kernel_.aggregate_frame(b.data, b.len, rx_checksums(m));
         }
-        kernel_.aggregate_burst({frames, k});
+        kernel_.aggregate_burst({frames, f});
         return bytes;
     }
 

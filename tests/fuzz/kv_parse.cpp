@@ -3,7 +3,8 @@
 // tuples lie inside the frame. Keyed frames (--key): the kernel's trailer check on the frame as
 // given and, when the second byte's low bit is set, with a valid trailer written over its last 28
 // payload bytes (so the fuzzer reaches what follows the MAC), frame by frame and in a burst
-// alike; a request's gate and the error reply it may draw, never larger than the request.
+// alike; a request's gate and the error reply it may draw, never larger than the request. The
+// unkeyed kernel frame by frame and in a burst alike.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -45,21 +46,37 @@ void sign_in_place(std::vector<uint8_t>& f, uint16_t port) {
 // The keyed kernel frame by frame and in a burst: the same verdicts. Made once (a kernel's
 // windows and MAC cost milliseconds to make under ASan, which left 1800 inputs in 5 s): both see
 // the same frames in the same order, so their counters stay equal input after input.
-struct KeyedPair {
+struct KernelPair {
     static constexpr AggConfig kAgg{.mode = IndexMode::hash, .max_keys = 64};
     std::vector<AggSlot> m1 = std::vector<AggSlot>(AggTable::slots_for(kAgg)), m2 = m1;
     AggTable t1{m1, kAgg}, t2{m2, kAgg};
     KvKernel<AggTable> one, burst;
-    explicit KeyedPair(const KvKernelConfig& cfg) : one(t1, cfg), burst(t2, cfg) {}
+    explicit KernelPair(const KvKernelConfig& cfg) : one(t1, cfg), burst(t2, cfg) {}
 };
 
+// The unkeyed kernel frame by frame and in a burst (whose one-tuple frames skip the canonical
+// parse, KvOneTupleShape): the same verdicts, sums and tuples, with the checksums verified.
+void check_plain(const std::vector<uint8_t>& f, uint16_t port) {
+    static std::vector<std::unique_ptr<KernelPair>> pairs(2);
+    std::unique_ptr<KernelPair>& pair = pairs[port == kKvDefaultPort ? 0 : 1];
+    if (!pair || pair->one.config().udp_port != port)
+        pair = std::make_unique<KernelPair>(KvKernelConfig{.udp_port = port});
+    pair->one.aggregate_frame(f.data(), f.size());
+    const FrameRef ref{f.data(), f.size()};
+    pair->burst.aggregate_burst({&ref, 1});
+    const KvCounters &a = pair->one.counters(), &b = pair->burst.counters();
+    if (a.by_verdict != b.by_verdict || a.value_sum != b.value_sum ||
+        a.tuples_aggregated != b.tuples_aggregated || a.overflow_sum != b.overflow_sum)
+        std::abort();
+}
+
 void check_keyed(const std::vector<uint8_t>& f, uint16_t port) {
-    static std::vector<std::unique_ptr<KeyedPair>> pairs(2);  // the default port, or another
-    std::unique_ptr<KeyedPair>& pair = pairs[port == kKvDefaultPort ? 0 : 1];
+    static std::vector<std::unique_ptr<KernelPair>> pairs(2);  // the default port, or another
+    std::unique_ptr<KernelPair>& pair = pairs[port == kKvDefaultPort ? 0 : 1];
     if (!pair || pair->one.config().udp_port != port) {
         KvKernelConfig cfg{.udp_port = port, .verify_checksums = false};
         cfg.key = kKey;
-        pair = std::make_unique<KeyedPair>(cfg);
+        pair = std::make_unique<KernelPair>(cfg);
     }
     pair->one.aggregate_frame(f.data(), f.size());
     const FrameRef ref{f.data(), f.size()};
@@ -82,6 +99,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const bool sign = data[1] & 1;
     std::vector<uint8_t> frame(data + 2, data + size);  // its own allocation: ASan sees its end
     check_parse(frame.data(), frame.size(), port);
+    check_plain(frame, port);
     if (sign) sign_in_place(frame, port);
     check_keyed(frame, port);
     return 0;

@@ -2,11 +2,13 @@
 
 #include <map>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "kvagg/agg_merge.hpp"
 #include "kvagg/kv_kernel.hpp"
+#include "support/checksum.hpp"
 
 using namespace linerate::kvagg;
 using namespace linerate::pkt;
@@ -359,4 +361,71 @@ TEST(KvKernel, AllowListGatesSumsAndRequests) {
     KvKernel<AggTable> keyed(table, cfg);
     EXPECT_EQ(keyed.request_gate(ok.data(), r_in), KvVerdict::bad_auth);  // no trailer
     EXPECT_EQ(keyed.request_gate(stranger.data(), r_out), KvVerdict::not_allowed);
+}
+
+// Frames of one tuple (the kernel's one-tuple shape, admit_one_tuple_frames) among damaged ones,
+// ones with a UDP checksum or trailing bytes, duplicates and the port's checksum words: the burst
+// path gives the verdicts, counters and sums of frame by frame, with and without the duplicate
+// window, software checksums and --listen-ip.
+TEST(KvKernel, OneTupleFramesBurstEqualsFrameByFrame) {
+    std::mt19937_64 rng(47);
+    std::vector<std::vector<uint8_t>> frames;
+    std::vector<RxChecksums> ports;
+    const RxCheck checks[] = {RxCheck::unknown, RxCheck::good, RxCheck::bad};
+    uint64_t next_seq[4] = {1, 1, 1, 1};
+    for (int i = 0; i < 6000; ++i) {
+        const std::vector<KvTuple> tuples(rng() % 8 ? 1 : rng() % 3, KvTuple{rng() % 300, rng()});
+        const uint32_t stream = uint32_t(rng() % 4);
+        const uint64_t seq = rng() % 16 ? next_seq[stream]++ : next_seq[stream] - 1;  // a dup
+        std::vector<uint8_t> f = make_kv_frame(kv_spec(), stream, seq, tuples);
+        if (rng() % 16 == 0) linerate::test::set_udp_checksum(f);
+        if (rng() % 16 == 0) f.resize(f.size() + 1 + rng() % 8);
+        // Up to the count: a flipped seq would leave its stream's later ones stale.
+        if (rng() % 8 == 0) f[rng() % 48] ^= uint8_t(1u << (rng() % 8));
+        if (rng() % 32 == 0) f.resize(rng() % f.size());
+        frames.push_back(std::move(f));
+        ports.push_back(rng() % 4 ? RxChecksums{}
+                                  : RxChecksums{checks[rng() % 3], checks[rng() % 3]});
+    }
+    for (uint64_t window : {uint64_t(0), uint64_t(64)})
+        for (bool verify : {true, false})
+            for (bool listen : {false, true}) {
+                KvKernelConfig cfg{.dup_window = window, .verify_checksums = verify};
+                if (listen) {
+                    cfg.listen.addrs[0] = kv_spec().dst_ip;
+                    cfg.listen.count = 1;
+                }
+                const AggConfig agg{.mode = IndexMode::hash, .max_keys = 250};
+                std::vector<AggSlot> m1(AggTable::slots_for(agg)), m2 = m1;
+                AggTable t1(m1, agg), t2(m2, agg);
+                KvKernel<AggTable> one(t1, cfg), burst(t2, cfg);
+                std::vector<FrameRef> refs;
+                for (size_t i = 0; i < frames.size(); ++i) {
+                    one.aggregate_frame(frames[i].data(), frames[i].size(), ports[i]);
+                    refs.push_back({frames[i].data(), frames[i].size(), ports[i]});
+                }
+                for (size_t i = 0; i < refs.size(); i += 32)
+                    burst.aggregate_burst(
+                        std::span(refs).subspan(i, std::min<size_t>(32, refs.size() - i)));
+                const KvCounters& a = burst.counters();
+                const KvCounters& b = one.counters();
+                const std::string what = std::to_string(window) + " " + std::to_string(verify) +
+                                         " " + std::to_string(listen);
+                EXPECT_EQ(a.by_verdict, b.by_verdict) << what;
+                EXPECT_EQ(a.tuples_aggregated, b.tuples_aggregated) << what;
+                EXPECT_EQ(a.value_sum, b.value_sum) << what;
+                EXPECT_EQ(a.overflow_sum, b.overflow_sum) << what;
+                EXPECT_EQ(a.udp_checksum_offloaded, b.udp_checksum_offloaded) << what;
+                EXPECT_EQ(a.packets(), frames.size()) << what;
+                EXPECT_GT(a.packets_ok(), 3000u) << what;
+                EXPECT_GT(a.tuples_overflowed(), 0u) << what;  // 300 keys into 250
+                const AggView v1 = t1.view(), v2 = t2.view();
+                EXPECT_EQ(merge_tables({&v2, 1}).sums, merge_tables({&v1, 1}).sums) << what;
+                if (verify) {
+                    EXPECT_GT(a[KvVerdict::bad_ip_checksum], 0u) << what;
+                }
+                if (window) {
+                    EXPECT_GT(a[KvVerdict::duplicate] + a[KvVerdict::stale], 0u) << what;
+                }
+            }
 }

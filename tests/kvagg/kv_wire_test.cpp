@@ -482,3 +482,42 @@ TEST(KvWireChecksums, WordSumAgreesWithThePlainSum) {
         }
     }
 }
+
+// The one-tuple shape (the kernel's test before the canonical parse) matches exactly the frames
+// the canonical parse accepts as one tuple at offset 64 with no UDP checksum and exact lengths,
+// given a valid IPv4 header sum: on frames of 0..3 tuples, flipped bits, trailing bytes, cut
+// lengths, other ports, a UDP checksum.
+TEST(KvWire, OneTupleShapeMatchesTheCanonicalOneTupleFrames) {
+    std::mt19937 rng(12);
+    size_t matched = 0, refused_good = 0;
+    for (int n = 0; n < 200000; ++n) {
+        std::vector<KvTuple> tuples(rng() % 4 ? 1 : rng() % 4);
+        for (auto& t : tuples) t = {rng(), rng()};
+        std::vector<uint8_t> f = make_kv_frame(kv_spec(), rng(), rng(), tuples);
+        if (rng() % 8 == 0) linerate::test::set_udp_checksum(f);
+        if (rng() % 8 == 0) f.resize(f.size() + rng() % 20);  // trailing bytes
+        for (unsigned k = rng() % 3; k > 0; --k) {
+            const size_t at = rng() % std::min<size_t>(f.size(), 70);
+            f[at] ^= uint8_t(1u << (rng() % 8));
+        }
+        const size_t len = rng() % 8 ? f.size() : rng() % (f.size() + 1);
+        const uint16_t port = rng() % 16 ? kKvDefaultPort : uint16_t(rng());
+        const bool shape = KvOneTupleShape(port).matches(f.data(), len);
+        const std::optional<KvPacket> p = parse_kv_canonical(f.data(), len, port);
+        const bool one_tuple_frame = p && p->verdict == KvVerdict::ok && p->tuple_count == 1 &&
+                                     load_be16(&f[16]) == 66 && load_be16(&f[38]) == 46 &&
+                                     load_be16(&f[40]) == 0;
+        const bool sum_ok = len >= 34 && linerate::pkt::ipv4_header_checksum_ok(&f[14], 20);
+        if (shape && sum_ok) {
+            ASSERT_TRUE(one_tuple_frame) << n;
+            ASSERT_EQ(p->tuples, f.data() + kKvTuplesOffset) << n;
+            ASSERT_FALSE(p->udp_checksum_offloaded) << n;
+            ++matched;
+        } else if (one_tuple_frame) {
+            ASSERT_TRUE(shape) << n << ": a one-tuple frame left to the canonical parse";
+        }
+        if (shape && !sum_ok) ++refused_good;
+    }
+    EXPECT_GT(matched, 50000u);
+    EXPECT_GT(refused_good, 1000u);  // flipped header bits: the shape holds, the sum fails
+}
