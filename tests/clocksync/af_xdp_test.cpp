@@ -144,6 +144,12 @@ TEST(ClocksyncAfXdp, MasterAndClientAcrossAVethPairHaveNoViolations) {
     EXPECT_EQ(r.master_json["timestamps"], "sw");
     // On CLOCK_MONOTONIC_RAW too, converted from the hook's CLOCK_MONOTONIC.
     expect_t4_from_the_hook(r);
+    // The master's t2 likewise: every frame it got (requests and warm-ups) carried its stamp.
+    EXPECT_NE(r.master.out.find("t2 from the steering program's receive stamp"), std::string::npos)
+        << r.master.out;
+    EXPECT_GT(r.master_json["rx_stamps"].get<uint64_t>(), 0u);
+    EXPECT_EQ(r.master_json["rx_stamps"], r.master_json["rx_packets"]) << r.master.out;
+    EXPECT_EQ(r.master_json["rx_stamps_refused"], 0) << r.master.out;
     // Every request the master answered came back or was lost: answers >= syncs.
     EXPECT_GE(r.master_json["tx_packets"].get<uint64_t>(), r.client_json["syncs"].get<uint64_t>());
 }
