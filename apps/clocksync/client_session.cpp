@@ -205,6 +205,7 @@ ClientSummary ClientSession::summary() const {
     ClientSummary r = counted_;
     r.syncs = est_.syncs();
     r.rounds_kept = est_.kept();
+    r.rounds_runner_up = est_.runner_up_syncs();
     r.samples = eps_hist_.count();
     r.epsilon_ns = {eps_hist_.mean(), eps_hist_.percentile(0.5), eps_hist_.percentile(0.99),
                     eps_hist_.percentile(0.999), eps_hist_.max()};

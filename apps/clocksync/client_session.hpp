@@ -80,6 +80,8 @@ struct ClientSummary {
     uint64_t syncs = 0;
     uint64_t rounds = 0;
     uint64_t rounds_kept = 0;  // of the syncs: the sync in use stayed, the tighter bound
+    // Of the syncs: a sync kept keep_sync_ns long replaced by an earlier round's tighter probe.
+    uint64_t rounds_runner_up = 0;
     uint64_t probes_sent = 0;
     uint64_t warmups_sent = 0;
     uint64_t warmup_echoes = 0;  // echoes of this client's warm-up frames received (no drops)

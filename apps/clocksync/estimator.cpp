@@ -59,30 +59,45 @@ uint64_t eps0_of(const Measurement& m) {
 }
 }  // namespace
 
+// The bound a probe's sync would give at local time `local`.
+uint64_t ClockEstimator::epsilon_of(const Measurement& m, uint64_t local) const {
+    return tt_epsilon_ns(eps0_of(m), rho_ppb_, m.t1, m.t4, local);
+}
+
 bool ClockEstimator::keeps_previous(uint64_t keep_ns) const {
     const auto& best = filter_.best();
     if (!best || !state_.synced || keep_ns == 0) return false;
     if (diff_ns(best->t4, state_.t4) > int64_t(keep_ns)) return false;
-    const uint64_t fresh = tt_epsilon_ns(eps0_of(*best), rho_ppb_, best->t1, best->t4, best->t4);
-    return state_.epsilon_at(best->t4) <= fresh;
+    return state_.epsilon_at(best->t4) <= epsilon_of(*best, best->t4);
+}
+
+void ClockEstimator::keep_runner_up(const Measurement& m) {
+    if (!runner_up_ || epsilon_of(m, m.t4) < epsilon_of(*runner_up_, m.t4)) runner_up_ = m;
 }
 
 bool ClockEstimator::end_round(uint64_t keep_ns) {
     const auto& best = filter_.best();
     if (!best) return false;
+    ++syncs_;
     if (keeps_previous(keep_ns)) {
         ++kept_;
-        ++syncs_;
+        keep_runner_up(*best);
         filter_.reset();
         return true;
     }
+    // Replaced: by the tighter bound, or (the sync kept keep_ns long) the tightest since it.
+    Measurement next = *best;
+    if (runner_up_ && epsilon_of(*runner_up_, best->t4) < epsilon_of(*best, best->t4)) {
+        next = *runner_up_;
+        ++runner_up_syncs_;
+    }
+    runner_up_.reset();
     state_.synced = true;
-    state_.theta_ns = best->theta_ns;
-    state_.delta_ns = uint64_t(best->delta_ns);
-    state_.eps0_ns = eps0_of(*best);
-    state_.t1 = best->t1;
-    state_.t4 = best->t4;
-    ++syncs_;
+    state_.theta_ns = next.theta_ns;
+    state_.delta_ns = uint64_t(next.delta_ns);
+    state_.eps0_ns = eps0_of(next);
+    state_.t1 = next.t1;
+    state_.t4 = next.t4;
     filter_.reset();
     return true;
 }

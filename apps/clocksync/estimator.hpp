@@ -81,7 +81,9 @@ class MinRttFilter {
 };
 
 // Sync state across rounds: each round offers its K probes; the best one becomes the sync,
-// unless the previous sync is kept (end_round's keep_ns).
+// unless the previous sync is kept (end_round's keep_ns). A sync kept keep_ns long is replaced
+// by the tightest bound of the rounds since it (the runner-up or this round's best), not by
+// whatever this round gave: one round queued behind a flood replaces nothing it is looser than.
 class ClockEstimator {
   public:
     explicit ClockEstimator(double drift_bound_ppm = kDefaultDriftBoundPpm);
@@ -103,16 +105,26 @@ class ClockEstimator {
     bool keeps_previous(uint64_t keep_ns) const;
     uint64_t syncs() const { return syncs_; }  // good rounds: new syncs and kept ones
     uint64_t kept() const { return kept_; }    // good rounds whose best probe lost to the sync
+    // Replacements of a sync kept keep_ns long by an earlier round's probe, tighter than the
+    // round's own best.
+    uint64_t runner_up_syncs() const { return runner_up_syncs_; }
 
     const SyncState& state() const { return state_; }
     uint64_t rho_ppb() const { return rho_ppb_; }
 
   private:
+    uint64_t epsilon_of(const Measurement& m, uint64_t local) const;
+    void keep_runner_up(const Measurement& m);
+
     uint64_t rho_ppb_;
     MinRttFilter filter_;
     SyncState state_;
+    // The tightest bound among the best probes of the rounds kept since the sync (ε of each at a
+    // common instant: all grow at ρ, so the order holds from then on).
+    std::optional<Measurement> runner_up_;
     uint64_t syncs_ = 0;
     uint64_t kept_ = 0;
+    uint64_t runner_up_syncs_ = 0;
 };
 
 }  // namespace linerate::clocksync

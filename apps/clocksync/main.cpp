@@ -55,10 +55,10 @@ int main(int argc, char** argv) {
     std::optional<ClientStart> client_start;
     if (client) client_start = start_client(cs);
 
-    // The client takes t4 from the steering program's receive stamp (docs/clocksync.md, "t4 in
-    // the XDP hook").
+    // The client takes t4 and the master t2 from the steering program's receive stamp
+    // (docs/clocksync.md, "t4 in the XDP hook", "t2 in the XDP hook").
     auto served = [&] {
-        return xdp::SteerFilter{xdp::SteerMode::udp_port, cs.udp_port, client && cs.rx_stamps,
+        return xdp::SteerFilter{xdp::SteerMode::udp_port, cs.udp_port, cs.rx_stamps,
                                 client && cs.xdp_turn};
     };
     AppInfo info{kApp, client ? "clocksync client" : "clocksync master", kDrops,

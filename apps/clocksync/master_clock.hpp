@@ -5,6 +5,7 @@
 #include <rte_ethdev.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,13 @@ class MasterClock {
         return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
     }
     bool nic() const { return nic_; }
+    // The system clock as a LocalClock, to convert the steering program's receive stamps
+    // (CLOCK_MONOTONIC) into t2: CLOCK_MONOTONIC_RAW or CLOCK_MONOTONIC only (a NIC clock, or
+    // CLOCK_REALTIME that may step between the stamp and its conversion, has none).
+    std::optional<LocalClock> stamp_clock() const {
+        if (nic_ || sw_clock_ == SystemClock::realtime) return std::nullopt;
+        return LocalClock{std::nullopt, clock_id(sw_clock_)};
+    }
     std::string describe() const;
 
   private:

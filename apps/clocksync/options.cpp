@@ -114,10 +114,15 @@ void add_probe_options(CLI::App& app, Options& o) {
         ->capture_default_str();
     cli::add_bounded(app, "--sync-period-ms", o.sync_period_ms, 1e-3, 3.6e6,
                      "Client: time between sync rounds");
-    cli::add_bounded(app, "--probes", o.probes, 1u, kMaxProbes,
-                     "Client: requests per round; the one with the smallest round trip is used");
-    cli::add_bounded(app, "--probe-gap-us", o.probe_gap_us, 0.0, 3.6e9,
-                     "Client: least time from one probe of a round to the next");
+    app.add_option("--probes", o.probes,
+                   "Client: requests per round; the one with the smallest round trip is used")
+        ->check(CLI::Range(1u, kMaxProbes))
+        ->default_str(fmt::format("one per {} ms of the sync period, 1 to {}",
+                                  kDefaultProbeSpacingMs, kDefaultProbes));
+    app.add_option("--probe-gap-us", o.probe_gap_us,
+                   "Client: least time from one probe of a round to the next")
+        ->check(linerate::cli::finite_range(0.0, 3.6e9))
+        ->default_str("the default probes spread over the sync period; with --probes, 0");
     app.add_flag("--pipeline", o.pipeline,
                  "Client: send the probes of a round without waiting for each answer (default: "
                  "each waits for the previous answer, so it crosses a warm path)");
@@ -152,8 +157,8 @@ void add_path_options(CLI::App& app, Options& o) {
         "warmed)");
     app.add_flag_callback(
         "--no-rx-stamps", [&o] { o.rx_stamps = false; },
-        "Client behind --af-xdp: t4 read in the poll loop, not the steering program's receive "
-        "stamp");
+        "Behind --af-xdp: the client's t4 and the master's t2 read in the poll loop, not the "
+        "steering program's receive stamp");
     app.add_flag(
         "--xdp-tx", o.xdp_tx,
         "Client behind --af-xdp: requests leave from the interface's XDP layer "
@@ -403,9 +408,9 @@ ClientConfig make_client_config(const Options& o, uint64_t epoch_ns) {
     c.udp_port = o.udp_port;
     c.verify_checksums = o.verify_checksums;
     c.strict_checksums = o.strict_checksums;
-    c.probes = o.probes;
+    c.probes = o.probes_in_use();
     c.sync_period_ns = to_ns(o.sync_period_ms, 1e6);
-    c.probe_gap_ns = to_ns(o.probe_gap_us, 1e3);
+    c.probe_gap_ns = to_ns(o.probe_gap_us_in_use(), 1e3);
     c.pipeline = o.pipeline;
     c.probe_timeout_ns = to_ns(o.probe_timeout_ms, 1e6);
     c.sample_period_ns = to_ns(o.sample_period_us, 1e3);
@@ -418,7 +423,7 @@ ClientConfig make_client_config(const Options& o, uint64_t epoch_ns) {
         throw std::invalid_argument("--warmup-us must be below --sync-period-ms");
     if (c.sync_period_ns == 0 || c.probe_timeout_ns == 0 || c.sample_period_ns == 0)
         throw std::invalid_argument("sync period, probe timeout and sample period must be >= 1 ns");
-    if (o.probes < 1 || o.probes > kMaxProbes)
+    if (c.probes < 1 || c.probes > kMaxProbes)
         throw std::invalid_argument(fmt::format("--probes must be within [1, {}]", kMaxProbes));
     if (o.export_max_age_ms && !o.export_name && !o.clockbound_path)
         throw std::invalid_argument("--export-max-age-ms needs --export or --clockbound");
@@ -449,8 +454,8 @@ nlohmann::json config_json(const Options& o) {
     j["master_ip"] = format_ipv4(o.master_ip);
     j["client_ip"] = format_ipv4(o.client_ip);
     j["sync_period_ms"] = o.sync_period_ms;
-    j["probes"] = o.probes;
-    j["probe_gap_us"] = o.probe_gap_us;
+    j["probes"] = o.probes_in_use();
+    j["probe_gap_us"] = o.probe_gap_us_in_use();
     j["pipeline"] = o.pipeline;
     j["keep_sync_rounds"] = o.keep_sync_rounds_in_use();
     j["warmup_us"] = o.warmup_us_in_use();

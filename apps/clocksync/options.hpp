@@ -25,13 +25,21 @@ enum class Role : uint8_t { master, client };
 // Where the master reads t2/t3: auto = the NIC clock when every port supports timesync.
 enum class TimestampMode : uint8_t { automatic, hardware, software };
 
-// --warmup-us with --probes 1 unless given: long enough for the first exchange's echo to come
-// back before the request (the first touches of the path take tens of µs).
+// --warmup-us with --probes 1 or the default probes unless given: long enough for the first
+// exchange's echo to come back before the request (the first touches of the path take tens of
+// µs).
 inline constexpr double kDefaultWarmupUs = 200;
+// --probes unset: one probe per this much of the sync period, up to kDefaultProbes, spread over
+// the period (--probe-gap-us unset): probes in distinct scheduler time slices, so that a
+// loaded host's preemption or a flood's queue hits some of a round's probes, not all of them
+// (docs/clocksync.md, "Probes").
+inline constexpr double kDefaultProbeSpacingMs = 12.5;
+inline constexpr unsigned kDefaultProbes = 8;
 // --keep-sync-rounds unset: this many periods, or this long, whichever is longer (a time, so
 // that at every sync rate a kept sync outlasts a stall of the loaded machine: at 1 kHz, 4
-// rounds let loose syncs in, docs/perf-notes/clocksync.md).
-inline constexpr unsigned kDefaultKeepRounds = 4;
+// rounds let loose syncs in, docs/perf-notes/clocksync.md). 8 periods: a kept sync is replaced
+// two periods before --export's page (10 periods) would turn stale.
+inline constexpr unsigned kDefaultKeepRounds = 8;
 inline constexpr double kDefaultKeepMs = 100;
 
 struct Options {
@@ -49,8 +57,8 @@ struct Options {
     uint32_t client_ip = 0xC0A80001;         // 192.168.0.1
     uint32_t client_id = 1;
     double sync_period_ms = 100;
-    unsigned probes = 1;
-    double probe_gap_us = 0;
+    std::optional<unsigned> probes;      // unset: probes_in_use()
+    std::optional<double> probe_gap_us;  // unset: probe_gap_us_in_use()
     bool pipeline = false;
     // A sync stays while the tighter bound, up to this many rounds; unset:
     // keep_sync_rounds_in_use().
@@ -58,8 +66,9 @@ struct Options {
     // A warm-up frame this long before each round (0: none); unset: warmup_us_in_use().
     std::optional<double> warmup_us;
     bool warmup_echo = true;  // ... asking the master for its echo (--no-warmup-echo: not)
-    bool rx_stamps = true;    // t4 from the steering program's receive stamp (--no-rx-stamps)
-    bool xdp_tx = false;      // requests sent by XDP_TX, t1 the program's stamp (--xdp-tx)
+    // t4 (client) and t2 (master) from the steering program's receive stamp (--no-rx-stamps).
+    bool rx_stamps = true;
+    bool xdp_tx = false;  // requests sent by XDP_TX, t1 the program's stamp (--xdp-tx)
     // Requests leave from the steering program, turned from the master's echo (--xdp-turn).
     bool xdp_turn = false;
     double probe_timeout_ms = 10;
@@ -95,14 +104,28 @@ struct Options {
     SystemClock client_clock() const {
         return master_clock == SystemClock::monotonic ? SystemClock::monotonic : SystemClock::raw;
     }
-    // --warmup-us, or its default: kDefaultWarmupUs with one probe a round (a lone request
-    // crosses a path warm both ways, docs/clocksync.md) when the sync period is longer, else 0.
+    // --probes, or its default: one per kDefaultProbeSpacingMs of the period, 1 to
+    // kDefaultProbes (8 at the default 100 ms, 1 at 12.5 ms and below).
+    unsigned probes_in_use() const {
+        if (probes) return *probes;
+        return std::clamp(unsigned(sync_period_ms / kDefaultProbeSpacingMs), 1u, kDefaultProbes);
+    }
+    // --probe-gap-us, or its default: the default probes spread evenly over the period; given
+    // --probes (or one a round), 0: each probe right after the previous one's answer.
+    double probe_gap_us_in_use() const {
+        if (probe_gap_us) return *probe_gap_us;
+        return probes || probes_in_use() == 1 ? 0 : sync_period_ms * 1e3 / probes_in_use();
+    }
+    // --warmup-us, or its default: kDefaultWarmupUs with one probe a round or the default
+    // probes (a lone request, or a round's first after a quiet gap, crosses a path warm both
+    // ways, docs/clocksync.md) when the sync period is longer, else 0.
     double warmup_us_in_use() const {
         if (warmup_us) return *warmup_us;
-        return probes == 1 && kDefaultWarmupUs < sync_period_ms * 1e3 ? kDefaultWarmupUs : 0;
+        const bool lone = probes_in_use() == 1 || !probes;
+        return lone && kDefaultWarmupUs < sync_period_ms * 1e3 ? kDefaultWarmupUs : 0;
     }
     // --keep-sync-rounds, or its default: kDefaultKeepRounds periods or kDefaultKeepMs,
-    // whichever is longer (4 at the default 100 ms period, 100 at 1 ms).
+    // whichever is longer (8 at the default 100 ms period, 100 at 1 ms).
     unsigned keep_sync_rounds_in_use() const {
         if (keep_sync_rounds) return *keep_sync_rounds;
         return std::max(kDefaultKeepRounds, unsigned(std::ceil(kDefaultKeepMs / sync_period_ms)));

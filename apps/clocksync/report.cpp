@@ -159,6 +159,7 @@ std::vector<Figure> report_figures(const ClientReport& r) {
     std::vector<Figure> f = {
         count("rounds", "rounds", &ClientSummary::rounds),
         count("rounds_kept", "rounds kept", &ClientSummary::rounds_kept),
+        count("rounds_runner_up", "", &ClientSummary::rounds_runner_up),
         count("probes_sent", "probes", &ClientSummary::probes_sent),
         count("responses", "responses", &ClientSummary::responses),
         count("timeouts", "timeouts", &ClientSummary::timeouts),

@@ -25,6 +25,15 @@ constexpr const char* kXdpStamps =
     "xdp: bpf_ktime_get_ns() (CLOCK_MONOTONIC) at the program's entry and right before XDP_TX; "
     "its slow path ";
 
+// Whether the frames carry the steering program's receive stamps: asked for (SteerFilter::
+// rx_stamp), and only net_af_xdp mbufs carry them, so no other port pays the CLOCK_MONOTONIC
+// read that converts them.
+bool receive_stamps(const Runtime& runtime) {
+    return runtime.plan().served.rx_stamp &&
+           std::any_of(runtime.ports().begin(), runtime.ports().end(),
+                       [](const auto& port) { return port->driver() == "net_af_xdp"; });
+}
+
 // Where worker 0 sends probes from and to (and the background load, if asked for).
 ClientIo client_io(const Runtime& runtime, const Options& cs) {
     const unsigned workers = runtime.workers().size();
@@ -43,11 +52,7 @@ ClientIo client_io(const Runtime& runtime, const Options& cs) {
     io.spec.src_port = io.spec.dst_port = cs.udp_port;
     io.learn_master_mac = !cs.master_mac;
     io.pool = runtime.pool();
-    // Only net_af_xdp mbufs carry the steering program's stamps: no other port pays the
-    // CLOCK_MONOTONIC read that converts them.
-    io.rx_stamps = runtime.plan().served.rx_stamp &&
-                   std::any_of(runtime.ports().begin(), runtime.ports().end(),
-                               [](const auto& port) { return port->driver() == "net_af_xdp"; });
+    io.rx_stamps = receive_stamps(runtime);
     io.turn = cs.xdp_turn && io.rx_stamps && runtime.plan().served.hook;
     if (cs.xdp_turn && !io.turn)
         throw cli::UsageError(
@@ -118,6 +123,11 @@ int run_master(Runtime& runtime, const Options& cs) {
         return 1;
     }
     fmt::print("{}: master, timestamps {}{}\n", kApp, xdp ? kXdpStamps : "", clock->describe());
+    // t2 from the steering program's receive stamp (docs/clocksync.md, "t2 in the XDP hook").
+    const bool rx_stamps = !xdp && receive_stamps(runtime) && clock->stamp_clock();
+    if (rx_stamps)
+        fmt::print("{}: t2 from the steering program's receive stamp where a request has one\n",
+                   kApp);
     if (cs.key)
         fmt::print("{}: --key: only requests that carry the key's MAC are answered\n", kApp);
     std::vector<pkt::MacAddr> macs(RTE_MAX_ETHPORTS);
@@ -133,7 +143,7 @@ int run_master(Runtime& runtime, const Options& cs) {
     return runtime.run([&](WorkerContext& ctx) {
         master_loop(ctx, *clock, cs.udp_port, macs,
                     {.verify = cs.verify_checksums, .accept_offloaded = !cs.strict_checksums},
-                    cs.key);
+                    cs.key, rx_stamps);
     });
 }
 

@@ -53,15 +53,17 @@ CsPacket answer_chained(rte_mbuf* m, LinearFrame& linear, uint64_t t2, uint16_t 
 }
 
 // The master's worker: every request answered on the queue it came in on, t2 read once per
-// burst right after RX, t3 once per burst right before TX.
+// burst right after RX (or each frame's receive stamp, see t2_of), t3 once per burst right
+// before TX.
 class MasterLoop {
   public:
     MasterLoop(WorkerContext& ctx, const MasterClock& clock, uint16_t udp_port,
                const std::vector<pkt::MacAddr>& port_macs, pkt::ChecksumCheck checksums,
-               const std::optional<auth::Key>& key)
+               const std::optional<auth::Key>& key, bool rx_stamps)
         : ctx_(ctx),
           c_(ctx.counters),
           clock_(clock),
+          stamp_clock_(rx_stamps ? clock.stamp_clock() : std::nullopt),
           udp_port_(udp_port),
           port_macs_(port_macs),
           checksums_(checksums) {
@@ -82,14 +84,14 @@ class MasterLoop {
     // Answers the burst's requests in place (kept at the front of pkts), frees the rest;
     // returns the burst's bytes.
     uint64_t answer_burst(worker::QueueRef q, rte_mbuf** pkts, uint16_t n) {
-        const uint64_t t2 = clock_.now(q.port);
+        const LocalClock::Reading at = read_t2(q.port);
         uint64_t rx_bytes = 0;
         uint16_t keep = 0, dropped = 0;
         for (uint16_t i = 0; i < n; ++i) {
             rte_mbuf* m = pkts[i];
             rx_bytes += rte_pktmbuf_pkt_len(m);
             // t3 is stamped in send(), once the burst is ready to go.
-            if (const CsPacket p = answer_in_place(m, t2, q.port); p.ok) {
+            if (const CsPacket p = answer_in_place(m, t2_of(m, at), q.port); p.ok) {
                 answers_[keep] = p;
                 pkts[keep++] = m;
             } else {
@@ -100,6 +102,29 @@ class MasterLoop {
         if (keep > 0) send(q, pkts, keep);
         if (dropped) rte_pktmbuf_free_bulk(drop_, dropped);
         return rx_bytes;
+    }
+
+    // The burst's own t2, read right after RX; with the receive stamps also CLOCK_MONOTONIC
+    // right before it, which converts them (LocalClock::read).
+    LocalClock::Reading read_t2(uint16_t port) const {
+        if (stamp_clock_) return stamp_clock_->read(true);
+        return {.local = clock_.now(port)};
+    }
+
+    // A request's t2: the steering program's receive stamp in the master's clock, the instant
+    // the frame reached the host rather than the instant this loop got to it (the master's
+    // queueing and scheduling, which the client's t4 stamp leaves out of the way down, left
+    // out of the way up too). Converted late, never early (LocalClock::local_of_monotonic):
+    // still after the request left and before its answer does, so the bound stays sound. Taken
+    // (and cleared) from every frame, used or not, so that none stays in its umem chunk.
+    uint64_t t2_of(rte_mbuf* m, const LocalClock::Reading& at) {
+        if (!stamp_clock_) return at.local;
+        const std::optional<xdp::RxStamp> s =
+            xdp::take_rx_stamp(rte_pktmbuf_mtod(m, uint8_t*), rte_pktmbuf_headroom(m));
+        if (!s) return at.local;
+        const std::optional<uint64_t> t2 = stamp_clock_->local_of_monotonic(s->rx_ns, at);
+        c_.app_counter(t2 ? MasterCounter::rx_stamps : MasterCounter::rx_stamps_refused).add(1);
+        return t2.value_or(at.local);
     }
 
     CsPacket answer_in_place(rte_mbuf* m, uint64_t t2, uint16_t port) {
@@ -133,6 +158,7 @@ class MasterLoop {
     WorkerContext& ctx_;
     stats::WorkerCounters& c_;
     const MasterClock& clock_;
+    const std::optional<LocalClock> stamp_clock_;  // the receive stamps' conversion, when used
     const uint16_t udp_port_;
     const std::vector<pkt::MacAddr>& port_macs_;
     const pkt::ChecksumCheck checksums_;
@@ -146,8 +172,8 @@ class MasterLoop {
 
 void master_loop(WorkerContext& ctx, const MasterClock& clock, uint16_t udp_port,
                  const std::vector<pkt::MacAddr>& port_macs, pkt::ChecksumCheck checksums,
-                 const std::optional<auth::Key>& key) {
-    MasterLoop(ctx, clock, udp_port, port_macs, checksums, key).run();
+                 const std::optional<auth::Key>& key, bool rx_stamps) {
+    MasterLoop(ctx, clock, udp_port, port_macs, checksums, key, rx_stamps).run();
 }
 
 void drain_loop(WorkerContext& ctx, uint16_t udp_port) {

@@ -45,19 +45,23 @@ namespace linerate::clocksync {
 LINERATE_COUNTERS(ClientCounter, kClientCounters, LINERATE_CS_CLIENT_COUNTERS);
 
 // The master's app counters (also top-level JSON keys).
-#define LINERATE_CS_MASTER_COUNTERS(X) \
-    X(udp_checksum_offloaded, "udp checksum offloaded") /* accepted, left to TX offload */
+#define LINERATE_CS_MASTER_COUNTERS(X)                                                     \
+    X(udp_checksum_offloaded, "udp checksum offloaded") /* accepted, left to TX offload */ \
+    X(rx_stamps, "rx stamps") /* requests whose t2 is the XDP hook's receive time */       \
+    X(rx_stamps_refused, "rx stamps refused") /* stamps after the burst's own reading */
 LINERATE_COUNTERS(MasterCounter, kMasterCounters, LINERATE_CS_MASTER_COUNTERS);
 
-// Answers every valid request on the worker's queues with t2 read right after RX returned and
-// t3 right before TX; anything else is freed and counted by reason. `port_macs[port]` is used
-// as the response's source when the request went to a broadcast/multicast address.
-// `checksums`: how requests' IPv4 header and UDP checksums are checked (--no-verify-checksums,
-// --strict-checksums); the port's verdicts are filled in per frame. With `key` (--key) a request
-// is answered only when its trailer verifies (else bad_auth), and every answer is signed.
+// Answers every valid request on the worker's queues with t2 read right after RX returned
+// (with `rx_stamps`, the steering program's receive stamp where the frame has one:
+// MasterClock::stamp_clock) and t3 right before TX; anything else is freed and counted by
+// reason. `port_macs[port]` is used as the response's source when the request went to a
+// broadcast/multicast address. `checksums`: how requests' IPv4 header and UDP checksums are
+// checked (--no-verify-checksums, --strict-checksums); the port's verdicts are filled in per
+// frame. With `key` (--key) a request is answered only when its trailer verifies (else
+// bad_auth), and every answer is signed.
 void master_loop(WorkerContext& ctx, const MasterClock& clock, uint16_t udp_port,
                  const std::vector<pkt::MacAddr>& port_macs, pkt::ChecksumCheck checksums = {},
-                 const std::optional<auth::Key>& key = std::nullopt);
+                 const std::optional<auth::Key>& key = std::nullopt, bool rx_stamps = false);
 
 // Frees whatever arrives on a client worker other than worker 0 (counted as other_worker_frames;
 // with --exception-path, what is not clocksync's goes to the host's kernel).

@@ -58,6 +58,30 @@ class Criteria(unittest.TestCase):
         self.assertFalse(c["idle: clocksync bound p50 <= 0.1x chrony_busy's"])  # 500 > 499.9
         self.assertTrue(c["idle: clocksync bound p50 <= 0.1x chrony's"])
 
+    def test_the_defaults_against_chrony_in_the_same_run(self):
+        m = measurement()
+        m["runs"] += [row("clocksync_default", "idle", 90, 800, 4000, 0),
+                      row("clocksync_default", "flood", 95, 801, 4000, 0)]
+        c = cp.criteria(m, ["idle", "flood"])
+        self.assertEqual(len(c), 9)
+        self.assertTrue(c["idle: clocksync_default |error| p99 <= chrony's"])  # 800 <= 800
+        self.assertFalse(c["flood: clocksync_default |error| p99 <= chrony's"])  # 801 > 800
+
+    def test_only_the_variants_asked_for_have_criteria(self):
+        m = measurement()
+        m["runs"] = [r for r in m["runs"] if r["system"] == "chrony"]
+        for load in ("idle", "flood"):
+            m["runs"].append(row("clocksync_default", load, 90, 700, 4000, 0))
+        c = cp.criteria(m, ["idle", "flood"], ["clocksync_default", "chrony"])
+        self.assertEqual(c, {"idle: clocksync_default |error| p99 <= chrony's": True,
+                             "idle: 0 clocksync errors beyond its bound": True,
+                             "flood: clocksync_default |error| p99 <= chrony's": True,
+                             "flood: 0 clocksync errors beyond its bound": True})
+        # Asked for but skipped (chrony not installed): None, not a pass.
+        m["runs"] = [r for r in m["runs"] if r["system"] != "chrony"]
+        c = cp.criteria(m, ["idle"], ["clocksync_default", "chrony"])
+        self.assertIsNone(c["idle: clocksync_default |error| p99 <= chrony's"])
+
 
 class Runs(unittest.TestCase):
     def test_counts_each_criterion_over_the_runs(self):
@@ -73,6 +97,27 @@ class Runs(unittest.TestCase):
                          {"passed": 2, "failed": 1, "runs": 3})
         self.assertEqual(out["criteria"]["idle: clocksync bound p50 <= 0.1x chrony's"],
                          {"passed": 3, "failed": 0, "runs": 3})
+
+    def test_a_subset_of_variants_counts_its_own_criteria(self):
+        def defaults(p99):
+            m = measurement()
+            m["runs"] = [r for r in m["runs"] if r["system"] == "chrony"]
+            m["runs"] += [row("clocksync_default", load, 90, p99, 4000, 0)
+                          for load in ("idle", "flood")]
+            return m
+        figures = iter([defaults(700), defaults(900), defaults(800)])
+        opts = cp.options(["--runs", "3", "--variants", "clocksync_default,chrony",
+                           "--result-name", "clock-peers-defaults"])
+        self.assertEqual(opts.result_name, "clock-peers-defaults")
+        with mock.patch.object(cp, "measure", lambda _: next(figures)):
+            out = cp.measure_runs(opts)
+        self.assertEqual(sorted(out["criteria"]), [
+            "flood: 0 clocksync errors beyond its bound",
+            "flood: clocksync_default |error| p99 <= chrony's",
+            "idle: 0 clocksync errors beyond its bound",
+            "idle: clocksync_default |error| p99 <= chrony's"])
+        self.assertEqual(out["criteria"]["flood: clocksync_default |error| p99 <= chrony's"],
+                         {"passed": 2, "failed": 1, "runs": 3})
 
     def test_bench_runs_own_runs_option_counts_only_where_given(self):
         args = mock.Mock(runs=5)  # bench/run's default

@@ -137,6 +137,16 @@ void expect_t4_from_the_hook(const PairRun& r) {
     EXPECT_EQ(cj["rx_stamps_refused"], 0) << r.client.out;
 }
 
+// The C++ master's t2 likewise: every frame it got (requests and warm-ups) carried the steering
+// program's stamp, and each was taken (none after the burst's own reading).
+void expect_t2_from_the_hook(const PairRun& r) {
+    EXPECT_NE(r.master.out.find("t2 from the steering program's receive stamp"), std::string::npos)
+        << r.master.out;
+    EXPECT_GT(r.master_json["rx_stamps"].get<uint64_t>(), 0u);
+    EXPECT_EQ(r.master_json["rx_stamps"], r.master_json["rx_packets"]) << r.master.out;
+    EXPECT_EQ(r.master_json["rx_stamps_refused"], 0) << r.master.out;
+}
+
 TEST(ClocksyncAfXdp, MasterAndClientAcrossAVethPairHaveNoViolations) {
     if (std::string why = netns_unavailable(); !why.empty()) GTEST_SKIP() << why;
     const PairRun r = run_pair({}, {});
@@ -144,6 +154,7 @@ TEST(ClocksyncAfXdp, MasterAndClientAcrossAVethPairHaveNoViolations) {
     EXPECT_EQ(r.master_json["timestamps"], "sw");
     // On CLOCK_MONOTONIC_RAW too, converted from the hook's CLOCK_MONOTONIC.
     expect_t4_from_the_hook(r);
+    expect_t2_from_the_hook(r);
     // Every request the master answered came back or was lost: answers >= syncs.
     EXPECT_GE(r.master_json["tx_packets"].get<uint64_t>(), r.client_json["syncs"].get<uint64_t>());
 }
@@ -159,6 +170,7 @@ TEST(ClocksyncAfXdp, OnClockMonotonicToo) {
     EXPECT_NE(r.client.out.find("clock_gettime(CLOCK_MONOTONIC)"), std::string::npos)
         << r.client.out;
     expect_t4_from_the_hook(r);
+    expect_t2_from_the_hook(r);
 }
 
 // The client's frames with --warmup-us: each round's warm-up asks for its echo, which every

@@ -236,15 +236,21 @@ TEST(CsEstimator, LostRoundKeepsPreviousSync) {
     EXPECT_GT(eps_at_200ms, before.epsilon_at(1'000'000 + 100'000'000));  // still growing
 }
 
+// A round of one probe sent at m (true offset 0), ended with keep_ns.
+bool one_probe_round(ClockEstimator& est, uint64_t keep_ns, uint64_t m, uint64_t up,
+                     uint64_t down) {
+    est.begin_round();
+    EXPECT_TRUE(est.offer(probe(m, 0, up, 0, down)));
+    return est.end_round(keep_ns);
+}
+
 // keep_ns: a round's probe replaces the sync only when it is the tighter bound at its t4, or
 // the sync is older than keep_ns.
 TEST(CsEstimator, KeepsThePreviousSyncWhileItIsTheTighterBound) {
     ClockEstimator est(10);  // 1001 ns per 100 ms
     const uint64_t keep = 250'000'000;
     auto round = [&](uint64_t m, uint64_t up, uint64_t down) {
-        est.begin_round();
-        EXPECT_TRUE(est.offer(probe(m, 0, up, 0, down)));
-        return est.end_round(keep);
+        return one_probe_round(est, keep, m, up, down);
     };
     ASSERT_TRUE(round(0, 500, 500));  // δ 1000: ε0 503
     const SyncState first = est.state();
@@ -271,6 +277,30 @@ TEST(CsEstimator, KeepsThePreviousSyncWhileItIsTheTighterBound) {
     EXPECT_FALSE(est.keeps_previous(0));
     EXPECT_TRUE(est.end_round());
     EXPECT_EQ(est.state().delta_ns, 60'000u);
+}
+
+// A sync kept keep_ns long goes to the tightest bound of the rounds since it (the runner-up),
+// not to the round that happens to end then, however loose.
+TEST(CsEstimator, AnOldSyncGoesToTheTightestRoundSinceIt) {
+    ClockEstimator est(10);                                         // 1001 ns per 100 ms
+    const uint64_t k = 250'000'000;                                 // keep_ns
+    ASSERT_TRUE(one_probe_round(est, k, 0, 500, 500));              // δ 1000: ε0 503
+    EXPECT_TRUE(one_probe_round(est, k, 100'000'000, 2000, 2000));  // δ 4000, ε0 2003 > 1504: kept
+    EXPECT_TRUE(one_probe_round(est, k, 200'000'000, 4000, 4000));  // δ 8000, ε0 4003 > 2505: kept
+    EXPECT_TRUE(
+        one_probe_round(est, k, 300'000'000, 400'000, 400'000));  // a flooded round, 300 ms > keep
+    EXPECT_EQ(est.kept(), 2u);
+    EXPECT_EQ(est.runner_up_syncs(), 1u);
+    // The runner-up, the 100 ms round: at 300 ms its ε is about 2003 + 2002, the flood's 400003.
+    EXPECT_EQ(est.state().t1, 100'000'000u);
+    EXPECT_EQ(est.state().delta_ns, 4000u);
+    EXPECT_EQ(est.state().eps0_ns, 2003u);
+    // A round tighter than the sync replaces it as before: at 400 ms the sync's ε is about
+    // 2003 + 3003, the round's 1003.
+    EXPECT_TRUE(one_probe_round(est, k, 400'000'000, 1000, 1000));
+    EXPECT_EQ(est.state().t1, 400'000'000u);
+    EXPECT_EQ(est.runner_up_syncs(), 1u);
+    EXPECT_EQ(est.syncs(), 5u);
 }
 
 TEST(CsEstimator, RejectsBadDriftBound) {

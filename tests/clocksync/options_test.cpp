@@ -42,7 +42,11 @@ TEST(CsOptions, DefaultsFollowTheIssue) {
     EXPECT_FALSE(o.verification());
     ClientConfig c = make_client_config(o, 0);
     EXPECT_EQ(c.sync_period_ns, 100'000'000u);
-    EXPECT_EQ(c.probes, 1u);
+    // Issue 47: 8 probes a round, spread over the period, each round's first after a warm-up.
+    EXPECT_EQ(c.probes, 8u);
+    EXPECT_EQ(c.probe_gap_ns, 12'500'000u);
+    EXPECT_FALSE(c.pipeline);
+    EXPECT_EQ(c.warmup_ns, 200'000u);
     EXPECT_EQ(c.sample_period_ns, 1'000'000u);
     EXPECT_EQ(c.drift_bound_ppm, 10);
     EXPECT_EQ(c.udp_port, 9001);
@@ -53,8 +57,8 @@ TEST(CsOptions, DefaultsFollowTheIssue) {
 // two periods (a kept sync is replaced before the bound turns stale). --warmup-us in ns, and
 // its default.
 TEST(CsOptions, KeepSyncAndWarmup) {
-    EXPECT_EQ(make_client_config(parse({"--role", "client"}), 0).keep_sync_ns, 400'000'000u);
-    // Unset, a time: 4 periods or 100 ms, whichever is longer (100 rounds at 1 kHz, 13 at
+    EXPECT_EQ(make_client_config(parse({"--role", "client"}), 0).keep_sync_ns, 800'000'000u);
+    // Unset, a time: 8 periods or 100 ms, whichever is longer (100 rounds at 1 kHz, 13 at
     // 128 Hz); given, that many rounds at any rate.
     const auto keep_at = [](std::vector<std::string> args) {
         const Options o = parse(args);
@@ -80,7 +84,8 @@ TEST(CsOptions, KeepSyncAndWarmup) {
     const ClientConfig w = make_client_config(parse({"--role", "client", "--warmup-us", "50"}), 0);
     EXPECT_EQ(w.warmup_ns, 50'000u);
     EXPECT_TRUE(w.warmup_echo);
-    // Unset: 200 µs with one probe a round (and a longer period), none with more probes.
+    // Unset: 200 µs with one probe a round or the default probes (and a longer period), none
+    // with more probes given.
     EXPECT_EQ(make_client_config(parse({"--role", "client"}), 0).warmup_ns, 200'000u);
     EXPECT_EQ(make_client_config(parse({"--role", "client", "--probes", "2"}), 0).warmup_ns, 0u);
     EXPECT_EQ(
@@ -94,6 +99,25 @@ TEST(CsOptions, KeepSyncAndWarmup) {
         make_client_config(parse({"--role", "client", "--no-warmup-echo"}), 0).warmup_echo);
     EXPECT_THROW(make_client_config(parse({"--role", "client", "--warmup-us", "100000"}), 0),
                  std::invalid_argument);
+}
+
+// --probes unset: one per 12.5 ms of the period, 1 to 8, spread over the period; given, back
+// to back unless --probe-gap-us.
+TEST(CsOptions, DefaultProbesSpreadOverThePeriod) {
+    const auto probing = [](std::vector<std::string> args) {
+        const ClientConfig c = make_client_config(parse(args), 0);
+        return std::pair(c.probes, c.probe_gap_ns);
+    };
+    EXPECT_EQ(probing({"--role", "client", "--sync-period-ms", "50"}),
+              std::pair(4u, uint64_t(12'500'000)));
+    EXPECT_EQ(probing({"--role", "client", "--sync-period-ms", "1000"}),
+              std::pair(8u, uint64_t(125'000'000)));
+    EXPECT_EQ(probing({"--role", "client", "--sync-period-ms", "12.5"}),
+              std::pair(1u, uint64_t(0)));
+    EXPECT_EQ(probing({"--role", "client", "--sync-period-ms", "1"}), std::pair(1u, uint64_t(0)));
+    EXPECT_EQ(probing({"--role", "client", "--probes", "4"}), std::pair(4u, uint64_t(0)));
+    EXPECT_EQ(probing({"--role", "client", "--probe-gap-us", "100"}),
+              std::pair(8u, uint64_t(100'000)));
 }
 
 TEST(CsOptions, ClientOptionsMakeTheSessionConfig) {

@@ -9,6 +9,7 @@
 
 #include "clocksync/client_session.hpp"
 #include "clocksync/master.hpp"
+#include "clocksync/options.hpp"
 #include "pkt/build.hpp"
 #include "pkt/bytes.hpp"
 
@@ -39,13 +40,16 @@ class Harness {
     };
     double loss = 0;     // share of probes lost
     double garbage = 0;  // share of responses followed by a forged copy
+    // Each answer with the XDP hook's receive stamp, this long before the loop's reading.
+    std::optional<uint64_t> hook_early_ns;
 
     void run(uint64_t duration_ns, uint64_t step_ns = 10'000) {
         for (uint64_t t = 0; t < duration_ns; t += step_ns, m_ += step_ns) {
             uint64_t now = cfg_.sim->local(m_);
             deliver_until(m_);
             session_->tick(now);
-            while (auto p = session_->next_probe(now)) send(*p, now);
+            while (auto p = session_->next_probe(now))
+                if (!p->warmup) send(*p, now);  // a warm-up frame: nothing to answer here
         }
     }
 
@@ -100,7 +104,10 @@ class Harness {
                 }
             }
             if (it == flight_.end()) return;
-            session_->on_frame(it->frame.data(), it->frame.size(), cfg_.sim->local(it->arrive_m));
+            const uint64_t t4 = cfg_.sim->local(it->arrive_m);
+            HookStamps hook;
+            if (hook_early_ns) hook.t4 = t4 - *hook_early_ns;
+            session_->on_frame(it->frame.data(), it->frame.size(), t4, {}, hook);
             flight_.erase(it);
         }
     }
@@ -304,6 +311,26 @@ TEST(CsSession, HookStampIsT4OnlyInsideItsProbesRoundTrip) {
     EXPECT_EQ(s->rx_stamps() + s->rx_stamps_refused(), 0u);
 }
 
+// At the defaults (8 probes spread over the 100 ms period, a warm-up ahead of each round) every
+// answer's hook stamp lies in its probe's round trip: each is its t4, none refused.
+TEST(CsSession, AtTheDefaultsEveryHookStampIsTaken) {
+    ClientConfig cfg = make_client_config(Options{}, 0);
+    ASSERT_EQ(cfg.probes, 8u);
+    ASSERT_GT(cfg.probe_gap_ns, 0u);
+    ASSERT_GT(cfg.warmup_ns, 0u);
+    cfg.sim = SimClock::from_ppm(5'000'000, 8, 0);
+    Harness h(cfg, 1'000'000, 3);
+    h.hook_early_ns = 500;
+    h.run(kSecond);
+    const ClientSession& s = h.session();
+    const ClientSummary sum = s.summary();
+    EXPECT_EQ(sum.probes_sent, 80u);
+    EXPECT_EQ(sum.responses, sum.probes_sent);
+    EXPECT_EQ(s.rx_stamps(), sum.responses);
+    EXPECT_EQ(s.rx_stamps_refused(), 0u);
+    EXPECT_EQ(sum.violations, 0u);
+}
+
 // --xdp-turn: sent() recorded the trigger's departure; the hook's t1 of the turned request is the
 // probe's t1 where it lies between that and the answer's t4 (the hook's t4 when there is one):
 // the round trip loses the trigger's own trip. Outside it cannot be this request's departure:
@@ -494,6 +521,8 @@ TEST(CsSession, KeepingTheTighterSyncStaysSoundAndLowersEpsilon) {
                 EXPECT_EQ(sum.violations, 0u);
                 EXPECT_EQ(sum.syncs + h.lost, sum.rounds);
                 EXPECT_EQ(sum.rounds_kept > 0, keep > 0);
+                // A sync kept 400 ms goes to the tightest round since it, not the last one.
+                EXPECT_EQ(sum.rounds_runner_up > 0, keep > 0);
                 mean[keep > 0] += sum.epsilon_ns.mean;
             }
     EXPECT_LT(mean[1], 0.8 * mean[0]);
