@@ -172,6 +172,7 @@ TEST(ClocksyncTwoProcess, ClientWithinBoundDriftHasNoViolations) {
     EXPECT_EQ(j["role"], "client");
     EXPECT_GE(j["syncs"].get<uint64_t>(), 40u) << r.client.out;
     EXPECT_EQ(j["violations"], 0) << r.client.out;
+    EXPECT_EQ(j["intersections_empty"], 0) << r.client.out;  // every bound held
     const uint64_t eps_max = j["epsilon_ns"]["max"];
     EXPECT_GT(eps_max, 0u);
     // ε0 = δ/2 < timeout/2, plus ρ·(time since the last sync): finite and bounded.
