@@ -26,7 +26,8 @@ uint64_t hook_stamp_or(uint64_t own, std::optional<uint64_t> stamp, uint64_t t1,
 }
 }  // namespace
 
-ClientSession::ClientSession(const ClientConfig& cfg) : cfg_(cfg), est_(cfg.drift_bound_ppm) {
+ClientSession::ClientSession(const ClientConfig& cfg)
+    : cfg_(cfg), est_(cfg.drift_bound_ppm, cfg.estimator) {
     if (cfg.probes < 1 || cfg.probes > kMaxProbes) {
         throw std::invalid_argument("probes per round must be within [1, 64]");
     }
@@ -206,6 +207,7 @@ ClientSummary ClientSession::summary() const {
     r.syncs = est_.syncs();
     r.rounds_kept = est_.kept();
     r.rounds_runner_up = est_.runner_up_syncs();
+    r.intersections_empty = est_.intersections_empty();
     r.samples = eps_hist_.count();
     r.epsilon_ns = {eps_hist_.mean(), eps_hist_.percentile(0.5), eps_hist_.percentile(0.99),
                     eps_hist_.percentile(0.999), eps_hist_.max()};

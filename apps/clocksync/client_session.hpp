@@ -21,8 +21,6 @@
 
 namespace linerate::clocksync {
 
-inline constexpr unsigned kMaxProbes = 64;
-
 struct ClientConfig {
     uint32_t client_id = 1;
     uint16_t udp_port = kCsUdpPort;
@@ -45,8 +43,11 @@ struct ClientConfig {
     uint64_t probe_timeout_ns = 10'000'000;
     uint64_t sample_period_ns = 1'000'000;  // the ε grid
     double drift_bound_ppm = kDefaultDriftBoundPpm;
-    // A round's best probe replaces the sync only when it is the tighter bound, or the sync is
-    // older than this (ClockEstimator::keeps_previous); 0: every answered round replaces it.
+    // How a round's probes make the sync (--estimator, ClockEstimator).
+    Estimator estimator = Estimator::intersect;
+    // min_rtt: a round's best probe replaces the sync only when it is the tighter bound, or the
+    // sync is older than this (ClockEstimator::keeps_previous); 0: every answered round replaces
+    // it.
     uint64_t keep_sync_ns = 0;
     std::optional<SimClock> sim;  // verification mode: count violations against the true offset
     // --key: requests and warm-ups are signed (sign), answers taken only when their trailer is
@@ -82,6 +83,9 @@ struct ClientSummary {
     uint64_t rounds_kept = 0;  // of the syncs: the sync in use stayed, the tighter bound
     // Of the syncs: a sync kept keep_sync_ns long replaced by an earlier round's tighter probe.
     uint64_t rounds_runner_up = 0;
+    // Of the syncs (intersect): rounds whose bounds had no point in common, synced from their
+    // least-delay probe alone.
+    uint64_t intersections_empty = 0;
     uint64_t probes_sent = 0;
     uint64_t warmups_sent = 0;
     uint64_t warmup_echoes = 0;  // echoes of this client's warm-up frames received (no drops)

@@ -114,11 +114,16 @@ void add_probe_options(CLI::App& app, Options& o) {
         ->capture_default_str();
     cli::add_bounded(app, "--sync-period-ms", o.sync_period_ms, 1e-3, 3.6e6,
                      "Client: time between sync rounds");
-    app.add_option("--probes", o.probes,
-                   "Client: requests per round; the one with the smallest round trip is used")
+    app.add_option("--probes", o.probes, "Client: requests per round, combined by --estimator")
         ->check(CLI::Range(1u, kMaxProbes))
         ->default_str(fmt::format("one per {} ms of the sync period, 1 to {}",
                                   kDefaultProbeSpacingMs, kDefaultProbes));
+    cli::add_choice(app, "--estimator", o.estimator,
+                    {{"intersect", Estimator::intersect}, {"min-rtt", Estimator::min_rtt}},
+                    "Client: how a round's probes make the sync: intersect = the middle of the "
+                    "intersection of every probe's bound interval and the sync's; min-rtt = the "
+                    "probe with the smallest round trip (or the sync kept, --keep-sync-rounds)")
+        ->default_str("intersect");
     app.add_option("--probe-gap-us", o.probe_gap_us,
                    "Client: least time from one probe of a round to the next")
         ->check(linerate::cli::finite_range(0.0, 3.6e9))
@@ -127,7 +132,8 @@ void add_probe_options(CLI::App& app, Options& o) {
                  "Client: send the probes of a round without waiting for each answer (default: "
                  "each waits for the previous answer, so it crosses a warm path)");
     app.add_option("--keep-sync-rounds", o.keep_sync_rounds,
-                   "Client: a round's best probe replaces the sync only when it gives the tighter "
+                   "Client, --estimator min-rtt: a round's best probe replaces the sync only "
+                   "when it gives the tighter "
                    "bound, or the sync is this many rounds old (0: every answered round replaces "
                    "it)")
         ->check(CLI::Range(0u, 1000u))
@@ -415,6 +421,7 @@ ClientConfig make_client_config(const Options& o, uint64_t epoch_ns) {
     c.probe_timeout_ns = to_ns(o.probe_timeout_ms, 1e6);
     c.sample_period_ns = to_ns(o.sample_period_us, 1e3);
     c.drift_bound_ppm = o.drift_bound_ppm;
+    c.estimator = o.estimator;
     c.keep_sync_ns = keep_sync_ns(o);
     c.warmup_ns = to_ns(o.warmup_us_in_use(), 1e3);
     c.warmup_echo = o.warmup_echo;
@@ -457,6 +464,7 @@ nlohmann::json config_json(const Options& o) {
     j["probes"] = o.probes_in_use();
     j["probe_gap_us"] = o.probe_gap_us_in_use();
     j["pipeline"] = o.pipeline;
+    j["estimator"] = o.estimator == Estimator::intersect ? "intersect" : "min-rtt";
     j["keep_sync_rounds"] = o.keep_sync_rounds_in_use();
     j["warmup_us"] = o.warmup_us_in_use();
     j["warmup_echo"] = o.warmup_echo;

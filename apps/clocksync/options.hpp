@@ -60,7 +60,8 @@ struct Options {
     std::optional<unsigned> probes;      // unset: probes_in_use()
     std::optional<double> probe_gap_us;  // unset: probe_gap_us_in_use()
     bool pipeline = false;
-    // A sync stays while the tighter bound, up to this many rounds; unset:
+    Estimator estimator = Estimator::intersect;  // --estimator
+    // min-rtt: a sync stays while the tighter bound, up to this many rounds; unset:
     // keep_sync_rounds_in_use().
     std::optional<unsigned> keep_sync_rounds;
     // A warm-up frame this long before each round (0: none); unset: warmup_us_in_use().

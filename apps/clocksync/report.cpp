@@ -160,6 +160,7 @@ std::vector<Figure> report_figures(const ClientReport& r) {
         count("rounds", "rounds", &ClientSummary::rounds),
         count("rounds_kept", "rounds kept", &ClientSummary::rounds_kept),
         count("rounds_runner_up", "", &ClientSummary::rounds_runner_up),
+        count("intersections_empty", "", &ClientSummary::intersections_empty),
         count("probes_sent", "probes", &ClientSummary::probes_sent),
         count("responses", "responses", &ClientSummary::responses),
         count("timeouts", "timeouts", &ClientSummary::timeouts),

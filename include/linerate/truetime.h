@@ -16,7 +16,8 @@
  *
  * Times are the master's clock in ns (CLOCK_MONOTONIC_RAW of the master host, or its NIC clock
  * with --timestamps hw). The page holds the client's last good sync: offset theta, the local
- * clock it applies to, the sync's probe times t1/t4, eps0 and the drift bound rho; the bound now
+ * clock it applies to, the sync's probe times t1/t4 (t1 = t4 = the instant its bound holds at,
+ * for the default estimator's intersected syncs), eps0 and the drift bound rho; the bound now
  * is eps(t) = eps0 + rho * (t - t1), the formula of the client itself (its code calls the
  * functions below). The page is refused (an error, never an interval) when the client has
  * stopped, has not synced, or its last good sync is older than its max age.
@@ -65,8 +66,8 @@ struct tt_mapping {
     int64_t theta_ns;      /* master - local */
     uint64_t eps0_ns;      /* bound right after the sync: ceil(delta/2) + slack */
     uint64_t rho_ppb;      /* drift bound, ppb */
-    uint64_t t1_ns;        /* local clock: transmit time of the sync's probe */
-    uint64_t t4_ns;        /* local clock: its receive time */
+    uint64_t t1_ns;        /* local clock: transmit time of the sync's probe (or t4_ns) */
+    uint64_t t4_ns;        /* local clock: its receive time (intersected: the round's last) */
     uint64_t max_age_ns;   /* refused once the local clock passes t4 + max_age */
     int64_t sim_offset_ns; /* local = sim(CLOCK_MONOTONIC_RAW); 0, 0: the raw clock itself */
     int64_t sim_drift_ppb;

@@ -117,6 +117,7 @@ void expect_synced(const PairRun& r, const char* label) {
                 cj["rtt_ns"].dump().c_str());
     EXPECT_GE(cj["syncs"].get<uint64_t>(), 20u) << r.client.out;
     EXPECT_EQ(cj["violations"], 0) << r.client.out;
+    EXPECT_EQ(cj["intersections_empty"], 0) << r.client.out;
     EXPECT_GT(cj["epsilon_samples"].get<uint64_t>(), 3000u);
     EXPECT_TRUE(cj["master_mac"].is_string()) << "master MAC not learned over the veth";
     EXPECT_EQ(cj["master_mac"], r.master_mac);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "clocksync/estimator.hpp"
+#include "clocksync/sim_clock.hpp"
 
 using namespace linerate::clocksync;
 
@@ -150,7 +151,7 @@ TEST(CsEstimator, DriftBoundRoundsUp) {
 }
 
 TEST(CsEstimator, EpsilonGrowsFromSync) {
-    ClockEstimator est(10);
+    ClockEstimator est(10, Estimator::min_rtt);     // the probe itself is the sync
     EXPECT_EQ(est.state().epsilon_at(0), kU64Max);  // not synced yet
     est.begin_round();
     ASSERT_TRUE(est.offer(Timestamps{1000, 6000, 6500, 3500}));
@@ -192,7 +193,7 @@ TEST(CsEstimator, EpsilonSaturates) {
 }
 
 TEST(CsEstimator, MinRttFilterPicksSmallestDelta) {
-    ClockEstimator est;
+    ClockEstimator est(kDefaultDriftBoundPpm, Estimator::min_rtt);
     est.begin_round();
     // Same true offset (+4000), three different queueing delays.
     ASSERT_TRUE(est.offer(probe(10'000, -4000, 9000, 100, 1000)));  // δ 10000, θ err +4000
@@ -247,7 +248,7 @@ bool one_probe_round(ClockEstimator& est, uint64_t keep_ns, uint64_t m, uint64_t
 // keep_ns: a round's probe replaces the sync only when it is the tighter bound at its t4, or
 // the sync is older than keep_ns.
 TEST(CsEstimator, KeepsThePreviousSyncWhileItIsTheTighterBound) {
-    ClockEstimator est(10);  // 1001 ns per 100 ms
+    ClockEstimator est(10, Estimator::min_rtt);  // 1001 ns per 100 ms
     const uint64_t keep = 250'000'000;
     auto round = [&](uint64_t m, uint64_t up, uint64_t down) {
         return one_probe_round(est, keep, m, up, down);
@@ -282,7 +283,7 @@ TEST(CsEstimator, KeepsThePreviousSyncWhileItIsTheTighterBound) {
 // A sync kept keep_ns long goes to the tightest bound of the rounds since it (the runner-up),
 // not to the round that happens to end then, however loose.
 TEST(CsEstimator, AnOldSyncGoesToTheTightestRoundSinceIt) {
-    ClockEstimator est(10);                                         // 1001 ns per 100 ms
+    ClockEstimator est(10, Estimator::min_rtt);                     // 1001 ns per 100 ms
     const uint64_t k = 250'000'000;                                 // keep_ns
     ASSERT_TRUE(one_probe_round(est, k, 0, 500, 500));              // δ 1000: ε0 503
     EXPECT_TRUE(one_probe_round(est, k, 100'000'000, 2000, 2000));  // δ 4000, ε0 2003 > 1504: kept
@@ -306,4 +307,156 @@ TEST(CsEstimator, AnOldSyncGoesToTheTightestRoundSinceIt) {
 TEST(CsEstimator, RejectsBadDriftBound) {
     EXPECT_THROW(ClockEstimator(-0.5), std::invalid_argument);
     EXPECT_EQ(ClockEstimator(2.5).rho_ppb(), 2500u);
+}
+
+// Estimator::intersect: two probes delayed in opposite directions (4 µs more up, then 4 µs more
+// down) bound the offset from both sides; the sync is the middle of their overlap.
+TEST(CsEstimator, OppositeDelaysIntersectToTheMiddle) {
+    ClockEstimator est(10);
+    const int64_t offset = -123'456'789;  // the master is 123456789 ns ahead
+    est.begin_round();
+    ASSERT_TRUE(est.offer(probe(1'000'000, offset, 1000, 0, 5000)));  // θ 2000 low
+    ASSERT_TRUE(est.offer(probe(1'010'000, offset, 5000, 0, 1000)));  // 2000 high
+    ASSERT_TRUE(est.end_round());
+    const SyncState& s = est.state();
+    // At T = the second's t4 (1016000 master ns): the first's ε is 3003 + drift(16000) = 3004,
+    // [θ − 2000 − 3004, θ − 2000 + 3004]; the second's 3003 + drift(6000) = 3004, from θ + 2000.
+    // Overlap [θ − 1004, θ + 1004]: the middle is the truth, ε₀ half the overlap.
+    EXPECT_EQ(s.theta_ns, -offset);
+    EXPECT_EQ(s.eps0_ns, 1004u);
+    EXPECT_EQ(s.t1, 1'016'000u + uint64_t(offset));
+    EXPECT_EQ(s.t4, s.t1);
+    EXPECT_EQ(s.delta_ns, 6000u);  // the round's least δ (a tie: the first)
+    EXPECT_EQ(s.epsilon_at(s.t4 + 100'000'000), 1004u + 1001);  // grows from T
+    EXPECT_EQ(est.intersections_empty(), 0u);
+    EXPECT_EQ(est.kept(), 0u);
+}
+
+// The sync's own interval, aged to the round's T, takes part: it narrows the result while it is
+// the tighter bound, never widens it, and stops mattering once it has grown past the probes'.
+TEST(CsEstimator, AnAgedSyncNarrowsButNeverWidens) {
+    ClockEstimator est(10);
+    auto round = [&est](uint64_t m, uint64_t up, uint64_t down) {
+        est.begin_round();
+        EXPECT_TRUE(est.offer(probe(m, 0, up, 0, down)));
+        const SyncState before = est.state();
+        const uint64_t t4 = m + up + down;
+        const uint64_t probe_eps = (up + down + 1) / 2 + kEpsilonSlackNs +
+                                   drift_ns(10000, up + down);  // at its own t4, which is T
+        EXPECT_TRUE(est.end_round());
+        EXPECT_EQ(est.state().t4, t4);
+        EXPECT_LE(est.state().eps0_ns, probe_eps);
+        if (before.synced) {
+            EXPECT_LE(est.state().eps0_ns, before.epsilon_at(t4));
+        }
+        return est.state();
+    };
+    EXPECT_EQ(round(0, 500, 500).eps0_ns, 504u);  // δ 1000: 503, + drift(1000) at t4
+    // 100 ms on the old bound is 504 + drift(100 ms + 3000) = 1505, the probe's 2003 + 1: kept.
+    SyncState s = round(100'000'000, 2000, 2000);
+    EXPECT_EQ(s.eps0_ns, 1505u);
+    EXPECT_EQ(s.theta_ns, 0);
+    // A flooded round (δ 800 µs) changes nothing: its interval holds the sync's.
+    s = round(200'000'000, 400'000, 400'000);
+    EXPECT_EQ(s.theta_ns, 0);
+    EXPECT_EQ(s.eps0_ns, 1505u + drift_ns(10000, 100'000'000 + 800'000 - 4000));
+    // An interval overlapping only part of the sync's: the overlap, narrower than both.
+    const uint64_t old_eps = s.epsilon_at(300'000'000 + 6000);
+    s = round(300'000'000, 6000, 0);  // θ 3000 high, ε 3004: [−4, 6004]
+    EXPECT_EQ(s.eps0_ns, (old_eps + 4 + 1) / 2);
+    EXPECT_LT(s.eps0_ns, old_eps);
+    EXPECT_LE(s.theta_ns - int64_t(s.eps0_ns), -4);
+    EXPECT_GE(s.theta_ns + int64_t(s.eps0_ns), 0);  // the truth inside
+    // Old bounds grow by 1001 ns per 100 ms: a tight probe later is the sync, to the ns.
+    for (uint64_t r = 4; r < 10; ++r) s = round(r * 100'000'000, 100, 100);
+    EXPECT_EQ(s.theta_ns, 0);
+    EXPECT_EQ(s.eps0_ns, 100u + kEpsilonSlackNs + 1);
+    EXPECT_EQ(est.intersections_empty(), 0u);
+}
+
+// Intervals with no point in common: some bound was wrong (here the client's clock stepped by
+// 1 ms between rounds). The round's least-delay probe alone is the sync, and it is counted.
+TEST(CsEstimator, EmptyIntersectionFallsBackToTheMinRttProbe) {
+    ClockEstimator est(10);
+    est.begin_round();
+    est.offer(probe(0, 0, 500, 0, 500));
+    ASSERT_TRUE(est.end_round());
+    est.begin_round();
+    est.offer(probe(100'000'000, 1'000'000, 1500, 0, 1500));
+    est.offer(probe(110'000'000, 1'000'000, 500, 100, 500));
+    ASSERT_TRUE(est.end_round());
+    EXPECT_EQ(est.intersections_empty(), 1u);
+    const SyncState& s = est.state();
+    EXPECT_EQ(s.theta_ns, -1'000'000);
+    EXPECT_EQ(s.delta_ns, 1000u);
+    EXPECT_EQ(s.eps0_ns, 500 + kEpsilonSlackNs);
+    EXPECT_EQ(s.t1, 110'000'000u + 1'000'000);
+    EXPECT_EQ(s.t4, 110'000'000u + 1'000'000 + 1100);
+    EXPECT_EQ(est.syncs(), 2u);
+    // The next round agrees with it again.
+    est.begin_round();
+    est.offer(probe(200'000'000, 1'000'000, 600, 0, 400));
+    ASSERT_TRUE(est.end_round());
+    EXPECT_EQ(est.intersections_empty(), 1u);
+    EXPECT_EQ(est.syncs(), 3u);
+}
+
+// drift_ns rounds up, so growing a bound in two steps never gives less than in one: a sync
+// re-anchored at T (ε₀ = its ε at T) bounds at least what the probe's own bound would.
+TEST(CsEstimator, DriftIsSubadditive) {
+    std::mt19937_64 rng(5);
+    for (int i = 0; i < 100000; ++i) {
+        const uint64_t rho = rng() % 100'000'001;
+        const uint64_t a = rng() >> (rng() % 64), b = rng() >> (1 + rng() % 63);
+        const uint64_t both = a + b < a ? kU64Max : a + b;
+        ASSERT_GE(__int128(drift_ns(rho, a)) + drift_ns(rho, b), __int128(drift_ns(rho, both)))
+            << rho << " " << a << " " << b;
+    }
+}
+
+// Honesty: random rounds of 8 probes with random, often flooded, asymmetric delays (some lost)
+// on a client clock drifting at ±ρ: the true offset is within θ ± ε at every instant checked,
+// the intersection is never empty, and the sync is never looser than the round's best probe.
+TEST(CsEstimator, IntersectionBoundsTheTruthAtEveryInstant) {
+    std::mt19937_64 rng(47);
+    for (double drift : {10.0, -10.0, 3.0}) {
+        const SimClock sim =
+            SimClock::from_ppm(int64_t(rng() >> 3) - (int64_t(1) << 60), drift, uint64_t(1) << 40);
+        ClockEstimator est(10);
+        auto delay = [&rng] {
+            const uint64_t r = rng() % 100;
+            return r < 60 ? 1000 + rng() % 20'000 : r < 90 ? rng() % 300'000 : rng() % 3'000'000;
+        };
+        uint64_t m = uint64_t(1) << 40, checks = 0;
+        for (int round = 0; round < 3000; ++round, m += 100'000'000) {
+            est.begin_round();
+            uint64_t best_eps = kU64Max, last_t4 = 0;
+            for (uint64_t k = 0; k < 8; ++k) {
+                if (rng() % 10 == 0) continue;  // lost
+                const uint64_t sent = m + k * 12'500'000, up = delay(), down = delay();
+                const uint64_t turn = rng() % 5000;
+                Timestamps ts{sim.local(sent), sent + up, sent + up + turn, 0};
+                ts.t4 = sim.local(ts.t3 + down);
+                ASSERT_TRUE(est.offer(ts));
+                const Measurement p = *measure(ts);
+                ASSERT_TRUE(sim.within(
+                    p.t4, p.theta_ns,
+                    (p.delta_ns + 1) / 2 + kEpsilonSlackNs + drift_ns(10000, p.t4 - p.t1)));
+                last_t4 = p.t4;
+                best_eps = std::min<uint64_t>(best_eps, (p.delta_ns + 1) / 2 + kEpsilonSlackNs);
+            }
+            if (!est.end_round()) continue;
+            const SyncState s = est.state();
+            EXPECT_EQ(s.t4, last_t4);
+            for (uint64_t d = 0; d < 200'000'000; d += 997'003, ++checks) {
+                const uint64_t t = s.t4 - 50'000'000 + d;
+                ASSERT_TRUE(sim.within(t, s.theta_ns, s.epsilon_at(t)))
+                    << "round " << round << " drift " << drift;
+            }
+            // Never looser than the tightest probe alone (aged to T; 1 ns of rounding).
+            ASSERT_LE(s.eps0_ns, best_eps + drift_ns(10000, 100'000'000) + 1);
+        }
+        EXPECT_EQ(est.intersections_empty(), 0u);
+        EXPECT_GT(checks, 500'000u);
+    }
 }

@@ -53,6 +53,20 @@ TEST(CsOptions, DefaultsFollowTheIssue) {
     EXPECT_FALSE(c.sim);
 }
 
+// --estimator: intersect unless min-rtt is asked for; anything else is refused.
+TEST(CsOptions, Estimator) {
+    const Options d = parse({"--role", "client"});
+    EXPECT_EQ(make_client_config(d, 0).estimator, Estimator::intersect);
+    EXPECT_EQ(config_json(d)["estimator"], "intersect");
+    const Options m = parse({"client", "--estimator", "min-rtt"});
+    EXPECT_EQ(make_client_config(m, 0).estimator, Estimator::min_rtt);
+    EXPECT_EQ(config_json(m)["estimator"], "min-rtt");
+    EXPECT_EQ(make_client_config(parse({"client", "--estimator", "intersect"}), 0).estimator,
+              Estimator::intersect);
+    EXPECT_THROW(parse({"client", "--estimator", "median"}), CLI::ParseError);
+    EXPECT_THROW(parse({"master", "--estimator", "intersect"}), std::invalid_argument);
+}
+
 // --keep-sync-rounds as a time: N periods, and with an exported bound at most its max age less
 // two periods (a kept sync is replaced before the bound turns stale). --warmup-us in ns, and
 // its default.

@@ -506,6 +506,7 @@ TEST(CsSession, KeepingTheTighterSyncStaysSoundAndLowersEpsilon) {
         for (double drift : {10.0, -10.0})
             for (bool up : {true, false}) {
                 ClientConfig cfg = sim_config(5'000'000, drift);
+                cfg.estimator = Estimator::min_rtt;
                 cfg.keep_sync_ns = keep;
                 Harness h(cfg, kSecond, 11);
                 h.delays = [up](std::mt19937_64& r) {
@@ -526,6 +527,38 @@ TEST(CsSession, KeepingTheTighterSyncStaysSoundAndLowersEpsilon) {
                 mean[keep > 0] += sum.epsilon_ns.mean;
             }
     EXPECT_LT(mean[1], 0.8 * mean[0]);
+}
+
+// The default estimator (intersect): sound at the worst drift, with the delay all on one side
+// or on either at random, no intersection empty, and ε lower on average than min-RTT's.
+TEST(CsSession, IntersectingTheBoundsStaysSoundAndLowersEpsilon) {
+    for (double drift : {10.0, -10.0})
+        for (int side : {0, 1, 2}) {
+            double mean[2] = {0, 0};
+            for (Estimator rule : {Estimator::min_rtt, Estimator::intersect}) {
+                ClientConfig cfg = sim_config(5'000'000, drift);
+                cfg.estimator = rule;
+                cfg.probes = 4;
+                Harness h(cfg, kSecond, 13);
+                h.delays = [side](std::mt19937_64& r) {
+                    const uint64_t d = 1000 + r() % 20'000, e = 1000 + r() % 20'000;
+                    return side == 0   ? Delays{d, 0, 0}
+                           : side == 1 ? Delays{0, 0, d}
+                                       : Delays{d, 0, e};
+                };
+                h.loss = 0.05;
+                h.run(10 * kSecond, 3'000);
+                const ClientSummary sum = h.session().summary();
+                SCOPED_TRACE(drift);
+                SCOPED_TRACE(side);
+                EXPECT_EQ(sum.violations, 0u);
+                EXPECT_EQ(sum.intersections_empty, 0u);
+                EXPECT_EQ(sum.rounds_kept, 0u);
+                EXPECT_GT(sum.syncs, 90u);
+                mean[rule == Estimator::intersect] = sum.epsilon_ns.mean;
+            }
+            EXPECT_LT(mean[1], mean[0]);
+        }
 }
 
 // Verification mode knows the true offset, so it splits each round trip into its two ways.
@@ -602,22 +635,28 @@ TEST(CsSession, DriftAboveBoundIsDetected) {
 }
 
 TEST(CsSession, LostRoundsLetEpsilonGrow) {
-    ClientConfig cfg = sim_config(0, 0);
-    Harness h(cfg, 0, 2);
-    h.delays = [](std::mt19937_64&) { return Delays{1000, 0, 1000}; };
-    h.run(150'000'000);  // two syncs (0 and 100 ms)
-    EXPECT_EQ(h.session().syncs(), 2u);
-    uint64_t max_before = h.session().epsilon_histogram().max();
-    h.loss = 1;
-    h.run(500'000'000);  // five rounds lost
-    EXPECT_EQ(h.session().syncs(), 2u);
-    EXPECT_EQ(h.session().timeouts(), 5u);
-    EXPECT_EQ(max_before, 1003u + 1001);  // ε just before the 100 ms sync
-    // Last sync's t1 at 100 ms, last sample at ~649 ms: ε = 1003 + ρ·549 ms.
-    EXPECT_GE(h.session().epsilon_histogram().max(), 1003u + 5490);
-    EXPECT_EQ(h.session().violations(), 0u);
-    h.loss = 0;
-    h.run(200'000'000);
-    EXPECT_EQ(h.session().syncs(), 4u);
-    EXPECT_LT(h.session().epsilon_at(h.session().sync().t4), 1010u);
+    for (Estimator rule : {Estimator::min_rtt, Estimator::intersect}) {
+        SCOPED_TRACE(int(rule));
+        ClientConfig cfg = sim_config(0, 0);
+        cfg.estimator = rule;
+        Harness h(cfg, 0, 2);
+        h.delays = [](std::mt19937_64&) { return Delays{1000, 0, 1000}; };
+        h.run(150'000'000);  // two syncs (0 and 100 ms)
+        EXPECT_EQ(h.session().syncs(), 2u);
+        uint64_t max_before = h.session().epsilon_histogram().max();
+        h.loss = 1;
+        h.run(500'000'000);  // five rounds lost
+        EXPECT_EQ(h.session().syncs(), 2u);
+        EXPECT_EQ(h.session().timeouts(), 5u);
+        // ε just before the 100 ms sync: min-RTT's from the probe's t1; intersect's from its t4,
+        // ε₀ then its bound there (1003 + drift(2 µs)): 1 ns of rounding more.
+        EXPECT_EQ(max_before, rule == Estimator::min_rtt ? 1003u + 1001 : 1004u + 1001);
+        // Last sync's t1 at 100 ms, last sample at ~649 ms: ε = 1003 + ρ·549 ms.
+        EXPECT_GE(h.session().epsilon_histogram().max(), 1003u + 5490);
+        EXPECT_EQ(h.session().violations(), 0u);
+        h.loss = 0;
+        h.run(200'000'000);
+        EXPECT_EQ(h.session().syncs(), 4u);
+        EXPECT_LT(h.session().epsilon_at(h.session().sync().t4), 1010u);
+    }
 }

@@ -172,6 +172,7 @@ TEST(ClocksyncTwoProcess, ClientWithinBoundDriftHasNoViolations) {
     EXPECT_EQ(j["role"], "client");
     EXPECT_GE(j["syncs"].get<uint64_t>(), 40u) << r.client.out;
     EXPECT_EQ(j["violations"], 0) << r.client.out;
+    EXPECT_EQ(j["intersections_empty"], 0) << r.client.out;  // every bound held
     const uint64_t eps_max = j["epsilon_ns"]["max"];
     EXPECT_GT(eps_max, 0u);
     // ε0 = δ/2 < timeout/2, plus ρ·(time since the last sync): finite and bounded.
@@ -316,7 +317,8 @@ struct ExportRun {
 
 ExportRun run_with_reader(const std::string& what, double client_s, double max_age_ms,
                           const std::string& calls, const std::string& run_ms,
-                          const RunOptions& client_run = {}) {
+                          const RunOptions& client_run = {},
+                          const std::vector<std::string>& client_args = {}) {
     ExportRun e;
     e.page = "lrtt_" + what + "_" + std::to_string(getpid());
     PairExtras extras;
@@ -324,9 +326,18 @@ ExportRun run_with_reader(const std::string& what, double client_s, double max_a
     extras.reader = {
         "/usr/bin/env", "LINERATE_TT=" + e.page, binary("tests/clocksync/tt_probe"), calls, run_ms,
         "8000"};
-    e.pair = run_pair({"--sim-offset-ns", "5000000", "--sim-drift-ppm", "8", "--probe-timeout-ms",
-                       "80", "--export", e.page, "--export-max-age-ms", std::to_string(max_age_ms)},
-                      client_s, false, extras);
+    std::vector<std::string> args = {"--sim-offset-ns",
+                                     "5000000",
+                                     "--sim-drift-ppm",
+                                     "8",
+                                     "--probe-timeout-ms",
+                                     "80",
+                                     "--export",
+                                     e.page,
+                                     "--export-max-age-ms",
+                                     std::to_string(max_age_ms)};
+    args.insert(args.end(), client_args.begin(), client_args.end());
+    e.pair = run_pair(args, client_s, false, extras);
     shm_unlink(("/" + e.page).c_str());
     e.reader = reader_json(e.pair.reader.out);
     return e;
@@ -337,10 +348,13 @@ ExportRun run_with_reader(const std::string& what, double client_s, double max_a
 // The max age is 3 s: on a loaded machine the client's probes can all time out for over a second
 // (its poller descheduled), and a page older than the max age is refused mid-run; the reader's
 // tail then stopped at that refusal, not at the client's last sync. The interval stays as
-// checked: it widens by ρ per second of age.
+// checked: it widens by ρ per second of age. With --estimator min-rtt, so that the page's ε is
+// the last sync's one request's (the exact formula below); the default's intersected pages are
+// read in the ClockBound and kill tests.
 TEST(ClocksyncExport, ReaderProcessAlwaysGetsAnIntervalHoldingTheMastersTime) {
     const double max_age_ms = 3000;
-    ExportRun e = run_with_reader("interval", 6.0, max_age_ms, "100000", "3500");
+    ExportRun e = run_with_reader("interval", 6.0, max_age_ms, "100000", "3500", {},
+                                  {"--estimator", "min-rtt"});
     const PairResult& r = e.pair;
     ASSERT_EQ(r.client.exit_status, 0) << r.client.out;
     ASSERT_EQ(e.pair.reader.exit_status, 0) << e.pair.reader.out;
