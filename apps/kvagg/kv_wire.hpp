@@ -8,7 +8,6 @@
 // verified, or taken from the port's RX offload verdict (docs/wire-formats.md, Checksums). The
 // encoder always writes the canonical untagged frame.
 #include <array>
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -196,13 +195,6 @@ inline std::optional<KvPacket> parse_kv_canonical(const uint8_t* frame, size_t l
     return kv_accepted(app, n);
 }
 
-// A big-endian word of a frame as a native load of its bytes reads it.
-constexpr uint64_t in_memory_order(uint64_t be) {
-    return std::endian::native == std::endian::little ? __builtin_bswap64(be) : be;
-}
-constexpr uint32_t in_memory_order(uint32_t be) {
-    return std::endian::native == std::endian::little ? __builtin_bswap32(be) : be;
-}
 // The shape of nearly every frame at one tuple a datagram: the canonical frame with one tuple,
 // IPv4 total length 66 and UDP length 46 exactly, no UDP checksum sent (0), to `udp_port`. Its
 // lengths are then constants, so every test of parse_kv_canonical() but the IPv4 header sum is a
@@ -214,7 +206,8 @@ constexpr uint32_t in_memory_order(uint32_t be) {
 class KvOneTupleShape {
   public:
     explicit KvOneTupleShape(uint16_t udp_port)
-        : w36_(in_memory_order(uint64_t(udp_port) << 48 | uint64_t(kUdpLen) << 32 | kKvMagic)) {}
+        : w36_(pkt::in_memory_order(uint64_t(udp_port) << 48 | uint64_t(kUdpLen) << 32 |
+                                    kKvMagic)) {}
 
     static constexpr size_t kFrameLen = kKvTuplesOffset + kKvTupleLen;
 
@@ -235,13 +228,13 @@ class KvOneTupleShape {
   private:
     static constexpr uint16_t kTotalLen = uint16_t(kFrameLen - pkt::kEthHdrLen);
     static constexpr uint16_t kUdpLen = uint16_t(kTotalLen - pkt::kIpv4MinHdrLen);
-    static constexpr uint64_t kMask12 = in_memory_order(uint64_t(0xFFFFFF00FFFF0000));
+    static constexpr uint64_t kMask12 = pkt::in_memory_order(uint64_t(0xFFFFFF00FFFF0000));
     static constexpr uint64_t kWant12 =
-        in_memory_order(uint64_t(0x0800450000000000) | uint64_t(kTotalLen) << 16);
-    static constexpr uint64_t kMask20 = in_memory_order(uint64_t(0x3FFF00FF00000000));
-    static constexpr uint64_t kWant20 = in_memory_order(uint64_t(pkt::kIpProtoUdp) << 32);
+        pkt::in_memory_order(uint64_t(0x0800450000000000) | uint64_t(kTotalLen) << 16);
+    static constexpr uint64_t kMask20 = pkt::in_memory_order(uint64_t(0x3FFF00FF00000000));
+    static constexpr uint64_t kWant20 = pkt::in_memory_order(uint64_t(pkt::kIpProtoUdp) << 32);
     static constexpr uint32_t kWant44 =
-        in_memory_order(uint32_t(kKvVersion) << 24 | uint32_t(kKvOpSum) << 16 | 1);
+        pkt::in_memory_order(uint32_t(kKvVersion) << 24 | uint32_t(kKvOpSum) << 16 | 1);
     uint64_t w36_;
 };
 

@@ -2,7 +2,6 @@
 // The nfv packet kernel: Click/FastClick's CheckIPHeader on one Ethernet frame, no EAL.
 // Checks and reason texts follow elements/ip/checkipheader.cc, in Click's order.
 #include <array>
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "nfv/xdp/check_ipv4.h"
+#include "pkt/bytes.hpp"
 #include "pkt/headers.hpp"
 #include "stats/names.hpp"
 
@@ -139,8 +139,9 @@ class CheckIpHeader {
             maybe_bad_src<kSource>(wire32(ip + 12)) || (kChecksum && !header20_checksum_ok(ip)))
             [[unlikely]]
             return FastTests::not_passed;
-        return wire16(ip + 2) == wire16_of(uint16_t(len - kL2)) ? FastTests::valid_unpadded
-                                                                : FastTests::other_length;
+        return wire16(ip + 2) == pkt::in_memory_order(uint16_t(len - kL2))
+                   ? FastTests::valid_unpadded
+                   : FastTests::other_length;
     }
 
     // The verdict on a frame whose fast_tests() were not valid_unpadded. A frame with Ethernet
@@ -185,28 +186,12 @@ class CheckIpHeader {
   private:
     // Bytes 12..14 of the frame as wire32() reads them: ethertype 0x0800, then 0x45 (IPv4,
     // 5-word header); byte 15 (TOS) is masked out.
-    static constexpr uint32_t kIpv4NoOptions =
-        std::endian::native == std::endian::little ? 0x00450008u : 0x08004500u;
-    static constexpr uint32_t kTypeVersionMask =
-        std::endian::native == std::endian::little ? 0x00FFFFFFu : 0xFFFFFF00u;
+    static constexpr uint32_t kIpv4NoOptions = pkt::in_memory_order(uint32_t(0x08004500));
+    static constexpr uint32_t kTypeVersionMask = pkt::in_memory_order(uint32_t(0xFFFFFF00));
 
-    static uint16_t wire16(const uint8_t* p) {
-        uint16_t v;
-        std::memcpy(&v, p, 2);
-        return v;
-    }
-    // How a big-endian field holding `value` lies in memory.
-    static uint16_t wire16_of(uint16_t value) {
-        uint8_t b[2];
-        pkt::store_be16(b, value);
-        return wire16(b);
-    }
+    static uint16_t wire16(const uint8_t* p) { return lr_load16(p); }
     // 4 bytes as they lie in memory: hashing and summing them needs no byte swap.
-    static uint32_t wire32(const uint8_t* p) {
-        uint32_t v;
-        std::memcpy(&v, p, 4);
-        return v;
-    }
+    static uint32_t wire32(const uint8_t* p) { return lr_load32(p); }
     // A bit set per bad source (hashed, so other addresses may share it): a clear bit proves
     // the source good with one load; a set bit sends the frame to the exact lookup.
     static uint32_t filter_bit(uint32_t wire_addr) { return (wire_addr * 0x9E3779B1u) >> 20; }

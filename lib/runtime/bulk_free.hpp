@@ -1,8 +1,8 @@
 #pragma once
 // Gives a burst of received mbufs back to their pool. rte_pktmbuf_free_bulk() tests and resets
 // each mbuf on its own (its reference count, external buffer, chain pointer in the mbuf's second
-// cache line, pool: 41 instructions a frame in kvagg's sink loop, callgrind). A loop that reads
-// every mbuf of the burst anyway notes whether each is plain (note()): one segment, one
+// cache line, pool: 41 instructions a frame in a sink loop that keeps no frame, callgrind). A loop
+// that reads every mbuf of the burst anyway notes whether each is plain (note()): one segment, one
 // reference, its own buffer, the burst's pool. A burst of plain mbufs goes back with one
 // rte_mempool_put_bulk(), as a port's fast free (RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE) does under
 // the same conditions; any other burst with rte_pktmbuf_free_bulk().

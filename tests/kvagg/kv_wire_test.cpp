@@ -44,6 +44,22 @@ std::vector<uint8_t> insert(std::vector<uint8_t> f, size_t at, std::vector<uint8
     return f;
 }
 
+// What the mutation tests hand both parsers: up to two bit flips in the first 70 bytes of `f`,
+// its length cut one time in eight, another UDP port one time in sixteen.
+struct Mutated {
+    size_t len;
+    uint16_t port;
+};
+Mutated mutate(std::vector<uint8_t>& f, std::mt19937& rng) {
+    for (unsigned k = rng() % 3; k > 0; --k) {
+        const size_t at = rng() % std::min<size_t>(f.size(), 70);
+        f[at] ^= uint8_t(1u << (rng() % 8));
+    }
+    const size_t len = rng() % 8 ? f.size() : rng() % (f.size() + 1);
+    const uint16_t port = rng() % 16 ? kKvDefaultPort : uint16_t(rng());
+    return {len, port};
+}
+
 }  // namespace
 
 TEST(KvWire, EncoderWritesTheDesignLayout) {
@@ -329,12 +345,7 @@ TEST(KvWire, FastPathAgreesWithGeneralParserOnMutatedFrames) {
         std::vector<uint8_t> f = make_kv_frame(kv_spec(), rng(), rng(), tuples);
         if (rng() % 8 == 0) f = insert(f, 12, {0x81, 0x00, 0x00, 0x05});  // a VLAN tag
         if (rng() % 8 == 0) f.resize(f.size() + rng() % 20);              // trailing bytes
-        for (unsigned k = rng() % 3; k > 0; --k) {
-            const size_t at = rng() % std::min<size_t>(f.size(), 70);
-            f[at] ^= uint8_t(1u << (rng() % 8));
-        }
-        const size_t len = rng() % 8 ? f.size() : rng() % (f.size() + 1);
-        const uint16_t port = rng() % 16 ? kKvDefaultPort : uint16_t(rng());
+        const auto [len, port] = mutate(f, rng);
         const KvPacket fast = parse_kv_packet(f.data(), len, port);
         const KvPacket general = parse_kv_packet_general(f.data(), len, port);
         ASSERT_EQ(fast.verdict, general.verdict) << n;
@@ -496,12 +507,7 @@ TEST(KvWire, OneTupleShapeMatchesTheCanonicalOneTupleFrames) {
         std::vector<uint8_t> f = make_kv_frame(kv_spec(), rng(), rng(), tuples);
         if (rng() % 8 == 0) linerate::test::set_udp_checksum(f);
         if (rng() % 8 == 0) f.resize(f.size() + rng() % 20);  // trailing bytes
-        for (unsigned k = rng() % 3; k > 0; --k) {
-            const size_t at = rng() % std::min<size_t>(f.size(), 70);
-            f[at] ^= uint8_t(1u << (rng() % 8));
-        }
-        const size_t len = rng() % 8 ? f.size() : rng() % (f.size() + 1);
-        const uint16_t port = rng() % 16 ? kKvDefaultPort : uint16_t(rng());
+        const auto [len, port] = mutate(f, rng);
         const bool shape = KvOneTupleShape(port).matches(f.data(), len);
         const std::optional<KvPacket> p = parse_kv_canonical(f.data(), len, port);
         const bool one_tuple_frame = p && p->verdict == KvVerdict::ok && p->tuple_count == 1 &&
