@@ -19,7 +19,7 @@ namespace {
 // The plain reflector (no memory work), the MAC swap a template parameter: no branch a frame.
 template <bool kSwap>
 void run_worker(WorkerContext& ctx, const ForwardOptions& forward, XdpDatapath* xdp) {
-    auto kernel = [](rte_mbuf* m) { return l2reflect::reflect_mbuf<kSwap>(m); };
+    l2reflect::MbufReflector<kSwap> kernel;
     forward_on_datapath(ctx, xdp, kernel, forward);
 }
 

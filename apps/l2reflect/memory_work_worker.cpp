@@ -5,12 +5,20 @@ namespace linerate::l2reflect {
 
 namespace {
 
+// The memory work on each frame, then the reflector's verdict.
 template <bool kSwap, class Work>
-void run_working(WorkerContext& ctx, const ForwardOptions& forward, Work& work) {
-    auto kernel = [&work](rte_mbuf* m) {
+struct WorkingReflector {
+    static constexpr bool kRejectsRarely = true;
+    Work& work;
+    unsigned operator()(rte_mbuf* m) {
         work(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m));
         return reflect_mbuf<kSwap>(m);
-    };
+    }
+};
+
+template <bool kSwap, class Work>
+void run_working(WorkerContext& ctx, const ForwardOptions& forward, Work& work) {
+    WorkingReflector<kSwap, Work> kernel{work};
     forward_loop(ctx, kernel, forward);
 }
 

@@ -10,11 +10,29 @@ namespace linerate::l2reflect {
 
 class MemoryWorkFeature;
 
+// A first segment shorter than the MACs and the swap's 16-byte load (a runt, or a split header).
 template <bool kSwap>
-unsigned reflect_mbuf(rte_mbuf* m) {
+[[gnu::noinline, gnu::cold]] unsigned reflect_short_mbuf(rte_mbuf* m) {
     return reflect_frame<kSwap>(rte_pktmbuf_mtod(m, uint8_t*), rte_pktmbuf_data_len(m),
                                 rte_pktmbuf_pkt_len(m));
 }
+
+// reflect_frame's common case inline and the short frame out of line: the loop then keeps no
+// frame length alive across the swap for the short one (a register copy a frame, callgrind).
+template <bool kSwap>
+unsigned reflect_mbuf(rte_mbuf* m) {
+    const uint16_t len = rte_pktmbuf_data_len(m);
+    if (len < 16) [[unlikely]]
+        return reflect_short_mbuf<kSwap>(m);
+    return reflect_frame<kSwap>(rte_pktmbuf_mtod(m, uint8_t*), len);
+}
+
+// reflect_mbuf as forward_loop's kernel: it rejects malformed frames only (RejectsRarely).
+template <bool kSwap>
+struct MbufReflector {
+    static constexpr bool kRejectsRarely = true;
+    unsigned operator()(rte_mbuf* m) const { return reflect_mbuf<kSwap>(m); }
+};
 
 // A worker with --touch or --lookups (never with --datapath xdp): its memory work reads each
 // frame's first segment, then the frame is reflected as without it. In a translation unit of

@@ -10,6 +10,7 @@
 
 #include <fstream>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "pcapio/pcap_file.hpp"
@@ -121,6 +122,27 @@ TEST(L2reflectPcap, RuntsAreDroppedAndCounted) {
     EXPECT_EQ(r.json["rx_packets"], in.size());
     EXPECT_EQ(r.json["tx_packets"], want.size());
     // Bytes: all that came in, and only the reflected frames out.
+    EXPECT_EQ(r.json["rx_bytes"], bytes(in));
+    EXPECT_EQ(r.json["tx_bytes"], bytes(want));
+}
+
+// The loop leaves kept frames in place and takes rejected ones out after the burst: runts first,
+// side by side, and last in a burst of 32 leave the kept frames in order around them.
+TEST(L2reflectPcap, RuntsAtABurstsEdgesAndSideBySideLeaveTheRestInOrder) {
+    std::vector<Frame> in = random_frames(64, 60, 128, 5);
+    std::vector<Frame> want;
+    const std::set<size_t> runt_at = {0, 1, 15, 16, 17, 31, 32, 62, 63};
+    for (size_t i = 0; i < in.size(); ++i) {
+        if (runt_at.count(i))
+            in[i].resize(1 + i % 13);
+        else
+            want.push_back(swapped(in[i]));
+    }
+    PcapRun r = run_pcap(in);
+    ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
+    EXPECT_EQ(r.out, want);
+    EXPECT_EQ(r.json["drops"]["runt"], runt_at.size());
+    EXPECT_EQ(r.json["tx_packets"], want.size());
     EXPECT_EQ(r.json["rx_bytes"], bytes(in));
     EXPECT_EQ(r.json["tx_bytes"], bytes(want));
 }
