@@ -39,10 +39,12 @@ void prefetch_lines(const uint8_t* from, const uint8_t* to) {
 
 template <class Table>
 template <IndexMode kMode, bool kPrefetch>
-size_t KvKernel<Table>::TupleCursor::take(const AggHomes& homes, StagedTuple* out, size_t max) {
+size_t KvKernel<Table>::TupleCursor::take(const AggHomes& homes, const Writer& writer,
+                                          StagedTuple* out, size_t max) {
     // Locals, stored back once: a store through `out` may alias the members (and `homes`),
     // which would then be reloaded and stored for every frame.
     const AggHomes h = homes;
+    const Writer w = writer;
     const TupleRange* range = range_;
     const TupleRange* const ranges_end = ranges_end_;
     const uint8_t* p = p_;
@@ -64,7 +66,7 @@ size_t KvKernel<Table>::TupleCursor::take(const AggHomes& homes, StagedTuple* ou
         for (; p != next; p += kKvTupleLen, ++t) {
             const uint64_t key = pkt::load_be64(p);
             AggSlot* const home = h.template home<kMode>(key);
-            if constexpr (kPrefetch) __builtin_prefetch(home, 1, 3);
+            if constexpr (kPrefetch) w.prefetch(home);
             *t = {key, pkt::load_be64(p + 8), home};
         }
     }
@@ -154,14 +156,15 @@ void KvKernel<Table>::add_tuples_impl(std::span<const TupleRange> ranges) {
     TupleCursor cursor(ranges);
     AddSums sums;
     if constexpr (kLookAhead) {
-        size_t n = cursor.template take<kMode, true>(homes, buf[0], block);
+        size_t n = cursor.template take<kMode, true>(homes, writer_, buf[0], block);
         for (unsigned b = 0; n != 0; b ^= 1) {
-            const size_t next = cursor.template take<kMode, true>(homes, buf[b ^ 1], block);
+            const size_t next =
+                cursor.template take<kMode, true>(homes, writer_, buf[b ^ 1], block);
             sums += add_staged<kMode>({buf[b], n});
             n = next;
         }
     } else {
-        while (const size_t n = cursor.template take<kMode, false>(homes, buf[0], block))
+        while (const size_t n = cursor.template take<kMode, false>(homes, writer_, buf[0], block))
             sums += add_staged<kMode>({buf[0], n});
     }
     count_adds(sums);
@@ -180,10 +183,11 @@ template <IndexMode kMode>
 typename KvKernel<Table>::AddSums KvKernel<Table>::add_staged(std::span<const StagedTuple> block) {
     // A refusal is rare, so only it pays a branch with bookkeeping.
     Table& table = table_;
+    const Writer writer = writer_;
     uint64_t refused = 0, sum = 0, refused_sum = 0;  // locals: slot stores may alias memory
     for (const StagedTuple& t : block) {
         sum += t.value;
-        if (!table.template add_at<kMode>(t.home, t.key, t.value)) [[unlikely]] {
+        if (!table.template add_at<kMode>(t.home, t.key, t.value, writer)) [[unlikely]] {
             ++refused;
             refused_sum += t.value;
         }
@@ -223,6 +227,7 @@ typename KvKernel<Table>::OneTupleRun KvKernel<Table>::admit_one_tuple_frames_as
     const KvOneTupleShape shape(cfg_.udp_port);
     const ListenAddrs& listen = cfg_.listen;
     const AggHomes homes = table_.homes();
+    const Writer writer = writer_;
     // Pointers, not indices: fewer live registers, no spills in the loop (callgrind).
     const FrameRef* f = frames.data();
     const FrameRef* const end = f + frames.size();
@@ -258,7 +263,7 @@ typename KvKernel<Table>::OneTupleRun KvKernel<Table>::admit_one_tuple_frames_as
         const uint8_t* const tuple = f->data + kKvTuplesOffset;
         const uint64_t key = pkt::load_be64(tuple);
         AggSlot* const home = homes.template home<kMode>(key);
-        if constexpr (kPrefetch) __builtin_prefetch(home, 1, 3);
+        if constexpr (kPrefetch) writer.prefetch(home);
         *out++ = {key, pkt::load_be64(tuple + 8), home};
     }
     return {size_t(f - frames.data()), size_t(out - staged)};
@@ -275,6 +280,7 @@ typename KvKernel<Table>::ChunkWork KvKernel<Table>::admit_chunk(std::span<const
     const bool verify = cfg_.verify_checksums, accept_offloaded = !cfg_.strict_checksums;
     const ListenAddrs listen = cfg_.listen;
     const AggHomes homes = table_.homes();
+    const Writer writer = writer_;
     // --dup-window 0: the window is not asked (a call GCC keeps out of line, 11 instructions a
     // frame at 1 tuple a datagram, for a feature that is off).
     const bool window_on = dup_.window() != 0;
@@ -313,7 +319,7 @@ typename KvKernel<Table>::ChunkWork KvKernel<Table>::admit_chunk(std::span<const
             for (const uint8_t* t = p.tuples; t != p.tuples + n * kKvTupleLen; t += kKvTupleLen) {
                 const uint64_t key = pkt::load_be64(t);
                 AggSlot* const home = homes.template home<kMode>(key);
-                if constexpr (kPrefetch) __builtin_prefetch(home, 1, 3);
+                if constexpr (kPrefetch) writer.prefetch(home);
                 staged[w.staged++] = {key, pkt::load_be64(t + 8), home};
             }
             continue;

@@ -66,9 +66,14 @@ struct FrameRef {
 template <class Table>
 class KvKernel {
   public:
-    // The table is not owned (the app places it in the --aggbuf region).
-    KvKernel(Table& table, const KvKernelConfig& cfg)
-        : table_(table), dup_(cfg.dup_window, cfg.max_streams), cfg_(cfg) {
+    using Writer = typename Table::Writer;
+    // The table is not owned (the app places it in the --aggbuf region). writer: this kernel's
+    // column of the shared table (its worker's index; a per-worker table has one writer).
+    KvKernel(Table& table, const KvKernelConfig& cfg, unsigned writer = 0)
+        : table_(table),
+          writer_(table.writer(writer)),
+          dup_(cfg.dup_window, cfg.max_streams),
+          cfg_(cfg) {
         if (cfg.key) mac_.emplace(*cfg.key);
     }
 
@@ -123,7 +128,7 @@ class KvKernel {
             : range_(r.data()), ranges_end_(r.data() + r.size()) {}
         // Stages the next tuples, at most `max`; returns how many (0: none left).
         template <IndexMode kMode, bool kPrefetch>
-        size_t take(const AggHomes& homes, StagedTuple* out, size_t max);
+        size_t take(const AggHomes& homes, const Writer& writer, StagedTuple* out, size_t max);
 
       private:
         const TupleRange* range_;
@@ -225,6 +230,7 @@ class KvKernel {
     AddSums add_staged(std::span<const StagedTuple> block);
 
     Table& table_;
+    Writer writer_;  // what add_at() and the prefetch take: where this worker's sums are
     DupFilter dup_;
     KvKernelConfig cfg_;
     KvCounters counters_;
