@@ -243,6 +243,10 @@ class AggTable : public AggTableOps<AggTable> {
         static void prefetch(const AggSlot* home) { __builtin_prefetch(home, 1, 3); }
     };
     static Writer writer(unsigned) { return {}; }
+    template <class F>  // as SharedAggTable's: one kind
+    static decltype(auto) visit_writer(Writer w, F&& f) {
+        return f(w);
+    }
 
     // Clears the slots (the first touch of the memory happens here, in the constructing thread).
     AggTable(std::span<AggSlot> slots, const AggConfig& cfg);

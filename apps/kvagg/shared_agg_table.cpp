@@ -25,7 +25,7 @@ SharedAggTable::SharedAggTable(std::span<AggSlot> slots, const AggConfig& cfg, u
       zero_sums_(new ZeroSum[std::max(writers, 1u)]),
       writers_(std::max(writers, 1u)) {
     if (writers_.size() == 1) {
-        writers_[0].base_ = offsetof(AggSlot, value);  // the slot's own value word
+        writers_[0].base_ = kSlotSumBase;
     } else {
         const size_t need = column_words(capacity_, writers);
         if (columns.empty()) {

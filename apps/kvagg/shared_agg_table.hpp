@@ -14,6 +14,7 @@
 // stays exact; reads (find_live, drain_live without reset) add the columns with atomic loads
 // from any thread. Memory: 16 bytes a slot, and 8 x W more with W > 1 writers.
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -33,28 +34,54 @@ class SharedAggTable : public AggTableOps<SharedAggTable> {
     static_assert(std::atomic_ref<uint64_t>::is_always_lock_free);
     static constexpr unsigned kAllWriters = ~0u;
 
+    // Where a writer's sums lie, as far as its type says: any (the Writer's base and shift),
+    // slot (one writer: the slots' own value words) or column (several: an array each). The
+    // kernel adds through the kind visit_writer() names, so its addressing is constant-folded.
+    enum class SumsAt { any, slot, column };
     // One writer's column: where its sum of a slot is. The word of slot s is at base + (address
-    // of s >> shift): shift 0 and base 8 is the slot's own value word (one writer), shift 1 a
-    // word of the writer's array (the array's address less half the slots' address). The kernel
-    // keeps it in registers: one shift an add more than a per-worker table.
-    class Writer {
+    // of s >> shift): shift 0 and base 8 is the slot's own value word (one writer: a per-worker
+    // table's add), shift 1 a word of the writer's array (the array's address less half the
+    // slots' address: a shift an add more). A kind other than any knows its shift (and the
+    // slot's its base) at compile time: with the shift in a register (cl, which the hash's shift
+    // holds too) GCC moved and spilled around it, 6.5 instructions a tuple at one writer.
+    template <SumsAt kAt>
+    class WriterAt {
       public:
+        WriterAt() = default;
+        // To any kind; to another: only the kind visit_writer() names for w.
+        template <SumsAt k>
+        explicit(kAt != SumsAt::any) WriterAt(const WriterAt<k>& w)
+            : base_(w.base_), shift_(w.shift_), index_(w.index_) {}
+
         uint64_t* sum_of(const AggSlot* s) const {
-            return reinterpret_cast<uint64_t*>(base_ + (reinterpret_cast<uintptr_t>(s) >> shift_));
+            return reinterpret_cast<uint64_t*>(base() +
+                                               (reinterpret_cast<uintptr_t>(s) >> shift()));
         }
-        // The lines an add to `home` reads (the key's, for reading) and writes (its sum's).
+        // The lines an add to `home` reads (the key's, for reading, when its sum is elsewhere)
+        // and writes (its sum's).
         void prefetch(const AggSlot* home) const {
-            __builtin_prefetch(home, 0, 3);
+            if (shift() != 0) __builtin_prefetch(home, 0, 3);
             __builtin_prefetch(sum_of(home), 1, 3);
         }
         unsigned index() const { return index_; }
 
       private:
+        template <SumsAt>
+        friend class WriterAt;
         friend SharedAggTable;
+        uintptr_t base() const { return kAt == SumsAt::slot ? kSlotSumBase : base_; }
+        unsigned shift() const { return kAt == SumsAt::any ? shift_ : kAt == SumsAt::column; }
         uintptr_t base_ = 0;
         unsigned shift_ = 0;
         unsigned index_ = 0;
     };
+    using Writer = WriterAt<SumsAt::any>;
+    // f(w as the kind that says where its sums lie): the kernel's adds chosen once, not per tuple.
+    template <class F>
+    static decltype(auto) visit_writer(const Writer& w, F&& f) {
+        if (w.shift_ == 0) return f(WriterAt<SumsAt::slot>(w));
+        return f(WriterAt<SumsAt::column>(w));
+    }
 
     // The u64 words of the writers' columns for `capacity` slots (0 with one writer: its sums
     // are the slots' value words), with room to align them to cache lines.
@@ -99,10 +126,13 @@ class SharedAggTable : public AggTableOps<SharedAggTable> {
     std::pair<unsigned, unsigned> columns_of(unsigned w) const {
         return w == kAllWriters ? std::pair(0u, writers()) : std::pair(w, 1u);
     }
+    // One writer's sum of a slot: its own value word.
+    static constexpr uintptr_t kSlotSumBase = offsetof(AggSlot, value);
     // The slot of a held key (not the hash mode's key 0); nullptr: none.
     const AggSlot* live_slot(uint64_t key) const;
     friend AggTableOps;
-    void add_direct(AggSlot& slot, uint64_t value, const Writer& w) {
+    template <class W>  // a WriterAt
+    void add_direct(AggSlot& slot, uint64_t value, const W& w) {
         std::atomic_ref<uint64_t> used(slot.key);
         // Exactly one writer turns the flag on and counts the key: size() stays O(1).
         if (used.load(std::memory_order_relaxed) == 0 &&
@@ -115,7 +145,8 @@ class SharedAggTable : public AggTableOps<SharedAggTable> {
         std::atomic_ref<uint64_t> sum(*word);
         sum.store(sum.load(std::memory_order_relaxed) + value, std::memory_order_relaxed);
     }
-    bool add_hashed(AggSlot* home, uint64_t key, uint64_t value, const Writer& w) {
+    template <class W>
+    bool add_hashed(AggSlot* home, uint64_t key, uint64_t value, const W& w) {
         // As AggTable: a held key is in its home line 96 % of the time, so its four slots are
         // compared without branching (a probe loop's exit mispredicts); x86-64's compares read
         // each key in one aligned 8-byte load, as a relaxed atomic load does. Keys never move
@@ -137,7 +168,8 @@ class SharedAggTable : public AggTableOps<SharedAggTable> {
 #endif
     }
     // The bounded probe from the home line's first slot: a key beyond its line, or a new key.
-    bool add_probe(AggSlot* home, uint64_t key, uint64_t value, const Writer& w) {
+    template <class W>
+    bool add_probe(AggSlot* home, uint64_t key, uint64_t value, const W& w) {
         size_t i = size_t(home - slots_);
         for (unsigned n = 0; n < probe_; ++n, i = (i + 1) & mask_) {
             AggSlot& s = slots_[i];
