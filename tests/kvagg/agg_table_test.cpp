@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "kvagg/agg_merge.hpp"
@@ -519,4 +520,32 @@ TEST(SharedAggTable, WritersColumnsAreApartAndAligned) {
     EXPECT_EQ(mem[three.home(9) - mem.data()].value, 0u);  // the slots' value words unused
     std::vector<uint64_t> small(10);
     EXPECT_THROW(SharedAggTable(mem, hash_cfg(400), 3, small), std::invalid_argument);
+}
+
+// The kind visit_writer() names (the kernel's adds: one writer's `slot`, several writers'
+// `column`, their addressing known at compile time) finds the same words as the general form,
+// and an add through it lands in that writer's column.
+TEST(SharedAggTable, WriterKindsAddressTheGeneralFormsWords) {
+    using SumsAt = SharedAggTable::SumsAt;
+    std::vector<AggSlot> mem(1024);
+    for (unsigned writers : {1u, 3u}) {
+        SharedAggTable table(mem, hash_cfg(400), writers);
+        for (unsigned w = 0; w < writers; ++w) {
+            const SharedAggTable::Writer& general = table.writer(w);
+            SharedAggTable::visit_writer(general, [&](auto kind) {
+                const bool slot =
+                    std::is_same_v<decltype(kind), SharedAggTable::WriterAt<SumsAt::slot>>;
+                EXPECT_EQ(slot, writers == 1) << writers << " writers";
+                for (size_t i : {size_t(0), size_t(5), size_t(1023)})
+                    EXPECT_EQ(kind.sum_of(&mem[i]), general.sum_of(&mem[i]));
+                EXPECT_EQ(kind.index(), w);
+                EXPECT_TRUE(table.add_at(table.home(77), 77, w + 1, kind));
+            });
+        }
+        EXPECT_EQ(table.find_live(77), uint64_t(writers * (writers + 1) / 2)) << writers;
+        for (unsigned w = 0; w < writers; ++w) {
+            std::vector<AggSlot> out;
+            EXPECT_EQ(table.drain_live(77, 77, false, out, w), w + 1u);
+        }
+    }
 }
