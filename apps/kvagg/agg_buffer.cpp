@@ -5,10 +5,11 @@
 namespace linerate::kvagg {
 
 AggBuffer::AggBuffer(const mem::RegionSpec& spec, size_t slots, unsigned count, int default_socket,
-                     const std::string& heap_name)
+                     size_t column_words, const std::string& heap_name)
     : slots_(slots),
-      tables_(spec, AggGeometry::bytes_for(slots), count, heap_name, default_socket,
-              {[bytes = AggGeometry::bytes_for(slots)](unsigned i) {
+      column_words_(column_words),
+      tables_(spec, table_bytes(), count, heap_name, default_socket,
+              {[bytes = table_bytes()](unsigned i) {
                    return fmt::format("aggregation table {} of {}", i,
                                       mem::format_bytes(double(bytes)));
                },

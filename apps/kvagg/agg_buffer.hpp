@@ -14,16 +14,23 @@ namespace linerate::kvagg {
 
 class AggBuffer {
   public:
-    // `count` tables of `slots` slots each. default_socket stands for socket:-1 (the port's
-    // node). Throws mem::RegionError (bad region or file) or std::runtime_error (no memory).
+    // `count` tables of `slots` slots each, each followed by `column_words` u64 words (the shared
+    // table's writers' columns, SharedAggTable::column_words). default_socket stands for
+    // socket:-1 (the port's node). Throws mem::RegionError (bad region or file) or
+    // std::runtime_error (no memory).
     AggBuffer(const mem::RegionSpec& spec, size_t slots, unsigned count, int default_socket,
-              const std::string& heap_name = "kvagg_aggbuf");
+              size_t column_words = 0, const std::string& heap_name = "kvagg_aggbuf");
 
     std::span<AggSlot> table(unsigned i) const {
         return {static_cast<AggSlot*>(tables_.data(i)), slots_};
     }
+    std::span<uint64_t> columns(unsigned i) const {
+        return {reinterpret_cast<uint64_t*>(table(i).data() + slots_), column_words_};
+    }
     unsigned count() const { return tables_.count(); }
-    size_t table_bytes() const { return AggGeometry::bytes_for(slots_); }
+    size_t table_bytes() const {
+        return AggGeometry::bytes_for(slots_) + column_words_ * sizeof(uint64_t);
+    }
     const mem::Region& region() const { return tables_.region(); }
     // Where the first table really lives, e.g. "region pages:thp: external heap (socket id 256),
     // 2.0 MiB pages, 32.0 MiB on transparent huge pages".
@@ -33,6 +40,7 @@ class AggBuffer {
 
   private:
     size_t slots_;
+    size_t column_words_;
     mem::PlacedBuffer tables_;
 };
 

@@ -176,30 +176,35 @@ class AggGeometry {
 
 // add() and add_at() of both tables (AggTable, SharedAggTable): one mode dispatch, the work in
 // Derived's add_direct() (the key's own slot), add_zero() (hash mode's key 0, kept outside the
-// slots) and add_hashed() (a non-zero key from its home line on).
+// slots) and add_hashed() (a non-zero key from its home line on). `writer`: the shared table's
+// Writer of the adding thread; a per-worker table takes its own empty one, or none.
 template <class Derived>
 class AggTableOps : public AggGeometry {
   public:
     // Adds value to key's sum. false: refused (table full), nothing changed.
-    bool add(uint64_t key, uint64_t value) { return add_at(home(key), key, value); }
+    template <class... Writer>
+    bool add(uint64_t key, uint64_t value, const Writer&... writer) {
+        return add_at(home(key), key, value, writer...);
+    }
 
     // add() with the key's home() already computed.
-    bool add_at(AggSlot* home, uint64_t key, uint64_t value) {
-        return mode_ == IndexMode::direct ? add_at<IndexMode::direct>(home, key, value)
-                                          : add_at<IndexMode::hash>(home, key, value);
+    template <class... Writer>
+    bool add_at(AggSlot* home, uint64_t key, uint64_t value, const Writer&... writer) {
+        return mode_ == IndexMode::direct ? add_at<IndexMode::direct>(home, key, value, writer...)
+                                          : add_at<IndexMode::hash>(home, key, value, writer...);
     }
     // The same for a mode known at compile time (M must be mode()).
-    template <IndexMode M>
-    bool add_at(AggSlot* home, uint64_t key, uint64_t value) {
+    template <IndexMode M, class... Writer>
+    bool add_at(AggSlot* home, uint64_t key, uint64_t value, const Writer&... writer) {
         Derived& d = static_cast<Derived&>(*this);
         if constexpr (M == IndexMode::direct) {
             if (!home) return false;
-            d.add_direct(*home, value);
+            d.add_direct(*home, value, writer...);
             return true;
         }
         if (key == 0) [[unlikely]]
-            return d.add_zero(value);
-        return d.add_hashed(home, key, value);
+            return d.add_zero(value, writer...);
+        return d.add_hashed(home, key, value, writer...);
     }
 
   protected:
@@ -233,6 +238,16 @@ struct AggTableCopy {
 
 class AggTable : public AggTableOps<AggTable> {
   public:
+    // Its one writer (the kernel's add and prefetch take it as they take the shared table's).
+    struct Writer {
+        static void prefetch(const AggSlot* home) { __builtin_prefetch(home, 1, 3); }
+    };
+    static Writer writer(unsigned) { return {}; }
+    template <class F>  // as SharedAggTable's: one kind
+    static decltype(auto) visit_writer(Writer w, F&& f) {
+        return f(w);
+    }
+
     // Clears the slots (the first touch of the memory happens here, in the constructing thread).
     AggTable(std::span<AggSlot> slots, const AggConfig& cfg);
 
@@ -262,12 +277,12 @@ class AggTable : public AggTableOps<AggTable> {
 
   private:
     friend AggTableOps;
-    void add_direct(AggSlot& slot, uint64_t value) {
+    void add_direct(AggSlot& slot, uint64_t value, Writer = {}) {
         size_ += slot.key == 0;  // the line is loaded anyway: keeps size() O(1) here too
         slot.key = 1;
         slot.value += value;
     }
-    bool add_hashed(AggSlot* home, uint64_t key, uint64_t value) {
+    bool add_hashed(AggSlot* home, uint64_t key, uint64_t value, Writer = {}) {
         // A held key sits in its home line in nearly every case (measured: 96 % of random keys
         // at load 1/2): compare all four slots without branching, so the common update costs
         // no mispredicted probe-loop exit. Correct whatever the probe limit: slots are never
@@ -289,7 +304,7 @@ class AggTable : public AggTableOps<AggTable> {
     void mark_used_lines();
     // The full bounded probe: a key beyond its home line, or a new key (out of line: rare).
     bool add_probe(size_t hint, uint64_t key, uint64_t value);
-    bool add_zero(uint64_t value) {
+    bool add_zero(uint64_t value, Writer = {}) {
         if (!zero_used_) {
             if (size_ >= max_keys_) return false;
             zero_used_ = true;

@@ -54,9 +54,10 @@ void run_shared_table_job(ControlJob& job, SharedAggTable& table) {
         job.values.resize(r.count);
         for (size_t i = 0; i < r.count; ++i) job.values[i] = table.find_live(r.key(i)).value_or(0);
     } else if (r.op == kKvOpFlush && job.take) {
-        take_listed(job, [&table](uint64_t key) { return table.take_live(key); });
+        take_listed(job, [&](uint64_t key) { return table.take_live(key, job.writer); });
     } else if (r.op == kKvOpFlush) {
-        const uint64_t sum = table.drain_live(r.range_lo(), r.range_hi(), r.reset(), job.sums);
+        const uint64_t sum =
+            table.drain_live(r.range_lo(), r.range_hi(), r.reset(), job.sums, job.writer);
         if (r.reset()) job.flushed = sum;
     }
 }

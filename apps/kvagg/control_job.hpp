@@ -3,9 +3,9 @@
 // service request (read, flush, status) or of a checkpoint, posted through the worker's request
 // slot (request_slot.hpp) and done by that worker between two bursts, or by the control thread
 // once the worker stopped. A per-worker table and duplicate window have one writer, their worker,
-// so only that worker reads them while it runs. The shared table (--agg shared) is read and
-// reset by the control thread itself with atomic loads and exchanges: its workers' part is their
-// duplicate window only.
+// so only that worker reads them while it runs. The shared table (--agg shared) is read by the
+// control thread itself with atomic loads; a reset of it is each worker's, of its own column of
+// sums (shared_agg_table.hpp), as a per-worker table's is.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -30,6 +30,9 @@ struct ControlJob {
     // An unkeyed paged flush with reset: take out these keys' sums only (ascending), not the
     // request's range.
     const std::vector<uint64_t>* take = nullptr;
+    // The shared table: the writer whose column this job reads or resets (its worker's), or
+    // every one (kAllWriters: a read by the control thread).
+    unsigned writer = SharedAggTable::kAllWriters;
     std::vector<uint64_t> values;      // read: one per key (0 when absent)
     std::vector<AggSlot> sums;         // flush
     uint64_t flushed = 0;              // flush with reset: wrapping sum taken out
@@ -38,11 +41,11 @@ struct ControlJob {
 
 // Does `job` on a per-worker table and window (the owner's thread, or after it stopped).
 void run_job(ControlJob& job, AggTable& table, const DupFilter& dup);
-// The shared table's part of a read or flush (any thread: atomic reads and exchanges; a reset
-// of a table with one writer: that writer's thread, or any once it stopped).
+// The shared table's part of a read or flush: job.writer's column (a reset: on that writer's
+// thread, or any once it stopped) or every column (atomic loads, any thread).
 void run_shared_table_job(ControlJob& job, SharedAggTable& table);
-// A worker's part beside the shared table: its window (status), or, posted to the table's one
-// writer, the table's part of a flush with reset.
+// A worker's part beside the shared table: its window (status), or its column's part of a flush
+// with reset.
 inline void run_job(ControlJob& job, SharedAggTable& table, const DupFilter& dup) {
     if (job.request->op == kKvOpStatus)
         job.state = dup.state(job.request->stream, job.max_missing);

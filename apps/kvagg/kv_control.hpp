@@ -408,28 +408,24 @@ class KvControl {
     }
 
     // The parts of a read or flush: every worker's own table (each read by its worker), or the
-    // shared table, read here (a reset of a table with one writer: by that writer, whose adds
-    // are not atomic read-modify-writes, shared_agg_table.hpp).
+    // shared table: read here (atomic loads of every column), reset by every worker (each its
+    // own column: its adds are not atomic read-modify-writes, shared_agg_table.hpp).
     // take: a paged flush's listed keys (ControlJob::take).
     std::vector<ControlJob> table_parts(const KvRequest& r,
                                         const std::vector<uint64_t>* take = nullptr) {
         if constexpr (kShared) {
-            std::vector<ControlJob> shared(1);
-            shared[0] = {.request = &r, .take = take};
-            Table& table = *workers_.front().table;
-            if (table.single_writer() && r.op == kKvOpFlush && r.reset()) {
-                post_job(*workers_.front().link, &shared[0]);
-                wait_job(*workers_.front().link, [&] { run_shared_table_job(shared[0], table); });
-            } else {
-                run_shared_table_job(shared[0], table);
+            if (r.op != kKvOpFlush || !r.reset()) {
+                std::vector<ControlJob> shared(1);
+                shared[0] = {.request = &r, .take = take};
+                run_shared_table_job(shared[0], *workers_.front().table);
+                return shared;
             }
-            return shared;
-        } else {
-            std::vector<ControlJob> parts(workers_.size());
-            for (ControlJob& p : parts) p = {.request = &r, .take = take};
-            gather(parts);
-            return parts;
         }
+        std::vector<ControlJob> parts(workers_.size());
+        for (unsigned w = 0; w < parts.size(); ++w)
+            parts[w] = {.request = &r, .take = take, .writer = w};
+        gather(parts);
+        return parts;
     }
 
     // Every worker's part: posted to running workers, done here for stopped ones.

@@ -38,11 +38,13 @@ void prefetch_lines(const uint8_t* from, const uint8_t* to) {
 }  // namespace
 
 template <class Table>
-template <IndexMode kMode, bool kPrefetch>
-size_t KvKernel<Table>::TupleCursor::take(const AggHomes& homes, StagedTuple* out, size_t max) {
+template <IndexMode kMode, bool kPrefetch, class W>
+size_t KvKernel<Table>::TupleCursor::take(const AggHomes& homes, const W& writer, StagedTuple* out,
+                                          size_t max) {
     // Locals, stored back once: a store through `out` may alias the members (and `homes`),
     // which would then be reloaded and stored for every frame.
     const AggHomes h = homes;
+    const W w = writer;
     const TupleRange* range = range_;
     const TupleRange* const ranges_end = ranges_end_;
     const uint8_t* p = p_;
@@ -64,7 +66,7 @@ size_t KvKernel<Table>::TupleCursor::take(const AggHomes& homes, StagedTuple* ou
         for (; p != next; p += kKvTupleLen, ++t) {
             const uint64_t key = pkt::load_be64(p);
             AggSlot* const home = h.template home<kMode>(key);
-            if constexpr (kPrefetch) __builtin_prefetch(home, 1, 3);
+            if constexpr (kPrefetch) w.prefetch(home);
             *t = {key, pkt::load_be64(p + 8), home};
         }
     }
@@ -129,19 +131,20 @@ typename KvKernel<Table>::Admitted KvKernel<Table>::admit(const FrameRef& frame)
 }
 
 template <class Table>
-void KvKernel<Table>::add_tuples(std::span<const TupleRange> ranges) {
+template <class W>
+void KvKernel<Table>::add_tuples(std::span<const TupleRange> ranges, W writer) {
     const bool hash = table_.mode() == IndexMode::hash;
     if (cfg_.prefetch_ahead == 0)
-        hash ? add_tuples_impl<false, IndexMode::hash>(ranges)
-             : add_tuples_impl<false, IndexMode::direct>(ranges);
+        hash ? add_tuples_impl<false, IndexMode::hash>(ranges, writer)
+             : add_tuples_impl<false, IndexMode::direct>(ranges, writer);
     else
-        hash ? add_tuples_impl<true, IndexMode::hash>(ranges)
-             : add_tuples_impl<true, IndexMode::direct>(ranges);
+        hash ? add_tuples_impl<true, IndexMode::hash>(ranges, writer)
+             : add_tuples_impl<true, IndexMode::direct>(ranges, writer);
 }
 
 template <class Table>
-template <bool kLookAhead, IndexMode kMode>
-void KvKernel<Table>::add_tuples_impl(std::span<const TupleRange> ranges) {
+template <bool kLookAhead, IndexMode kMode, class W>
+void KvKernel<Table>::add_tuples_impl(std::span<const TupleRange> ranges, W writer) {
     // Software pipelining by blocks, across the ranges: decode, hash and prefetch the homes of
     // the next block of tuples, then add the block before it, whose lines have been on their way
     // for a block's time, so the misses overlap instead of queueing one by one. Two short loops
@@ -154,15 +157,15 @@ void KvKernel<Table>::add_tuples_impl(std::span<const TupleRange> ranges) {
     TupleCursor cursor(ranges);
     AddSums sums;
     if constexpr (kLookAhead) {
-        size_t n = cursor.template take<kMode, true>(homes, buf[0], block);
+        size_t n = cursor.template take<kMode, true>(homes, writer, buf[0], block);
         for (unsigned b = 0; n != 0; b ^= 1) {
-            const size_t next = cursor.template take<kMode, true>(homes, buf[b ^ 1], block);
-            sums += add_staged<kMode>({buf[b], n});
+            const size_t next = cursor.template take<kMode, true>(homes, writer, buf[b ^ 1], block);
+            sums += add_staged<kMode>({buf[b], n}, writer);
             n = next;
         }
     } else {
-        while (const size_t n = cursor.template take<kMode, false>(homes, buf[0], block))
-            sums += add_staged<kMode>({buf[0], n});
+        while (const size_t n = cursor.template take<kMode, false>(homes, writer, buf[0], block))
+            sums += add_staged<kMode>({buf[0], n}, writer);
     }
     count_adds(sums);
 }
@@ -176,14 +179,15 @@ void KvKernel<Table>::count_adds(const AddSums& sums) {
 }
 
 template <class Table>
-template <IndexMode kMode>
-typename KvKernel<Table>::AddSums KvKernel<Table>::add_staged(std::span<const StagedTuple> block) {
+template <IndexMode kMode, class W>
+typename KvKernel<Table>::AddSums KvKernel<Table>::add_staged(std::span<const StagedTuple> block,
+                                                              W writer) {
     // A refusal is rare, so only it pays a branch with bookkeeping.
     Table& table = table_;
     uint64_t refused = 0, sum = 0, refused_sum = 0;  // locals: slot stores may alias memory
     for (const StagedTuple& t : block) {
         sum += t.value;
-        if (!table.template add_at<kMode>(t.home, t.key, t.value)) [[unlikely]] {
+        if (!table.template add_at<kMode>(t.home, t.key, t.value, writer)) [[unlikely]] {
             ++refused;
             refused_sum += t.value;
         }
@@ -195,34 +199,39 @@ template <class Table>
 KvVerdict KvKernel<Table>::aggregate_frame(const uint8_t* frame, size_t len,
                                            pkt::RxChecksums port) {
     const Admitted a = admit({frame, len, port});
-    if (a.tuples.count) add_tuples({&a.tuples, 1});
+    if (a.tuples.count)
+        Table::visit_writer(writer_, [&](auto writer) { add_tuples({&a.tuples, 1}, writer); });
     return a.verdict;
 }
 
 template <class Table>
-template <IndexMode kMode, bool kPrefetch, bool kListen>
+template <IndexMode kMode, bool kPrefetch, bool kListen, class W>
 typename KvKernel<Table>::OneTupleRun KvKernel<Table>::admit_one_tuple_frames(
     std::span<const FrameRef> frames, StagedTuple* staged) {
     // The checksum test and the window as template arguments: in registers they left the
     // loop's own values to the stack (callgrind: 6 instructions a frame).
     const bool window = dup_.window() != 0;
     if (cfg_.verify_checksums)
-        return window ? admit_one_tuple_frames_as<kMode, kPrefetch, kListen, true, true>(frames,
+        return window ? admit_one_tuple_frames_as<kMode, kPrefetch, kListen, true, true, W>(frames,
+                                                                                            staged)
+                      : admit_one_tuple_frames_as<kMode, kPrefetch, kListen, true, false, W>(
+                            frames, staged);
+    return window ? admit_one_tuple_frames_as<kMode, kPrefetch, kListen, false, true, W>(frames,
                                                                                          staged)
-                      : admit_one_tuple_frames_as<kMode, kPrefetch, kListen, true, false>(frames,
+                  : admit_one_tuple_frames_as<kMode, kPrefetch, kListen, false, false, W>(frames,
                                                                                           staged);
-    return window
-               ? admit_one_tuple_frames_as<kMode, kPrefetch, kListen, false, true>(frames, staged)
-               : admit_one_tuple_frames_as<kMode, kPrefetch, kListen, false, false>(frames, staged);
 }
 
 template <class Table>
-template <IndexMode kMode, bool kPrefetch, bool kListen, bool kVerify, bool kWindow>
+template <IndexMode kMode, bool kPrefetch, bool kListen, bool kVerify, bool kWindow, class W>
 typename KvKernel<Table>::OneTupleRun KvKernel<Table>::admit_one_tuple_frames_as(
     std::span<const FrameRef> frames, StagedTuple* staged) {
     const KvOneTupleShape shape(cfg_.udp_port);
     const ListenAddrs& listen = cfg_.listen;
     const AggHomes homes = table_.homes();
+    // W(writer_), not a parameter: with one, GCC spilled a value of the loop (1 instruction a
+    // frame at 1 tuple).
+    const W w(writer_);
     // Pointers, not indices: fewer live registers, no spills in the loop (callgrind).
     const FrameRef* f = frames.data();
     const FrameRef* const end = f + frames.size();
@@ -258,17 +267,17 @@ typename KvKernel<Table>::OneTupleRun KvKernel<Table>::admit_one_tuple_frames_as
         const uint8_t* const tuple = f->data + kKvTuplesOffset;
         const uint64_t key = pkt::load_be64(tuple);
         AggSlot* const home = homes.template home<kMode>(key);
-        if constexpr (kPrefetch) __builtin_prefetch(home, 1, 3);
+        if constexpr (kPrefetch) w.prefetch(home);
         *out++ = {key, pkt::load_be64(tuple + 8), home};
     }
     return {size_t(f - frames.data()), size_t(out - staged)};
 }
 
 template <class Table>
-template <IndexMode kMode, bool kPrefetch, bool kListen, unsigned kGate>
+template <IndexMode kMode, bool kPrefetch, bool kListen, unsigned kGate, class W>
 typename KvKernel<Table>::ChunkWork KvKernel<Table>::admit_chunk(std::span<const FrameRef> frames,
                                                                  StagedTuple* staged,
-                                                                 TupleRange* ranges) {
+                                                                 TupleRange* ranges, W writer) {
     // admit() unrolled over the chunk with the config, homes and counts in locals: through the
     // members they were reloaded and stored for every frame (a counter store may alias them).
     const uint16_t udp_port = cfg_.udp_port;
@@ -283,7 +292,8 @@ typename KvKernel<Table>::ChunkWork KvKernel<Table>::admit_chunk(std::span<const
     uint64_t ok = 0, offloaded = 0;
     size_t i = 0;
     if constexpr (kGate == 0) {
-        const OneTupleRun run = admit_one_tuple_frames<kMode, kPrefetch, kListen>(frames, staged);
+        const OneTupleRun run =
+            admit_one_tuple_frames<kMode, kPrefetch, kListen, W>(frames, staged);
         i = run.frames;
         w.staged = ok = run.staged;
     }
@@ -313,7 +323,7 @@ typename KvKernel<Table>::ChunkWork KvKernel<Table>::admit_chunk(std::span<const
             for (const uint8_t* t = p.tuples; t != p.tuples + n * kKvTupleLen; t += kKvTupleLen) {
                 const uint64_t key = pkt::load_be64(t);
                 AggSlot* const home = homes.template home<kMode>(key);
-                if constexpr (kPrefetch) __builtin_prefetch(home, 1, 3);
+                if constexpr (kPrefetch) writer.prefetch(home);
                 staged[w.staged++] = {key, pkt::load_be64(t + 8), home};
             }
             continue;
@@ -329,18 +339,18 @@ typename KvKernel<Table>::ChunkWork KvKernel<Table>::admit_chunk(std::span<const
 }
 
 template <class Table>
-template <IndexMode kMode, bool kPrefetch, bool kListen, unsigned kGate>
-void KvKernel<Table>::aggregate_burst_impl(std::span<const FrameRef> frames) {
+template <IndexMode kMode, bool kPrefetch, bool kListen, unsigned kGate, class W>
+void KvKernel<Table>::aggregate_burst_impl(std::span<const FrameRef> frames, W writer) {
     StagedTuple staged[kStagedMax];
     TupleRange ranges[kChunk];
     for (size_t base = 0; base < frames.size(); base += kChunk) {
         const size_t k = std::min(kChunk, frames.size() - base);
-        const ChunkWork w =
-            admit_chunk<kMode, kPrefetch, kListen, kGate>(frames.subspan(base, k), staged, ranges);
+        const ChunkWork w = admit_chunk<kMode, kPrefetch, kListen, kGate>(frames.subspan(base, k),
+                                                                          staged, ranges, writer);
         // The staged tuples come first in frame order, then the ranges: the same adds in the
         // same order as frame by frame.
-        if (w.staged) count_adds(add_staged<kMode>({staged, w.staged}));
-        if (w.ranges) add_tuples({ranges, w.ranges});
+        if (w.staged) count_adds(add_staged<kMode>({staged, w.staged}, writer));
+        if (w.ranges) add_tuples({ranges, w.ranges}, writer);
     }
 }
 
@@ -348,12 +358,17 @@ template <class Table>
 template <bool kListen, unsigned kGate>
 void KvKernel<Table>::aggregate_burst_as(std::span<const FrameRef> frames) {
     const bool hash = table_.mode() == IndexMode::hash;
-    if (cfg_.prefetch_ahead == 0)
-        hash ? aggregate_burst_impl<IndexMode::hash, false, kListen, kGate>(frames)
-             : aggregate_burst_impl<IndexMode::direct, false, kListen, kGate>(frames);
-    else
-        hash ? aggregate_burst_impl<IndexMode::hash, true, kListen, kGate>(frames)
-             : aggregate_burst_impl<IndexMode::direct, true, kListen, kGate>(frames);
+    const bool prefetch = cfg_.prefetch_ahead != 0;
+    // The writer as the kind that says where its sums lie (the shared table's one writer: the
+    // slots' value words), so that the adds' addressing is constant-folded.
+    Table::visit_writer(writer_, [&](auto writer) {
+        if (!prefetch)
+            hash ? aggregate_burst_impl<IndexMode::hash, false, kListen, kGate>(frames, writer)
+                 : aggregate_burst_impl<IndexMode::direct, false, kListen, kGate>(frames, writer);
+        else
+            hash ? aggregate_burst_impl<IndexMode::hash, true, kListen, kGate>(frames, writer)
+                 : aggregate_burst_impl<IndexMode::direct, true, kListen, kGate>(frames, writer);
+    });
 }
 
 template <class Table>

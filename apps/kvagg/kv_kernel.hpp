@@ -66,9 +66,14 @@ struct FrameRef {
 template <class Table>
 class KvKernel {
   public:
-    // The table is not owned (the app places it in the --aggbuf region).
-    KvKernel(Table& table, const KvKernelConfig& cfg)
-        : table_(table), dup_(cfg.dup_window, cfg.max_streams), cfg_(cfg) {
+    using Writer = typename Table::Writer;
+    // The table is not owned (the app places it in the --aggbuf region). writer: this kernel's
+    // column of the shared table (its worker's index; a per-worker table has one writer).
+    KvKernel(Table& table, const KvKernelConfig& cfg, unsigned writer = 0)
+        : table_(table),
+          writer_(table.writer(writer)),
+          dup_(cfg.dup_window, cfg.max_streams),
+          cfg_(cfg) {
         if (cfg.key) mac_.emplace(*cfg.key);
     }
 
@@ -122,8 +127,8 @@ class KvKernel {
         explicit TupleCursor(std::span<const TupleRange> r)
             : range_(r.data()), ranges_end_(r.data() + r.size()) {}
         // Stages the next tuples, at most `max`; returns how many (0: none left).
-        template <IndexMode kMode, bool kPrefetch>
-        size_t take(const AggHomes& homes, StagedTuple* out, size_t max);
+        template <IndexMode kMode, bool kPrefetch, class W>
+        size_t take(const AggHomes& homes, const W& writer, StagedTuple* out, size_t max);
 
       private:
         const TupleRange* range_;
@@ -193,38 +198,43 @@ class KvKernel {
     // (No gate: with --key or --allow every frame takes admit_chunk()'s loop.)
     // Not inlined: inside admit_chunk() it made GCC call the canonical parse and the checksum
     // test out of line in admit_chunk()'s own loop (32 tuples: 150 instructions a packet more).
-    template <IndexMode kMode, bool kPrefetch, bool kListen>
+    template <IndexMode kMode, bool kPrefetch, bool kListen, class W>
     [[gnu::noinline]] OneTupleRun admit_one_tuple_frames(std::span<const FrameRef> frames,
                                                          StagedTuple* staged);
     // The same with the checksum test (kVerify: --no-verify-checksums not given) and the
     // duplicate window (kWindow: on) known.
-    template <IndexMode kMode, bool kPrefetch, bool kListen, bool kVerify, bool kWindow>
+    template <IndexMode kMode, bool kPrefetch, bool kListen, bool kVerify, bool kWindow, class W>
     OneTupleRun admit_one_tuple_frames_as(std::span<const FrameRef> frames, StagedTuple* staged);
     // admit() for each of `frames` (at most kChunk). The tuples of accepted frames of at most
     // kStageMaxTuples go to `staged` (decoded, homes hashed and requested) while it has room
     // and no range was recorded; the tuples of later frames go to `ranges`, their first lines
     // requested, for the look-ahead of add_tuples().
     // kListen: --listen-ip given (frames to other addresses are other_address); kGate: gate().
-    template <IndexMode kMode, bool kPrefetch, bool kListen, unsigned kGate>
-    ChunkWork admit_chunk(std::span<const FrameRef> frames, StagedTuple* staged,
-                          TupleRange* ranges);
+    // Not inlined, as GCC chose before W existed: inlined, 1.3 instructions a packet more.
+    template <IndexMode kMode, bool kPrefetch, bool kListen, unsigned kGate, class W>
+    [[gnu::noinline]] ChunkWork admit_chunk(std::span<const FrameRef> frames, StagedTuple* staged,
+                                            TupleRange* ranges, W writer);
     template <bool kListen, unsigned kGate>
     void aggregate_burst_as(std::span<const FrameRef> frames);
     template <bool kListen>
     void aggregate_burst_gated(std::span<const FrameRef> frames);
-    template <IndexMode kMode, bool kPrefetch, bool kListen, unsigned kGate>
-    void aggregate_burst_impl(std::span<const FrameRef> frames);
+    template <IndexMode kMode, bool kPrefetch, bool kListen, unsigned kGate, class W>
+    void aggregate_burst_impl(std::span<const FrameRef> frames, W writer);
     // Adds what a block of adds leaves to the counters.
     void count_adds(const AddSums& sums);
     // Adds the tuples of accepted frames in blocks of `prefetch_ahead`, each key hashed once and
     // its home prefetched a block before its add.
-    void add_tuples(std::span<const TupleRange> ranges);
-    template <bool kLookAhead, IndexMode kMode>
-    void add_tuples_impl(std::span<const TupleRange> ranges);
-    template <IndexMode kMode>
-    AddSums add_staged(std::span<const StagedTuple> block);
+    template <class W>
+    void add_tuples(std::span<const TupleRange> ranges, W writer);
+    template <bool kLookAhead, IndexMode kMode, class W>
+    void add_tuples_impl(std::span<const TupleRange> ranges, W writer);
+    template <IndexMode kMode, class W>
+    AddSums add_staged(std::span<const StagedTuple> block, W writer);
 
     Table& table_;
+    // Where this worker's sums are. The adds and prefetches take it as the kind
+    // Table::visit_writer() names (W in the functions above), chosen once a burst.
+    Writer writer_;
     DupFilter dup_;
     KvKernelConfig cfg_;
     KvCounters counters_;

@@ -131,7 +131,7 @@ void Options::add(CLI::App& app) {
     cli::add_choice(app, "--agg", o.agg,
                     {{"per-worker", AggMode::per_worker}, {"shared", AggMode::shared}},
                     "per-worker: a table per worker, merged when read (no atomics); shared: one "
-                    "table, atomic adds (default per-worker)");
+                    "key index, a column of sums per worker (default per-worker)");
     app.add_option("--dup-window", o.dup_window,
                    "Sequence numbers remembered per stream for duplicate detection (0 = off)")
         ->check(kWindow)

@@ -65,10 +65,12 @@ int KvService<Table>::run() {
 template <class Table>
 bool KvService<Table>::place_tables() {
     const AggConfig cfg = agg_config(o_);
+    const size_t slots = AggGeometry::slots_for(cfg);
     try {
-        buffer_ = std::make_unique<AggBuffer>(runtime_.plan().app_region(kAggbufFlag),
-                                              AggGeometry::slots_for(cfg), kShared ? 1 : workers_,
-                                              runtime_.ports().front()->socket());
+        buffer_ = std::make_unique<AggBuffer>(
+            runtime_.plan().app_region(kAggbufFlag), slots, kShared ? 1 : workers_,
+            runtime_.ports().front()->socket(),
+            kShared ? SharedAggTable::column_words(slots, workers_) : 0);
     } catch (const mem::RegionError& e) {
         throw cli::UsageError(std::string("--aggbuf: ") + e.what());
     } catch (const std::exception& e) {
@@ -77,8 +79,9 @@ bool KvService<Table>::place_tables() {
     }
     fmt::print("{}: aggbuf {}\n", kApp, buffer_->describe());
     for (unsigned t = 0; t < buffer_->count(); ++t)
-        if constexpr (kShared)  // its writers: one worker's adds need no locked instruction
-            tables_.push_back(std::make_unique<Table>(buffer_->table(t), cfg, workers_));
+        if constexpr (kShared)  // a column of sums per worker
+            tables_.push_back(
+                std::make_unique<Table>(buffer_->table(t), cfg, workers_, buffer_->columns(t)));
         else
             tables_.push_back(std::make_unique<Table>(buffer_->table(t), cfg));
     return true;
@@ -88,7 +91,7 @@ template <class Table>
 void KvService<Table>::make_kernels() {
     for (unsigned w = 0; w < workers_; ++w)
         kernels_.push_back(
-            std::make_unique<KvKernel<Table>>(*tables_[kShared ? 0 : w], kernel_config(o_)));
+            std::make_unique<KvKernel<Table>>(*tables_[kShared ? 0 : w], kernel_config(o_), w));
     links_ = std::make_unique<WorkerLink[]>(workers_);
     for (const worker::WorkerSlot& slot : runtime_.workers().slots())
         if (slot.queues.empty()) links_[slot.index].stopped = true;  // it never runs

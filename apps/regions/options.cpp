@@ -8,6 +8,7 @@
 
 #include "cli/command_line.hpp"
 #include "kvagg/agg_table.hpp"
+#include "kvagg/shared_agg_table.hpp"
 #include "mem/mempool.hpp"
 
 namespace linerate::regions {
@@ -130,7 +131,11 @@ AppNeeds app_needs(const Options& o) {
         kvagg::AggConfig cfg;
         cfg.max_keys = o.keys;
         const unsigned tables = o.shared_table ? 1 : o.app_workers;
-        n.aggbuf_bytes = tables * kvagg::AggGeometry::bytes_for(kvagg::AggGeometry::slots_for(cfg));
+        const size_t slots = kvagg::AggGeometry::slots_for(cfg);
+        // The shared table: its writers' columns of sums after its slots.
+        const size_t columns =
+            o.shared_table ? kvagg::SharedAggTable::column_words(slots, o.app_workers) : 0;
+        n.aggbuf_bytes = tables * (kvagg::AggGeometry::bytes_for(slots) + columns * 8);
         n.sizes += fmt::format(", {} keys in {} table(s)", o.keys, tables);
     }
     return n;

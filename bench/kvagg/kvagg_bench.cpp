@@ -105,7 +105,7 @@ std::vector<nlohmann::json> measure(const Options& o, const Point& p,
                        .rx_ahead = o.rx_ahead};
     size_t slots = 1;
     for (Variant v : variants) slots = std::max(slots, variant_slots(v, p.keys, rc));
-    AggBuffer buf(region, slots, 1, 0, fmt::format("kvb_heap{}", heap_seq++));
+    AggBuffer buf(region, slots, 1, 0, 0, fmt::format("kvb_heap{}", heap_seq++));
 
     std::vector<std::vector<double>> runs(variants.size());
     std::vector<VariantRun> last(variants.size());

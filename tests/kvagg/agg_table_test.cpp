@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "kvagg/agg_merge.hpp"
@@ -21,8 +22,10 @@ template <class Table = AggTable>
 struct Owned {
     std::vector<AggSlot> mem;
     Table table;
-    explicit Owned(const AggConfig& cfg, size_t slots = 0)
-        : mem(slots ? slots : AggTable::slots_for(cfg)), table(mem, cfg) {}
+    // more: the shared table's writers.
+    template <class... More>
+    explicit Owned(const AggConfig& cfg, size_t slots = 0, More... more)
+        : mem(slots ? slots : AggTable::slots_for(cfg)), table(mem, cfg, more...) {}
 };
 
 AggConfig hash_cfg(uint64_t max_keys, unsigned probe = AggConfig::kDefaultProbeLimit) {
@@ -323,8 +326,8 @@ TEST(SharedAggTable, SingleThreadMatchesPerWorkerTable) {
 
 TEST(SharedAggTable, ConcurrentAddsConserveAndRespectTheKeyLimit) {
     for (uint64_t max_keys : {uint64_t(5000), uint64_t(300)}) {
-        Owned<SharedAggTable> o(hash_cfg(max_keys), 8192);
         constexpr int kThreads = 4;
+        Owned<SharedAggTable> o(hash_cfg(max_keys), 8192, unsigned(kThreads));
         std::vector<uint64_t> sent(kThreads), overflow(kThreads);
         std::vector<std::map<uint64_t, uint64_t>> refs(kThreads);
         std::vector<std::thread> threads;
@@ -335,7 +338,7 @@ TEST(SharedAggTable, ConcurrentAddsConserveAndRespectTheKeyLimit) {
                     const uint64_t key = rng() % 1000, value = rng();
                     sent[t] += value;
                     refs[t][key] += value;
-                    if (!o.table.add(key, value)) overflow[t] += value;
+                    if (!o.table.add(key, value, t)) overflow[t] += value;
                 }
             });
         }
@@ -367,7 +370,7 @@ std::array<bool, 2> race_two_adds(SharedAggTable& table, KeyOf key_of) {
         ready.fetch_add(1);
         while (ready.load() < 2) {
         }
-        added[i] = table.add(key_of(i), 1);
+        added[i] = table.add(key_of(i), 1, i);
     };
     std::thread a(add, 0), b(add, 1);
     a.join();
@@ -381,7 +384,7 @@ std::array<bool, 2> race_two_adds(SharedAggTable& table, KeyOf key_of) {
 // moment (kvagg's two-worker shared-table test lost tuples that way under qemu). Two workers
 // adding two different new keys for one place: exactly one is refused.
 TEST(SharedAggTable, RacersForTheLastPlaceWithOneKeyBothAdd) {
-    Owned<SharedAggTable> o(hash_cfg(1), 64);
+    Owned<SharedAggTable> o(hash_cfg(1), 64, 2u);
     for (uint64_t key : {uint64_t(7), uint64_t(0)}) {
         for (int round = 0; round < 3000; ++round) {
             o.table.clear();
@@ -404,12 +407,12 @@ TEST(SharedAggTable, RacersForTheLastPlaceWithOneKeyBothAdd) {
 // threads set a key's flag at the same time; find_live reads what find reads.
 TEST(SharedAggTable, DirectSizeCountsEachKeyOnceAndFindLiveMatches) {
     for (AggConfig cfg : {direct_cfg(4096), hash_cfg(4096)}) {
-        Owned<SharedAggTable> o(cfg);
+        Owned<SharedAggTable> o(cfg, 0, 4u);
         std::vector<std::thread> threads;
-        for (int t = 0; t < 4; ++t)
+        for (unsigned t = 0; t < 4; ++t)
             threads.emplace_back([&, t] {
                 std::mt19937_64 rng(7 + t);
-                for (int i = 0; i < 20000; ++i) o.table.add(rng() % 3000, 1);
+                for (int i = 0; i < 20000; ++i) o.table.add(rng() % 3000, 1, t);
             });
         for (auto& th : threads) th.join();
         const AggView v = o.table.view();
@@ -439,49 +442,110 @@ TEST(AggTable, Homes) {
     EXPECT_EQ(d.table.size(), 1u);
 }
 
-// A reset while workers add takes each amount exactly once: with several writers the control
-// thread exchanges the sums (drain_live) as the writers' locked adds go on; with one writer
-// (adds a load and a store, no locked instruction) the writer resets between its adds while
-// another thread reads the sums live. Every amount is taken once or left in the table.
+// A reset while workers add takes each amount exactly once: each writer adds with a load and a
+// store (no locked instruction) to its own column and resets it between its adds (as KvControl
+// posts it), with a key 0 and keys near the limit among them, while another thread reads every
+// column live (find_live, drain_live without reset). Every amount is taken once or left in the
+// table, per writer and in all; the live reads never exceed what was sent.
 TEST(SharedAggTable, ResetWhileAddingTakesEachAmountOnce) {
-    for (unsigned writers : {1u, 3u}) {
-        std::vector<AggSlot> mem(2048);
-        SharedAggTable table(mem, hash_cfg(512), writers);
-        EXPECT_EQ(table.single_writer(), writers == 1);
+    for (unsigned writers : {1u, 2u, 3u, 4u}) {
+        std::vector<AggSlot> mem(1024);
+        SharedAggTable table(mem, hash_cfg(400), writers);
+        ASSERT_EQ(table.writers(), writers);
         std::atomic<unsigned> running{writers};
-        std::vector<uint64_t> sent(writers, 0), taken(writers, 0);
+        std::vector<uint64_t> sent(writers, 0), taken(writers, 0), refused(writers, 0);
         std::vector<std::thread> threads;
         for (unsigned t = 0; t < writers; ++t)
             threads.emplace_back([&, t] {
                 std::mt19937_64 rng(40 + t);
                 std::vector<AggSlot> out;
                 for (int i = 0; i < 40000; ++i) {
-                    const uint64_t value = rng();
+                    const uint64_t value = rng() % 1000000;
                     sent[t] += value;
-                    EXPECT_TRUE(table.add(rng() % 400, value));
-                    if (writers == 1 && i % 1000 == 999)  // the writer's own reset
-                        taken[t] += table.drain_live(0, ~0ull, true, out);
+                    if (!table.add(rng() % 420, value, t)) refused[t] += value;  // 20 beyond
+                    if (i % 1000 == 999) taken[t] += table.drain_live(0, ~0ull, true, out, t);
+                    if (i % 1000 == 499 && (t & 1))
+                        for (uint64_t k = 0; k < 420; k += 3) taken[t] += table.take_live(k, t);
                 }
                 running.fetch_sub(1);
             });
-        uint64_t control_taken = 0;
         std::vector<AggSlot> out;
+        uint64_t reads = 0;
         while (running.load() != 0) {
             out.clear();
-            if (writers == 1) {  // reads only, from another thread
-                for (uint64_t k = 0; k < 400; k += 7) table.find_live(k);
-                table.drain_live(0, ~0ull, false, out);
-            } else {
-                control_taken += table.drain_live(0, ~0ull, true, out);
-            }
+            for (uint64_t k = 0; k < 420; k += 7) table.find_live(k);
+            EXPECT_LE(table.drain_live(0, ~0ull, false, out), uint64_t(writers) * 40000 * 1000000);
+            ++reads;
         }
         for (auto& th : threads) th.join();
-        const AggView v = table.view();
-        uint64_t all_sent = 0, all_taken = control_taken;
-        for (unsigned t = 0; t < writers; ++t) all_sent += sent[t], all_taken += taken[t];
-        if (writers == 1) {  // the control thread may run late with several
-            EXPECT_GT(all_taken, 0u);
+        uint64_t all_sent = 0, all_taken = 0, all_refused = 0;
+        for (unsigned t = 0; t < writers; ++t) {
+            out.clear();
+            EXPECT_EQ(table.drain_live(0, ~0ull, false, out, t) + taken[t] + refused[t], sent[t])
+                << "writer " << t << " of " << writers;
+            EXPECT_GT(taken[t], 0u);
+            all_sent += sent[t], all_taken += taken[t], all_refused += refused[t];
         }
-        EXPECT_EQ(merge_tables({&v, 1}).total + all_taken, all_sent) << writers << " writers";
+        EXPECT_LE(table.size(), 400u);
+        EXPECT_GT(all_refused, 0u);  // the key limit was reached
+        const AggView v = table.view();
+        EXPECT_EQ(merge_tables({&v, 1}).total + all_taken + all_refused, all_sent)
+            << writers << " writers, " << reads << " live reads";
+    }
+}
+
+// Several writers: the columns are cache-line aligned and apart (no two writers share a line),
+// within the memory column_words() names; one writer's sums are the slots' own value words.
+TEST(SharedAggTable, WritersColumnsAreApartAndAligned) {
+    std::vector<AggSlot> mem(1024);
+    EXPECT_EQ(SharedAggTable::column_words(1024, 1), 0u);
+    SharedAggTable one(mem, hash_cfg(400), 1);
+    EXPECT_EQ(one.writer(0).sum_of(&mem[5]), &mem[5].value);
+    std::vector<uint64_t> columns(SharedAggTable::column_words(1024, 3));
+    EXPECT_EQ(columns.size(), 3 * 1024u + 8);
+    SharedAggTable three(mem, hash_cfg(400), 3, columns);
+    for (unsigned w = 0; w < 3; ++w) {
+        const uint64_t* first = three.writer(w).sum_of(&mem[0]);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % 64, 0u);
+        EXPECT_EQ(three.writer(w).sum_of(&mem[1023]), first + 1023);
+        EXPECT_GE(first, columns.data());
+        EXPECT_LE(first + 1024, columns.data() + columns.size());
+        if (w) {
+            EXPECT_GE(first, three.writer(w - 1).sum_of(&mem[1023]) + 1);
+        }
+    }
+    EXPECT_TRUE(three.add(9, 5, 2) && three.add(9, 6, 0) && three.add(0, 7, 1));
+    EXPECT_EQ(three.find_live(9), 11u);
+    EXPECT_EQ(three.find_live(0), 7u);
+    EXPECT_EQ(mem[three.home(9) - mem.data()].value, 0u);  // the slots' value words unused
+    std::vector<uint64_t> small(10);
+    EXPECT_THROW(SharedAggTable(mem, hash_cfg(400), 3, small), std::invalid_argument);
+}
+
+// The kind visit_writer() names (the kernel's adds: one writer's `slot`, several writers'
+// `column`, their addressing known at compile time) finds the same words as the general form,
+// and an add through it lands in that writer's column.
+TEST(SharedAggTable, WriterKindsAddressTheGeneralFormsWords) {
+    using SumsAt = SharedAggTable::SumsAt;
+    std::vector<AggSlot> mem(1024);
+    for (unsigned writers : {1u, 3u}) {
+        SharedAggTable table(mem, hash_cfg(400), writers);
+        for (unsigned w = 0; w < writers; ++w) {
+            const SharedAggTable::Writer& general = table.writer(w);
+            SharedAggTable::visit_writer(general, [&](auto kind) {
+                const bool slot =
+                    std::is_same_v<decltype(kind), SharedAggTable::WriterAt<SumsAt::slot>>;
+                EXPECT_EQ(slot, writers == 1) << writers << " writers";
+                for (size_t i : {size_t(0), size_t(5), size_t(1023)})
+                    EXPECT_EQ(kind.sum_of(&mem[i]), general.sum_of(&mem[i]));
+                EXPECT_EQ(kind.index(), w);
+                EXPECT_TRUE(table.add_at(table.home(77), 77, w + 1, kind));
+            });
+        }
+        EXPECT_EQ(table.find_live(77), uint64_t(writers * (writers + 1) / 2)) << writers;
+        for (unsigned w = 0; w < writers; ++w) {
+            std::vector<AggSlot> out;
+            EXPECT_EQ(table.drain_live(77, 77, false, out, w), w + 1u);
+        }
     }
 }

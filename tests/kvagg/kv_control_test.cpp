@@ -132,13 +132,13 @@ struct TwoWorkers {
     }
 };
 
-// The shared table with `writers` workers (1: adds without locked instructions, resets made by
+// The shared table with `writers` workers (each adding to its own column of sums, resets made by
 // the worker), each a kernel and a window; "stopped" until a test runs their loops.
 struct SharedWorkers {
     AggConfig cfg{.mode = IndexMode::hash, .max_keys = 4096};
     std::vector<AggSlot> mem = std::vector<AggSlot>(AggGeometry::slots_for(cfg));
     SharedAggTable table;
-    KvKernel<SharedAggTable> k0{table, {}}, k1{table, {}};
+    KvKernel<SharedAggTable> k0{table, {}, 0}, k1{table, {}, table.writers() - 1};
     WorkerLink links[2];
     size_t mtu = 1500;
     KvControl<SharedAggTable> control;
@@ -443,12 +443,12 @@ TEST(KvControl, FlushResetWhileWorkersAddIsExact) {
         w, 2, [](TwoWorkers& f, unsigned i) -> AggTable& { return i ? f.t1 : f.t0; });
 }
 
-// The shared table, its one writer adding with plain loads and stores (the flushes' resets are
-// posted to it), and two writers adding with locked adds (the resets exchanged here).
+// The shared table with one and two writers, each adding with plain loads and stores to its
+// column (the flushes' resets are posted to every writer, each resetting its own).
 TEST(KvControl, SharedTableFlushResetWhileWorkersAddIsExact) {
     for (unsigned writers : {1u, 2u}) {
         SharedWorkers w(writers);
-        EXPECT_EQ(w.table.single_writer(), writers == 1);
+        EXPECT_EQ(w.table.writers(), writers);
         expect_flush_reset_while_adding_exact<SharedWorkers, SharedAggTable>(
             w, writers, [](SharedWorkers& f, unsigned) -> SharedAggTable& { return f.table; });
     }

@@ -141,8 +141,8 @@ TEST(KvKernel, TwoWorkersPerWorkerAndShared) {
     std::vector<AggSlot> m0(AggTable::slots_for(cfg)), m1(m0.size()), ms(m0.size());
     AggTable t0(m0, cfg), t1(m1, cfg);
     KvKernel<AggTable> k0(t0, {}), k1(t1, {});
-    SharedAggTable shared(ms, cfg);
-    KvKernel<SharedAggTable> s0(shared, {}), s1(shared, {});
+    SharedAggTable shared(ms, cfg, 2);
+    KvKernel<SharedAggTable> s0(shared, {}, 0), s1(shared, {}, 1);
     auto run = [&](auto& kernel, unsigned w) {
         for (const auto& f : t.frames)
             if (worker_of(f) == w) kernel.aggregate_frame(f.data(), f.size());
