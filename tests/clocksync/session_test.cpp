@@ -240,6 +240,47 @@ TEST(CsSession, ProbeGapSpacesProbes) {
     EXPECT_FALSE(s.next_probe(100'000));
 }
 
+// Probes further apart than the warm-up: each later probe of the round gets its own warm-up frame
+// warmup_ns ahead of it (a 12.5 ms gap leaves the path as cold as the period does); the probe
+// goes no sooner than warmup_ns after it, even when the previous answer came late. Probes closer
+// than the warm-up: the round's one warm-up only.
+TEST(CsSession, WarmupFrameGoesAheadOfEachSpreadProbe) {
+    ClientConfig cfg;
+    cfg.probes = 3;
+    cfg.probe_gap_ns = 50'000;
+    cfg.warmup_ns = 20'000;
+    cfg.probe_timeout_ns = 10'000;
+    ClientSession s(cfg);
+    ASSERT_TRUE(s.next_probe(0)->warmup);  // the round's
+    auto p = s.next_probe(20'000);
+    ASSERT_TRUE(p && !p->warmup);
+    s.tick(30'000);                      // lost
+    EXPECT_FALSE(s.next_probe(49'999));  // the next probe's warm-up: at 70'000 − 20'000
+    auto w = s.next_probe(50'000);
+    ASSERT_TRUE(w && w->warmup);
+    EXPECT_TRUE(w->echo);
+    EXPECT_FALSE(s.next_probe(69'999));
+    p = s.next_probe(70'000);
+    ASSERT_TRUE(p && !p->warmup);
+    EXPECT_EQ(p->seq, 2u);
+    s.tick(200'000);  // lost; the third probe's warm-up is overdue
+    ASSERT_TRUE(s.next_probe(200'000)->warmup);
+    EXPECT_FALSE(s.next_probe(219'999));  // warmup_ns after its warm-up, not at 120'000
+    p = s.next_probe(220'000);
+    ASSERT_TRUE(p && !p->warmup);
+    EXPECT_EQ(p->seq, 3u);
+    EXPECT_EQ(s.summary().warmups_sent, 3u);
+
+    cfg.probe_gap_ns = cfg.warmup_ns;  // not further apart: no warm-up but the round's
+    ClientSession close(cfg);
+    ASSERT_TRUE(close.next_probe(0)->warmup);
+    ASSERT_FALSE(close.next_probe(20'000)->warmup);
+    close.tick(30'000);
+    p = close.next_probe(40'000);
+    ASSERT_TRUE(p && !p->warmup);
+    EXPECT_EQ(close.summary().warmups_sent, 1u);
+}
+
 // Not pipelined (the default): each probe waits for the previous one's answer or timeout, then
 // the gap, counted from the t1 that sent() gave.
 TEST(CsSession, ProbesWaitForThePreviousAnswer) {
