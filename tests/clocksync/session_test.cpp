@@ -352,7 +352,7 @@ TEST(CsSession, HookStampIsT4OnlyInsideItsProbesRoundTrip) {
     EXPECT_EQ(s->rx_stamps() + s->rx_stamps_refused(), 0u);
 }
 
-// At the defaults (8 probes spread over the 100 ms period, a warm-up ahead of each round) every
+// At the defaults (8 probes 1 ms apart each 100 ms, a warm-up ahead of each) every
 // answer's hook stamp lies in its probe's round trip: each is its t4, none refused.
 TEST(CsSession, AtTheDefaultsEveryHookStampIsTaken) {
     ClientConfig cfg = make_client_config(Options{}, 0);
