@@ -352,11 +352,11 @@ TEST(CsSession, HookStampIsT4OnlyInsideItsProbesRoundTrip) {
     EXPECT_EQ(s->rx_stamps() + s->rx_stamps_refused(), 0u);
 }
 
-// At the defaults (8 probes 1 ms apart each 100 ms, a warm-up ahead of each) every
+// At the defaults (16 probes 0.5 ms apart each 100 ms, a warm-up ahead of each) every
 // answer's hook stamp lies in its probe's round trip: each is its t4, none refused.
 TEST(CsSession, AtTheDefaultsEveryHookStampIsTaken) {
     ClientConfig cfg = make_client_config(Options{}, 0);
-    ASSERT_EQ(cfg.probes, 8u);
+    ASSERT_EQ(cfg.probes, 16u);
     ASSERT_GT(cfg.probe_gap_ns, 0u);
     ASSERT_GT(cfg.warmup_ns, 0u);
     cfg.sim = SimClock::from_ppm(5'000'000, 8, 0);
@@ -365,7 +365,7 @@ TEST(CsSession, AtTheDefaultsEveryHookStampIsTaken) {
     h.run(kSecond);
     const ClientSession& s = h.session();
     const ClientSummary sum = s.summary();
-    EXPECT_EQ(sum.probes_sent, 80u);
+    EXPECT_EQ(sum.probes_sent, 160u);
     EXPECT_EQ(sum.responses, sum.probes_sent);
     EXPECT_EQ(s.rx_stamps(), sum.responses);
     EXPECT_EQ(s.rx_stamps_refused(), 0u);
