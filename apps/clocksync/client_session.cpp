@@ -47,6 +47,11 @@ void ClientSession::tick(uint64_t now) {
     sample_until(now);
 }
 
+ProbeToSend ClientSession::counted_warmup() {
+    ++counted_.warmups_sent;
+    return ProbeToSend{.client_id = cfg_.client_id, .warmup = true, .echo = cfg_.warmup_echo};
+}
+
 // The warm-up frame, warmup_ns ahead of the next round; the first one at once, and the first
 // round then waits for it.
 std::optional<ProbeToSend> ClientSession::warmup_due(uint64_t now) {
@@ -54,8 +59,18 @@ std::optional<ProbeToSend> ClientSession::warmup_due(uint64_t now) {
     if (started_ && diff_ns(now, next_round_at_ - cfg_.warmup_ns) < 0) return std::nullopt;
     warmed_ = true;
     if (!started_) next_round_at_ = now + cfg_.warmup_ns;
-    ++counted_.warmups_sent;
-    return ProbeToSend{.client_id = cfg_.client_id, .warmup = true, .echo = cfg_.warmup_echo};
+    return counted_warmup();
+}
+
+// Within a round: a warm-up frame warmup_ns ahead of each later probe when the probes are
+// further apart than that (ClientConfig::warmup_ns); the probe then goes no sooner than warmup_ns
+// after it.
+std::optional<ProbeToSend> ClientSession::probe_warmup_due(uint64_t now) {
+    if (!warms_each_probe() || sent_in_round_ == 0 || probe_warmed_) return std::nullopt;
+    if (diff_ns(now, next_probe_at_ - cfg_.warmup_ns) < 0) return std::nullopt;
+    probe_warmed_ = true;
+    if (diff_ns(now + cfg_.warmup_ns, next_probe_at_) > 0) next_probe_at_ = now + cfg_.warmup_ns;
+    return counted_warmup();
 }
 
 std::optional<ProbeToSend> ClientSession::next_probe(uint64_t now) {
@@ -69,15 +84,19 @@ std::optional<ProbeToSend> ClientSession::next_probe(uint64_t now) {
         started_ = true;
         round_open_ = true;
         warmed_ = false;
+        probe_warmed_ = false;
         round_first_seq_ = next_seq_;
         sent_in_round_ = 0;
         pending_ = 0;
         next_probe_at_ = now;
         est_.begin_round();
     }
-    if (sent_in_round_ == cfg_.probes || diff_ns(now, next_probe_at_) < 0) return std::nullopt;
+    if (sent_in_round_ == cfg_.probes) return std::nullopt;
     if (sent_in_round_ > 0 && !cfg_.pipeline && probes_[sent_in_round_ - 1].pending)
         return std::nullopt;
+    if (auto w = probe_warmup_due(now)) return w;
+    if (diff_ns(now, next_probe_at_) < 0) return std::nullopt;
+    probe_warmed_ = false;
     probes_[sent_in_round_++] = Probe{now, true};
     ++pending_;
     ++counted_.probes_sent;

@@ -35,7 +35,8 @@ struct ClientConfig {
     bool pipeline = false;  // send the K probes without waiting for answers
     // A warm-up frame (CsType::warmup) this long before each round's first probe (0: none),
     // the first round's too: it crosses the path the probe takes next, which a quiet period (or
-    // the start) left cold.
+    // the start) left cold. With probe_gap_ns longer than this, one ahead of each later probe of
+    // the round too: a gap that long leaves the path as cold as the period does.
     uint64_t warmup_ns = 0;
     // The warm-up frame asks the master for its echo (kCsFlagEcho), which crosses the way down
     // ahead of the probe as the warm-up crosses the way up. An old master drops it all the same.
@@ -175,6 +176,11 @@ class ClientSession {
     };
 
     std::optional<ProbeToSend> warmup_due(uint64_t now);
+    std::optional<ProbeToSend> probe_warmup_due(uint64_t now);
+    ProbeToSend counted_warmup();
+    bool warms_each_probe() const {
+        return cfg_.warmup_ns != 0 && cfg_.probe_gap_ns > cfg_.warmup_ns;
+    }
     void resolve(unsigned idx, uint64_t at);
     void complete_round(uint64_t at);
     void sample_until(uint64_t t);
@@ -190,7 +196,8 @@ class ClientSession {
     uint64_t started_at_ = 0;  // the first probe
     uint64_t next_round_at_ = 0;
     bool round_open_ = false;
-    bool warmed_ = false;  // the next round's warm-up frame has gone (next_round_at_ set)
+    bool warmed_ = false;        // the next round's warm-up frame has gone (next_round_at_ set)
+    bool probe_warmed_ = false;  // the round's next probe's warm-up has gone (warms_each_probe)
     uint64_t round_first_seq_ = 0;
     unsigned sent_in_round_ = 0;
     unsigned pending_ = 0;

@@ -127,7 +127,8 @@ void add_probe_options(CLI::App& app, Options& o) {
     app.add_option("--probe-gap-us", o.probe_gap_us,
                    "Client: least time from one probe of a round to the next")
         ->check(linerate::cli::finite_range(0.0, 3.6e9))
-        ->default_str("the default probes spread over the sync period; with --probes, 0");
+        ->default_str(
+            fmt::format("{} with the default probes; with --probes, 0", kDefaultProbeGapUs));
     app.add_flag("--pipeline", o.pipeline,
                  "Client: send the probes of a round without waiting for each answer (default: "
                  "each waits for the previous answer, so it crosses a warm path)");

@@ -29,12 +29,16 @@ enum class TimestampMode : uint8_t { automatic, hardware, software };
 // exchange's echo to come back before the request (the first touches of the path take tens of
 // µs).
 inline constexpr double kDefaultWarmupUs = 200;
-// --probes unset: one probe per this much of the sync period, up to kDefaultProbes, spread over
-// the period (--probe-gap-us unset): probes in distinct scheduler time slices, so that a
-// loaded host's preemption or a flood's queue hits some of a round's probes, not all of them
-// (docs/clocksync.md, "Probes").
-inline constexpr double kDefaultProbeSpacingMs = 12.5;
-inline constexpr unsigned kDefaultProbes = 8;
+// --probes unset: one probe per this much of the sync period, up to kDefaultProbes.
+inline constexpr double kDefaultProbeSpacingMs = 6.25;
+inline constexpr unsigned kDefaultProbes = 16;
+// --probe-gap-us unset, the default probes: this far apart (each after a warm-up of its own), so
+// that a round spans several scheduler time slices (a loaded host's preemption or a flood's queue
+// hits some of its probes, not all of them) while every probe still counts at the round's end:
+// --estimator intersect grows each older probe's bound by ρ·age, 125 ns for each 12.5 ms at
+// 10 ppm, so probes spread over the period left the last one or two to decide (docs/clocksync.md,
+// "Probes"; docs/perf-notes/clocksync.md: 16 at 0.5 ms kept more clean ones than 8 at 1 ms).
+inline constexpr double kDefaultProbeGapUs = 500;
 // --keep-sync-rounds unset: this many periods, or this long, whichever is longer (a time, so
 // that at every sync rate a kept sync outlasts a stall of the loaded machine: at 1 kHz, 4
 // rounds let loose syncs in, docs/perf-notes/clocksync.md). 8 periods: a kept sync is replaced
@@ -106,16 +110,16 @@ struct Options {
         return master_clock == SystemClock::monotonic ? SystemClock::monotonic : SystemClock::raw;
     }
     // --probes, or its default: one per kDefaultProbeSpacingMs of the period, 1 to
-    // kDefaultProbes (8 at the default 100 ms, 1 at 12.5 ms and below).
+    // kDefaultProbes (16 at the default 100 ms, 2 at 12.5 ms, 1 below).
     unsigned probes_in_use() const {
         if (probes) return *probes;
         return std::clamp(unsigned(sync_period_ms / kDefaultProbeSpacingMs), 1u, kDefaultProbes);
     }
-    // --probe-gap-us, or its default: the default probes spread evenly over the period; given
+    // --probe-gap-us, or its default: kDefaultProbeGapUs between the default probes; given
     // --probes (or one a round), 0: each probe right after the previous one's answer.
     double probe_gap_us_in_use() const {
         if (probe_gap_us) return *probe_gap_us;
-        return probes || probes_in_use() == 1 ? 0 : sync_period_ms * 1e3 / probes_in_use();
+        return probes || probes_in_use() == 1 ? 0 : kDefaultProbeGapUs;
     }
     // --warmup-us, or its default: kDefaultWarmupUs with one probe a round or the default
     // probes (a lone request, or a round's first after a quiet gap, crosses a path warm both

@@ -42,9 +42,9 @@ TEST(CsOptions, DefaultsFollowTheIssue) {
     EXPECT_FALSE(o.verification());
     ClientConfig c = make_client_config(o, 0);
     EXPECT_EQ(c.sync_period_ns, 100'000'000u);
-    // Issue 47: 8 probes a round, spread over the period, each round's first after a warm-up.
-    EXPECT_EQ(c.probes, 8u);
-    EXPECT_EQ(c.probe_gap_ns, 12'500'000u);
+    // Issue 47: 16 probes a round, 0.5 ms apart, each after a warm-up.
+    EXPECT_EQ(c.probes, 16u);
+    EXPECT_EQ(c.probe_gap_ns, 500'000u);
     EXPECT_FALSE(c.pipeline);
     EXPECT_EQ(c.warmup_ns, 200'000u);
     EXPECT_EQ(c.sample_period_ns, 1'000'000u);
@@ -115,23 +115,26 @@ TEST(CsOptions, KeepSyncAndWarmup) {
                  std::invalid_argument);
 }
 
-// --probes unset: one per 12.5 ms of the period, 1 to 8, spread over the period; given, back
-// to back unless --probe-gap-us.
-TEST(CsOptions, DefaultProbesSpreadOverThePeriod) {
+// --probes unset: one per 6.25 ms of the period, 1 to 16, 0.5 ms apart; given, back to back
+// unless --probe-gap-us.
+TEST(CsOptions, DefaultProbesAreHalfAMillisecondApart) {
     const auto probing = [](std::vector<std::string> args) {
         const ClientConfig c = make_client_config(parse(args), 0);
         return std::pair(c.probes, c.probe_gap_ns);
     };
     EXPECT_EQ(probing({"--role", "client", "--sync-period-ms", "50"}),
-              std::pair(4u, uint64_t(12'500'000)));
+              std::pair(8u, uint64_t(500'000)));
     EXPECT_EQ(probing({"--role", "client", "--sync-period-ms", "1000"}),
-              std::pair(8u, uint64_t(125'000'000)));
+              std::pair(16u, uint64_t(500'000)));
+    EXPECT_EQ(probing({"--role", "client"}), std::pair(16u, uint64_t(500'000)));
     EXPECT_EQ(probing({"--role", "client", "--sync-period-ms", "12.5"}),
+              std::pair(2u, uint64_t(500'000)));
+    EXPECT_EQ(probing({"--role", "client", "--sync-period-ms", "12.4"}),
               std::pair(1u, uint64_t(0)));
     EXPECT_EQ(probing({"--role", "client", "--sync-period-ms", "1"}), std::pair(1u, uint64_t(0)));
     EXPECT_EQ(probing({"--role", "client", "--probes", "4"}), std::pair(4u, uint64_t(0)));
     EXPECT_EQ(probing({"--role", "client", "--probe-gap-us", "100"}),
-              std::pair(8u, uint64_t(100'000)));
+              std::pair(16u, uint64_t(100'000)));
 }
 
 TEST(CsOptions, ClientOptionsMakeTheSessionConfig) {

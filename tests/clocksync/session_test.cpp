@@ -240,6 +240,47 @@ TEST(CsSession, ProbeGapSpacesProbes) {
     EXPECT_FALSE(s.next_probe(100'000));
 }
 
+// Probes further apart than the warm-up: each later probe of the round gets its own warm-up frame
+// warmup_ns ahead of it (a 12.5 ms gap leaves the path as cold as the period does); the probe
+// goes no sooner than warmup_ns after it, even when the previous answer came late. Probes closer
+// than the warm-up: the round's one warm-up only.
+TEST(CsSession, WarmupFrameGoesAheadOfEachSpreadProbe) {
+    ClientConfig cfg;
+    cfg.probes = 3;
+    cfg.probe_gap_ns = 50'000;
+    cfg.warmup_ns = 20'000;
+    cfg.probe_timeout_ns = 10'000;
+    ClientSession s(cfg);
+    ASSERT_TRUE(s.next_probe(0)->warmup);  // the round's
+    auto p = s.next_probe(20'000);
+    ASSERT_TRUE(p && !p->warmup);
+    s.tick(30'000);                      // lost
+    EXPECT_FALSE(s.next_probe(49'999));  // the next probe's warm-up: at 70'000 − 20'000
+    auto w = s.next_probe(50'000);
+    ASSERT_TRUE(w && w->warmup);
+    EXPECT_TRUE(w->echo);
+    EXPECT_FALSE(s.next_probe(69'999));
+    p = s.next_probe(70'000);
+    ASSERT_TRUE(p && !p->warmup);
+    EXPECT_EQ(p->seq, 2u);
+    s.tick(200'000);  // lost; the third probe's warm-up is overdue
+    ASSERT_TRUE(s.next_probe(200'000)->warmup);
+    EXPECT_FALSE(s.next_probe(219'999));  // warmup_ns after its warm-up, not at 120'000
+    p = s.next_probe(220'000);
+    ASSERT_TRUE(p && !p->warmup);
+    EXPECT_EQ(p->seq, 3u);
+    EXPECT_EQ(s.summary().warmups_sent, 3u);
+
+    cfg.probe_gap_ns = cfg.warmup_ns;  // not further apart: no warm-up but the round's
+    ClientSession close(cfg);
+    ASSERT_TRUE(close.next_probe(0)->warmup);
+    ASSERT_FALSE(close.next_probe(20'000)->warmup);
+    close.tick(30'000);
+    p = close.next_probe(40'000);
+    ASSERT_TRUE(p && !p->warmup);
+    EXPECT_EQ(close.summary().warmups_sent, 1u);
+}
+
 // Not pipelined (the default): each probe waits for the previous one's answer or timeout, then
 // the gap, counted from the t1 that sent() gave.
 TEST(CsSession, ProbesWaitForThePreviousAnswer) {
@@ -311,11 +352,11 @@ TEST(CsSession, HookStampIsT4OnlyInsideItsProbesRoundTrip) {
     EXPECT_EQ(s->rx_stamps() + s->rx_stamps_refused(), 0u);
 }
 
-// At the defaults (8 probes spread over the 100 ms period, a warm-up ahead of each round) every
+// At the defaults (16 probes 0.5 ms apart each 100 ms, a warm-up ahead of each) every
 // answer's hook stamp lies in its probe's round trip: each is its t4, none refused.
 TEST(CsSession, AtTheDefaultsEveryHookStampIsTaken) {
     ClientConfig cfg = make_client_config(Options{}, 0);
-    ASSERT_EQ(cfg.probes, 8u);
+    ASSERT_EQ(cfg.probes, 16u);
     ASSERT_GT(cfg.probe_gap_ns, 0u);
     ASSERT_GT(cfg.warmup_ns, 0u);
     cfg.sim = SimClock::from_ppm(5'000'000, 8, 0);
@@ -324,7 +365,7 @@ TEST(CsSession, AtTheDefaultsEveryHookStampIsTaken) {
     h.run(kSecond);
     const ClientSession& s = h.session();
     const ClientSummary sum = s.summary();
-    EXPECT_EQ(sum.probes_sent, 80u);
+    EXPECT_EQ(sum.probes_sent, 160u);
     EXPECT_EQ(sum.responses, sum.probes_sent);
     EXPECT_EQ(s.rx_stamps(), sum.responses);
     EXPECT_EQ(s.rx_stamps_refused(), 0u);
