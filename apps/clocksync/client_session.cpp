@@ -227,6 +227,7 @@ ClientSummary ClientSession::summary() const {
     r.rounds_kept = est_.kept();
     r.rounds_runner_up = est_.runner_up_syncs();
     r.intersections_empty = est_.intersections_empty();
+    r.probes_in_flight = pending_;
     r.samples = eps_hist_.count();
     r.epsilon_ns = {eps_hist_.mean(), eps_hist_.percentile(0.5), eps_hist_.percentile(0.99),
                     eps_hist_.percentile(0.999), eps_hist_.max()};

@@ -106,6 +106,9 @@ struct ClientSummary {
     RttSummary up_ns, down_ns;
     DropCounters drops;
     uint64_t timeouts = 0;  // probes that got no response within the timeout
+    // Probes neither answered nor timed out when the summary was taken (the run's end):
+    // probes_sent = responses + timeouts + probes_in_flight.
+    uint64_t probes_in_flight = 0;
 };
 
 class ClientSession {

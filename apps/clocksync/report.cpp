@@ -164,6 +164,7 @@ std::vector<Figure> report_figures(const ClientReport& r) {
         count("probes_sent", "probes", &ClientSummary::probes_sent),
         count("responses", "responses", &ClientSummary::responses),
         count("timeouts", "timeouts", &ClientSummary::timeouts),
+        count("probes_in_flight", "", &ClientSummary::probes_in_flight),
         count("epsilon_samples", "epsilon samples", &ClientSummary::samples),
         count("epsilon_samples_skipped", "", &ClientSummary::samples_skipped),
         {.text = "master",
