@@ -124,7 +124,9 @@ AggView SharedAggTable::view() const {
 
 uint64_t SharedAggTable::drain_live(uint64_t lo, uint64_t hi, bool reset, std::vector<AggSlot>& out,
                                     unsigned w) {
-    const auto [first, n] = columns_of(w);
+    // Plain locals: clang 14 (the fuzz build) cannot capture structured bindings in a lambda.
+    const auto [first_column, columns] = columns_of(w);
+    const unsigned first = first_column, n = columns;
     uint64_t sum = 0;
     // Key `key`'s sum over the columns, each word read (or, with reset, exchanged for 0)
     // atomically; word(c): its word in column c.
