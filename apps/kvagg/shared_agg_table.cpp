@@ -113,13 +113,18 @@ uint64_t SharedAggTable::sum_at(size_t i, unsigned first, unsigned n) const {
     return sum;
 }
 
-AggView SharedAggTable::view() const {
+uint64_t SharedAggTable::zero_sum() const {
+    uint64_t sum = 0;
+    for (unsigned w = 0; w < writers(); ++w)
+        sum += std::atomic_ref<uint64_t>(zero_sums_[w].value).load(std::memory_order_relaxed);
+    return sum;
+}
+
+AggView SharedAggTable::view() {
     if (writers() > 1)  // the columns' sums into the slots' value words, which view() shows
         for (size_t i = 0; i < capacity_; ++i) slots_[i].value = sum_at(i, 0, writers());
-    uint64_t zero = 0;
-    for (unsigned w = 0; w < writers(); ++w) zero += zero_sums_[w].value;
     return {std::span<const AggSlot>(slots_, capacity_), mode_, probe_, zero_used_.load() != 0,
-            zero};
+            zero_sum()};
 }
 
 uint64_t SharedAggTable::drain_live(uint64_t lo, uint64_t hi, bool reset, std::vector<AggSlot>& out,
@@ -172,10 +177,7 @@ const AggSlot* SharedAggTable::live_slot(uint64_t key) const {
 std::optional<uint64_t> SharedAggTable::find_live(uint64_t key) const {
     if (key == 0 && mode_ == IndexMode::hash) {
         if (zero_used_.load(std::memory_order_relaxed) == 0) return std::nullopt;
-        uint64_t sum = 0;
-        for (unsigned w = 0; w < writers(); ++w)
-            sum += std::atomic_ref<uint64_t>(zero_sums_[w].value).load(std::memory_order_relaxed);
-        return sum;
+        return zero_sum();
     }
     const AggSlot* const s = live_slot(key);
     if (s == nullptr) return std::nullopt;

@@ -115,13 +115,16 @@ class SharedAggTable : public AggTableOps<SharedAggTable> {
     // Distinct keys held, O(1) (may lag concurrent adds).
     uint64_t size() const { return size_.load(std::memory_order_relaxed); }
     // Read after the workers stopped (their join orders their writes before this). With
-    // several writers the columns' sums are written into the slots' value words first.
-    AggView view() const;
+    // several writers the columns' sums are written into the slots' value words first (so not
+    // const: it changes what the slots hold).
+    AggView view();
     void clear();
 
   private:
     // Slot i's sum over the columns [first, first + n) (atomic loads).
     uint64_t sum_at(size_t i, unsigned first, unsigned n) const;
+    // Hash mode's key 0: its sum over every writer (atomic loads).
+    uint64_t zero_sum() const;
     // The columns a reader names: {first, count}.
     std::pair<unsigned, unsigned> columns_of(unsigned w) const {
         return w == kAllWriters ? std::pair(0u, writers()) : std::pair(w, 1u);
