@@ -108,7 +108,8 @@ CLI::Option* add_choice(CLI::App& app, const std::string& name, T& value,
 }
 
 // Runs `add(app)` and puts the options it added under the heading `group` of --help; returns
-// them (clocksync keeps each role's list to police which role an option belongs to).
+// them (an app with several roles keeps each role's list to police which role an option
+// belongs to).
 template <typename Add>
 std::vector<const CLI::Option*> add_group(CLI::App& app, const std::string& group, Add add) {
     const size_t before = app.get_options().size();
@@ -119,7 +120,7 @@ std::vector<const CLI::Option*> add_group(CLI::App& app, const std::string& grou
     return added;
 }
 
-// The checksum flags of the apps that verify IPv4/UDP checksums (kvagg, clocksync):
+// The checksum flags of the apps that verify IPv4/UDP checksums:
 // --no-verify-checksums (clears `verify`; `what` says what is then taken unverified) and
 // --strict-checksums (sets `strict`: a UDP checksum the sender left to TX offload is bad, as on
 // a real wire), which exclude each other.

@@ -118,7 +118,7 @@ inline bool udp_valid(const uint8_t* ip, const uint8_t* udp, size_t udp_len, RxC
     return udp_checksum_ok(ip, udp, udp_len);
 }
 
-// The receive-side checks of an IPv4/UDP app (kvagg, clocksync), in their order.
+// The receive-side checks of an IPv4/UDP app, in their order.
 struct ChecksumCheck {
     bool verify = true;  // off: --no-verify-checksums
     RxChecksums port;    // what the port already said about this frame

@@ -1,6 +1,6 @@
 /* The IPv4 header checksum test, written once in C: the C++ checks (pkt/checksum.hpp) and every
- * XDP program that verifies a header (an app's, e.g. nfv's CheckIPHeader, clocksync's master)
- * compile it. As pkt/frame_walk.h, it reads no byte before a pointer compare against data_end. */
+ * XDP program that verifies a header (an app's header check, a time master's answer) compile
+ * it. As pkt/frame_walk.h, it reads no byte before a pointer compare against data_end. */
 #ifndef LINERATE_PKT_IPV4_CHECKSUM_H
 #define LINERATE_PKT_IPV4_CHECKSUM_H
 
@@ -17,7 +17,7 @@ extern "C" {
  * folding it: for an odd d, x is a multiple of d iff x times d's inverse mod 2^64 is at most
  * (2^64 - 1) / d (Granlund and Montgomery, PLDI 1994, section 9). One multiply and a compare
  * where folds take eight operations, and where `% 0xFFFF` may be a 64-bit division (GCC emitted
- * one in kvagg's burst loop). lib/pkt/checksum.hpp's word_sum_verifies is this. */
+ * one in an app's burst loop). lib/pkt/checksum.hpp's word_sum_verifies is this. */
 static inline int lr_word_sum_verifies(__u64 sum) {
     return sum * 0xFFFEFFFEFFFEFFFFull <= 0x0001000100010001ull;
 }
@@ -29,10 +29,10 @@ static inline int lr_word_sum_verifies(__u64 sum) {
  * don't depend on byte order (RFC 1071 2(B)), and 0xFFFF reads the same both ways, so the words are
  * added as loaded, unswapped. The 20 bytes every header has are summed without a compare each (the
  * verifier knows them inside from the caller's; clang does not fold the compares: 4 of them, a
- * nanosecond of nfv's XDP program, bench/run xdp-cost); the options in a loop of constant trip
+ * nanosecond of a header check's XDP program, bench/run xdp-cost); the options in a loop of constant trip
  * count with no early exit: clang unrolls it for BPF, so every bounds check is a constant offset
  * from `ip` (a loop counter in the compare makes clang move pkt_end instead, which the verifier
- * rejects). Always inlined: clang may otherwise make it a BPF-to-BPF call, 8 ns on nfv's program.
+ * rejects). Always inlined: clang may otherwise make it a BPF-to-BPF call, 8 ns on a header check's program.
  */
 static inline __attribute__((always_inline)) int lr_ipv4_checksum_ok(const __u8* ip,
                                                                      const __u8* data_end,

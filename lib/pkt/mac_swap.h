@@ -1,6 +1,6 @@
-/* The MAC swap of l2reflect, nfv and clocksync's master, written once in C for both datapaths:
- * the C++ kernels (apps/l2reflect/reflect.hpp, apps/nfv/mbuf_kernel.hpp) include it, and
- * `clang -target bpf` compiles it into the apps' XDP programs (apps/<app>/xdp/). As
+/* The MAC swap of every app that sends a frame back where it came from, written once in C for
+ * both datapaths: the apps' C++ kernels include it, and `clang -target bpf` compiles it into
+ * their XDP programs (apps/<app>/xdp/). As
  * lib/pkt/frame_walk.h, it reads no byte before a pointer compare against data_end proves it
  * lies inside the frame, the form the BPF verifier accepts. */
 #ifndef LINERATE_PKT_MAC_SWAP_H
@@ -19,8 +19,8 @@ extern "C" {
 static inline int lr_swap_macs(__u8* data, const __u8* data_end) {
 #ifndef __bpf__
     /* The length as an integer, and first: a caller that has tested its frame's length
-     * (l2reflect's len >= 16) lets the compiler drop this test and the pointer compare below
-     * (which it cannot fold: 4 instructions a frame in l2reflect's loop, callgrind). */
+     * (a reflector's len >= 16) lets the compiler drop this test and the pointer compare below
+     * (which it cannot fold: 4 instructions a frame in a reflector's loop, callgrind). */
     if (data_end - data >= 16) {
         typedef __u8 lr_bytes16 __attribute__((vector_size(16)));
         lr_bytes16 v;

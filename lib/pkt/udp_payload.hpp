@@ -1,6 +1,6 @@
 #pragma once
-// Where an app's UDP datagram is in a frame, for the apps that own a UDP port (kvagg,
-// clocksync, kvagg's request parser): one walk of Ethernet (up to two VLAN tags), IPv4 (options
+// Where an app's UDP datagram is in a frame, for the apps that own a UDP port (their data
+// path and their request parsers): one walk of Ethernet (up to two VLAN tags), IPv4 (options
 // allowed) and UDP, with one verdict for the same frame whoever asks.
 //
 // A frame is the app's once its UDP destination port says so; anything that cannot be read that

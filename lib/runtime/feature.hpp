@@ -1,7 +1,7 @@
 #pragma once
 // A runtime feature: an optional part of the runtime (pcap test mode, AF_XDP ports and XDP
-// steering, the exception path, and what later issues add) or an app's service (kvagg's tables
-// and control thread, clocksync's client report: Runtime::add_feature) as one object with a
+// steering, the exception path, and what later issues add) or an app's service (its tables and
+// control thread, its report: Runtime::add_feature) as one object with a
 // hook per stage, the one way to extend the runtime,
 // the way testpmd's fwd_engine keeps a forwarding mode apart from the framework that owns ports
 // and options. The runtime calls every feature's hooks in stage order (runtime.hpp, and

@@ -22,9 +22,10 @@ namespace linerate {
 
 inline constexpr unsigned kPrefetchAhead = 3;
 
-// Where a worker transmits the frames its kernel rejects instead of freeing them (nfv's
-// --bad-port). They still count under their drop reason, so rx == tx + sum(drops) holds with or
-// without a divert; what became of them is told by two app counters of the board.
+// Where a worker transmits the frames its kernel rejects instead of freeing them (an app's
+// option for it, e.g. a --bad-port). They still count under their drop reason, so rx == tx +
+// sum(drops) holds with or without a divert; what became of them is told by two app counters of the
+// board.
 struct Divert {
     uint16_t port = 0;
     uint16_t queue = 0;         // this worker's own queue on `port`: no other lcore uses it
@@ -38,22 +39,22 @@ struct ForwardOptions {
     // same order as the slot's queues); empty: the queue they came in on.
     std::vector<worker::QueueRef> tx;
     // With --exception-path: frames the kernel rejects with this reason are not the app's
-    // (nfv: not IPv4) and go to the host's kernel instead of being dropped.
+    // (e.g. not IPv4) and go to the host's kernel instead of being dropped.
     std::optional<unsigned> to_kernel_reason;
 };
 
-// A kernel that shortens the frames it transmits (nfv trims Ethernet padding) says by how many
+// A kernel that shortens the frames it transmits (one that trims Ethernet padding) says by how many
 // bytes once per burst, so the loop reads no frame length after the kernel.
 template <class Kernel>
 concept TrimmingKernel = requires(Kernel& k) {
     { k.take_trimmed_bytes() } -> std::convertible_to<uint64_t>;
 };
 
-// A kernel that rejects only malformed frames (l2reflect: a runt) says so with
+// A kernel that rejects only malformed frames (a reflector: a runt) says so with
 // `static constexpr bool kRejectsRarely = true;`: the loop then leaves the frames it keeps in
 // place and takes a rejected one out after the burst, which costs more than moving each kept
-// frame forward as it goes once rejects are common (nfv on a trace with 10 % bad frames: 63.1
-// loop instructions a frame against 58.9, callgrind).
+// frame forward as it goes once rejects are common (a header check on a trace with 10 % bad
+// frames: 63.1 loop instructions a frame against 58.9, callgrind; docs/architecture.md).
 template <class Kernel>
 concept RejectsRarely = requires {
     requires Kernel::kRejectsRarely;
@@ -116,7 +117,7 @@ class ForwardLoop {
     Sorted sort(unsigned n) {
         Sorted s;
         if constexpr (RejectsRarely<Kernel>) {
-            // A kept frame stays where it is: no store and no count a frame (2 of l2reflect's
+            // A kept frame stays where it is: no store and no count a frame (2 of a reflector's
             // 20 instructions, callgrind); a rejected one leaves its place and reason, and is
             // taken out after the loop.
             unsigned rejected = 0;
@@ -151,7 +152,7 @@ class ForwardLoop {
     // step(i) on each frame of the burst in order, frame i + kPrefetchAhead's data prefetched.
     template <class Step>
     [[gnu::always_inline]] void each_frame(unsigned n, Step&& step) {
-        // A constant count in a full burst: no loop (1 instruction a frame of l2reflect's).
+        // A constant count in a full burst: no loop (1 instruction a frame of a reflector's).
         const unsigned first = n > kPrefetchAhead ? kPrefetchAhead : n;
         for (unsigned i = 0; i < first; ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts_[i], void*));
         // Two loops rather than a bounds test per packet: the tail has nothing to prefetch.
@@ -218,8 +219,8 @@ class ForwardLoop {
     }
 
     // The transmit step on this worker's board, made where it sends: the loop holds no second
-    // reference to the board (a TxStep member cost l2reflect a register spill, 832 instructions
-    // a burst of 32 against 830, callgrind).
+    // reference to the board (a TxStep member cost the reflector's loop a register spill, 832
+    // instructions a burst of 32 against 830, callgrind).
     TxStep tx_step() {
         return {c_, ctx_.tx_retries};
     }

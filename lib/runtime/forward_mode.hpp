@@ -1,5 +1,5 @@
 #pragma once
-// Where a forwarding app (l2reflect, nfv) sends what it keeps: back out the port and queue it
+// Where a forwarding app sends what it keeps: back out the port and queue it
 // came in on (reflect), or out of the paired port (pair: the ports in use taken two by two,
 // 1st <-> 2nd, 3rd <-> 4th, as testpmd's paired topology and l2fwd do), which makes the app a
 // bump in the wire between two links. And whether it swaps the MACs on the way.
