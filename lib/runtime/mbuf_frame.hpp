@@ -18,7 +18,7 @@ inline pkt::RxChecksums rx_checksums(const rte_mbuf* m) {
     constexpr uint64_t kChecksumFlags = RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_IP_CKSUM_BAD |
                                         RTE_MBUF_F_RX_L4_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_BAD;
     // A port without the offload: one test (both words from the flags: 10 instructions a frame
-    // in kvagg's loop, callgrind).
+    // in an aggregating app's loop, callgrind).
     if ((m->ol_flags & kChecksumFlags) == 0) return {};
     auto state = [](uint64_t flags, uint64_t good, uint64_t bad) {
         const uint64_t f = flags & (good | bad);

@@ -37,7 +37,7 @@ class ServiceNotify;
 struct XdpDatapathSpec;
 class XdpDatapath;
 
-// A region option of the app's own (kvagg's --aggbuf), resolved with the runtime's catalogue
+// A region option of the app's own (e.g. an --aggbuf), resolved with the runtime's catalogue
 // (--regions, --region) before the EAL: a bad one exits 2 at once.
 struct AppRegion {
     std::string flag;  // "--aggbuf"
@@ -147,7 +147,7 @@ class Runtime {
     // from add_eal_args to start, are over when an app has a Runtime). Added before run(); the
     // app keeps it alive until run() returns.
     void add_feature(Feature& feature);
-    // Keys the final JSON carries as they are (the app's configuration: forward, nfv, ...).
+    // Keys the final JSON carries as they are (the app's configuration: forward, ...).
     nlohmann::json& json_keys() { return json_keys_; }
 
     // Runs the app on the started runtime: AppInfo::check_ports, its set-up, then its run() (the

@@ -26,7 +26,7 @@ struct RxBurst {
     uint64_t handed_bytes = 0;  // bytes of the frames handed to the kernel
 };
 
-// What an app that serves every frame passes (l2reflect, nfv, which judge after the kernel ran).
+// What an app that serves every frame passes (a forwarding app, which judges after its kernel ran).
 struct ServesAll {
     bool operator()(const uint8_t*, size_t) const { return true; }
 };
@@ -49,7 +49,7 @@ class RxStep {
     // A burst from `q` into pkts (room for the context's burst), with the frames `serves(frame,
     // len)` rejects handed to the host's kernel when the exception path is on (a second look at
     // each frame's headers, only then). Forced inline, as count(): GCC called both out of line
-    // in nfv's forward loop (callgrind).
+    // in a header check's forward loop (callgrind).
     template <class Serves>
     [[gnu::always_inline]] RxBurst receive(worker::QueueRef q, rte_mbuf** pkts,
                                            const Serves& serves) {
@@ -91,7 +91,7 @@ class RxStep {
         }
     }
 
-    // Frames the app judged not its own after its kernel ran (nfv: not IPv4), for the kernel.
+    // Frames the app judged not its own after its kernel ran (e.g. not IPv4), for the kernel.
     void to_kernel(rte_mbuf* const* pkts, unsigned n) {
         exception_->to_kernel(ctx_.counters, pkts, n);
     }

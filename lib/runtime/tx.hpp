@@ -21,7 +21,7 @@ struct TxResult {
 
 // `bytes` is the sum of the frames' pkt_len, which the caller usually has already: the
 // frames leave our hands in tx_burst, so only the leftovers' lengths can be read afterwards.
-// Forced inline: GCC called it out of line in nfv's forward loop (callgrind).
+// Forced inline: GCC called it out of line in a header check's forward loop (callgrind).
 [[gnu::always_inline]] inline TxResult tx_burst_all(uint16_t port, uint16_t queue, rte_mbuf** pkts,
                                                     uint16_t n, unsigned retries, uint64_t bytes) {
     TxResult r;
@@ -51,8 +51,8 @@ class TxStep {
     TxStep(stats::WorkerCounters& counters, unsigned retries) : c_(counters), retries_(retries) {}
 
     // The worker's traffic: counted as its TX; what did not go as tx_full. Forced inline, as
-    // every send: GCC made a call of it in nfv's forward loop (+44 instructions a burst under
-    // callgrind).
+    // every send: GCC made a call of it in a header check's forward loop (+44 instructions a burst
+    // under callgrind).
     [[gnu::always_inline]] TxResult send(worker::QueueRef q, rte_mbuf** pkts, uint16_t n,
                                          uint64_t bytes) {
         return send(q, pkts, n, bytes, c_.tx_full());
@@ -61,7 +61,7 @@ class TxStep {
         return send(q, pkts, n, burst_bytes(pkts, n));
     }
 
-    // The same, with what did not go counted on `refused` (an app's own reason, e.g. kvagg's
+    // The same, with what did not go counted on `refused` (an app's own reason, e.g. a service's
     // responses_dropped) instead of tx_full.
     [[gnu::always_inline]] TxResult send(worker::QueueRef q, rte_mbuf** pkts, uint16_t n,
                                          uint64_t bytes, stats::Counter& refused) {

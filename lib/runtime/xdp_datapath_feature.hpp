@@ -44,16 +44,16 @@ struct CommonOptions;
 
 // What the program's counter slots are on the app's stats board.
 struct XdpBoardSlots {
-    unsigned passed = kTransmit;  // DP_PASSED (nfv: not_ipv4's slot)
+    unsigned passed = kTransmit;  // DP_PASSED (e.g. a not_ipv4 reason's slot)
     std::vector<unsigned> drops;  // DP_DROP_FIRST + i: the board slot of the program's reason i
 };
 
 // What an app gives the runtime for --datapath xdp.
 struct XdpDatapathSpec {
-    std::string object;  // its BPF object ("nfv.bpf.o"), function DP_PROGRAM
+    std::string object;  // its BPF object ("<app>.bpf.o"), function DP_PROGRAM
     uint32_t flags = 0;  // enum dp_flag: its options
-    // Its further options into the program of interface `iface` ("" in test mode): nfv's address
-    // sets, clocksync's UDP port and the interface's MAC; throws.
+    // Its further options into the program of interface `iface` ("" in test mode): e.g. address
+    // sets, a UDP port and the interface's MAC; throws.
     std::function<void(xdp::DatapathProgram&, const std::string& iface)> configure;
     XdpBoardSlots slots;
     // Its options the program cannot serve on an interface ("--bad-port"), "" when none.

@@ -19,7 +19,7 @@ namespace linerate::stats {
 
 class Counter {
   public:
-    // Forced inline: two instructions GCC called out of line in nfv's forward loop.
+    // Forced inline: two instructions GCC called out of line in a header check's forward loop.
     [[gnu::always_inline]] void add(uint64_t n) {
         v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
     }
@@ -30,8 +30,8 @@ class Counter {
 };
 
 // The one way a count kept outside the board reaches it: a kernel's own plain counters (a
-// kernel is a plain function, run and tested without a runtime: kvagg's KvKernel, clocksync's
-// ClientSession) or a BPF program's map. The slot's writer carries the running total over, and
+// kernel is a plain function, run and tested without a runtime: an aggregator's kernel, a time
+// client's session) or a BPF program's map. The slot's writer carries the running total over, and
 // the slot gains what the total gained since the last carry; everything else counts onto its
 // slot directly.
 class CarriedTotal {

@@ -4,7 +4,7 @@
 // final JSON, a telemetry endpoint, --metrics, the final summary and the periodic stats line
 // (runtime/feature.hpp: Feature::figures), as the board renders its counters. Names stay each
 // output's own (docs/json.md, docs/metrics.md): `syncs` in the JSON is
-// `linerate_clocksync_syncs_total` at --metrics. No EAL here.
+// `linerate_<app>_syncs_total` at --metrics. No EAL here.
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -66,10 +66,10 @@ struct Figure {
 };
 
 struct FigureSet {
-    std::string telemetry_endpoint;  // "/linerate/clocksync"; "": no endpoint
+    std::string telemetry_endpoint;  // "/linerate/<app>"; "": no endpoint
     std::string telemetry_help;
     std::vector<Figure> figures;
-    // Heads the set's first summary line ("clocksync client: syncs 3, ...", unindented) and its
+    // Heads the set's first summary line ("<app> client: syncs 3, ...", unindented) and its
     // part of the stats line (" | xdp program 5 ..."); "": the first line is indented, the part
     // bare.
     std::string title = {};

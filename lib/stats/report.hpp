@@ -16,7 +16,7 @@ struct Rates {
 // Rates over `seconds`; Gbps counts 24 bytes of wire overhead per frame, as Pktgen-DPDK does.
 Rates rates(const Totals& t, double seconds);
 
-// "[l2reflect] rx 12.30 Mpps 8.27 Gbps | tx 12.30 Mpps 8.27 Gbps | drops 0" over an interval,
+// "[<app>] rx 12.30 Mpps 8.27 Gbps | tx 12.30 Mpps 8.27 Gbps | drops 0" over an interval,
 // followed by non-zero drop reasons.
 std::string interval_line(const StatsBoard& board, const Totals& now, const Totals& before,
                           double seconds);

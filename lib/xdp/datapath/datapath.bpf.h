@@ -114,8 +114,8 @@ static __always_inline int dp_run(struct xdp_md* ctx, dp_kernel kernel) {
  * a whole header, say) goes to that kernel without dp_route: the app serves all IPv4 (or every
  * frame) and nothing is left to the slow path wholesale. Then the kernel's own test of the
  * frame's kind is the route too, and the steering filter is not run a second time over the
- * same bytes (1 ns of nfv's program, bench/run xdp-cost). User space works this out from the
- * config once (DP_SERVES_EVERY_IPV4). */
+ * same bytes (1 ns of a header check's program, bench/run xdp-cost). User space works this out from
+ * the config once (DP_SERVES_EVERY_IPV4). */
 static __always_inline int dp_serves_every_ipv4(const struct dp_config* cfg) {
     return cfg && (cfg->flags & DP_SERVES_EVERY_IPV4);
 }

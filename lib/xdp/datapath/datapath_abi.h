@@ -14,7 +14,7 @@
 enum dp_flag {
     DP_MAC_SWAP = 1u << 0,        /* swap source and destination MAC of what is sent back */
     DP_VERIFY_CHECKSUM = 1u << 1, /* check the IPv4 header checksum (e.g. not --no-checksum) */
-    DP_PASS_NON_IP = 1u << 2,     /* a non-IPv4 frame is valid (e.g. nfv's --pass-non-ip) */
+    DP_PASS_NON_IP = 1u << 2,     /* a non-IPv4 frame is valid (e.g. a --pass-non-ip) */
     /* Write each frame's slot into dp_last[0]: the pcap test mode (BPF_PROG_TEST_RUN, one frame
      * at a time) reads it to learn the frame's drop reason. Off on an interface. */
     DP_RECORD_LAST = 1u << 3,
@@ -49,15 +49,15 @@ struct dp_config {
      * to the kernel (XDP_PASS), counted DP_NOT_SERVED. All zeros (STEER_NONE, a program not
      * configured yet): every frame to the kernel. */
     struct steer_config serve;
-    /* The app's own part of the config, its layout the app's (e.g. nfv's source filter,
-     * apps/nfv/xdp/nfv_abi.h): in this entry rather than a map of the app's, so that a frame
-     * costs one array lookup, not two. Written with DatapathProgram::set_app_config. */
+    /* The app's own part of the config, its layout the app's (e.g. a source filter,
+     * in apps/<app>/xdp/'s ABI header): in this entry rather than a map of the app's, so that a
+     * frame costs one array lookup, not two. Written with DatapathProgram::set_app_config. */
     __u64 app[DP_APP_CONFIG_WORDS];
 };
 
 /* Counter slots (a PERCPU_ARRAY of struct dp_count, DP_SLOTS entries): what became of each
  * frame. A drop is DP_DROP_FIRST + the app's reason index (its X-macro drop list beside its
- * program, e.g. apps/nfv/xdp/check_ipv4.h's LR_IPV4_DROPS). */
+ * program in apps/<app>/xdp/). */
 enum dp_slot {
     DP_TX = 0,         /* sent: back out (XDP_TX) or to the paired interface; bytes as sent */
     DP_PASSED = 1,     /* the app's verdict "not mine": to the kernel (XDP_PASS) */

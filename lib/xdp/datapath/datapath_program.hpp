@@ -1,6 +1,6 @@
 #pragma once
 // The apps' XDP datapath (issue 24), user-space side, plain libbpf, no EAL: --datapath, an app's
-// XDP program (apps/<app>/xdp/*.bpf.c, e.g. nfv.bpf.o) loaded with its maps, its options written
+// XDP program (apps/<app>/xdp/*.bpf.c, e.g. <app>.bpf.o) loaded with its maps, its options written
 // into dp_config (the app's own part and its own maps through set_app_config and update_map, from
 // the app's code), one frame run through it with BPF_PROG_TEST_RUN, its per-CPU counters summed.
 
@@ -33,7 +33,8 @@ std::optional<uint32_t> interface_mtu(const std::string& ifname);
 // Frames of an interface with this MTU or less fit one buffer on every driver: the program is
 // loaded without multi-buffer support (BPF_F_XDP_HAS_FRAGS), so the kernel hands it only
 // linear frames (and refuses an MTU raise it could not keep so) and it skips the per-frame
-// length helper (DP_MULTI_BUFFER: ~6 ns of nfv's 41, bench/run xdp-cost). Above it, multi-buffer.
+// length helper (DP_MULTI_BUFFER: ~6 ns of a header check's 41, bench/run xdp-cost). Above it,
+// multi-buffer.
 constexpr uint32_t kSingleBufferMtu = 1500;
 // Whether the program on an interface with MTU `mtu` takes multi-buffer frames.
 constexpr bool multi_buffer_for_mtu(uint32_t mtu) {

@@ -1,5 +1,5 @@
 /* XDP-native MAC-swap reflector: what a user without a DPDK-capable NIC would run instead of
- * l2reflect. Every frame goes back out the interface it came in on (XDP_TX) with source and
+ * the DPDK reflector. Every frame goes back out the interface it came in on (XDP_TX) with source and
  * destination MAC swapped (lib/pkt/mac_swap.h's swap, the one every program and kernel runs), a
  * frame shorter than an Ethernet header dropped and counted. The baseline of `bench/run af-xdp`
  * (loaded by bench/xdp_reflect) and of `bench/run xdp-cost`. */

@@ -14,7 +14,7 @@
 namespace linerate::xdp {
 
 // What the steering program put ahead of a frame: its receive time, and (STEER_FLAG_HOOK) the app
-// hook's time for it (clocksync's --xdp-turn: the t1 of the turned request it answers).
+// hook's time for it (a request the hook turned: the t1 of the turned request it answers).
 // CLOCK_MONOTONIC ns.
 struct RxStamp {
     uint64_t rx_ns = 0;

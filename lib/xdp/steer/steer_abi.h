@@ -26,8 +26,8 @@ enum steer_flag {
     /* The app's hook runs on every frame the filter claimed (steer_hook, compiled into the app's
      * own steering object from its STEER_HOOK_HEADER by linerate_bpf_programs' STEER_HOOK; the
      * plain steer.bpf.o has none): it may send the frame back by XDP_TX (counted turned) or put
-     * a word into the frame's steer_rx_stamp (hook_ns). E.g. clocksync's client turns the
-     * master's warm-up echo into its request (apps/clocksync/xdp/cs_steer_hook.h, --xdp-turn). */
+     * a word into the frame's steer_rx_stamp (hook_ns). E.g. a time client turns the
+     * master's warm-up echo into its request (apps/<app>/xdp/'s steering hook). */
     STEER_FLAG_HOOK = 2,
 };
 

@@ -36,7 +36,7 @@ struct SteerFilter {
     bool rx_stamp = false;
     // The app's steering hook runs (STEER_FLAG_HOOK; the program is the app's steering object,
     // SteerHook::object): it may send a frame back by XDP_TX (turned) or put a word into its
-    // stamp (RxStamp::hook_ns); e.g. clocksync's client's --xdp-turn.
+    // stamp (RxStamp::hook_ns); e.g. a client that turns an answer into its next request.
     bool hook = false;
     std::string describe() const;  // "IPv4/UDP to port 5000", "all IPv4", ...
     bool operator==(const SteerFilter&) const = default;
@@ -45,8 +45,8 @@ struct SteerFilter {
 // An app's steering hook (lib/xdp/steer/steer.bpf.c's STEER_HOOK_HEADER, built into the app's own
 // steering object by linerate_bpf_programs' STEER_HOOK) and how the runtime names what it does.
 struct SteerHook {
-    std::string object = kSteerObjectName;  // the steering object: "clocksync_steer.bpf.o"
-    std::string does;      // the stats line's words while it is on: "clocksync warm-up echoes ..."
+    std::string object = kSteerObjectName;  // the steering object: "<app>_steer.bpf.o"
+    std::string does;      // the stats line's words while it is on: "warm-up echoes ..."
     std::string json_key;  // the xdp JSON's key of SteerFilter::hook ("cs_turn"); "": none
 };
 

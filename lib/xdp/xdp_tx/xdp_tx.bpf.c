@@ -1,8 +1,7 @@
-// Sends the frame it is given by XDP_TX and stamps it: a clocksync client's request leaves from
+// Sends the frame it is given by XDP_TX and stamps it: a time client's request leaves from
 // the XDP layer (BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES on its interface), skipping
 // the socket, the skb and the copy of the AF_XDP transmit path, and its t1 is read here, the
-// last instant before the kernel takes the frame (lib/xdp/xdp_tx/xdp_transmitter,
-// docs/clocksync.md).
+// last instant before the kernel takes the frame (lib/xdp/xdp_tx/xdp_transmitter).
 #include <linux/bpf.h>
 
 #include <bpf/bpf_helpers.h>
