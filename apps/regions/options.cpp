@@ -54,6 +54,7 @@ void add_advise_options(CLI::App& app, Options& o) {
     cli::add_bounded(app, "--ports", o.ports, 1u, 64u, "The app's ports");
     cli::add_bounded(app, "--rx-desc", o.rx_desc, 1u, 65536u, "The app's --rx-desc");
     cli::add_bounded(app, "--tx-desc", o.tx_desc, 1u, 65536u, "The app's --tx-desc");
+    cli::add_bounded(app, "--burst", o.burst, 1u, 512u, "The app's --burst");
 }
 
 FigureSet parse_figures(const std::string& text) {
@@ -119,6 +120,7 @@ AppNeeds app_needs(const Options& o) {
     demand.rx_descriptors = o.rx_desc * o.ports * o.app_workers;
     demand.tx_descriptors = o.tx_desc * o.ports * o.app_workers;
     demand.lcores = o.app_workers + 1;
+    demand.burst = o.burst;
     const unsigned mbufs = mem::pool_size(demand);
     // An mbuf's object in the pool: its header and the mbuf with its data room, each in whole
     // cache lines (rte_mempool_calc_obj_size's figure before its channel spreading, which needs

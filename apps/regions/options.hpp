@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/command_line.hpp"
 #include "mem/region_spec.hpp"
 #include "regions/advise.hpp"
 
@@ -30,6 +31,7 @@ struct Options {
     unsigned app_workers = 1;
     unsigned ports = 1;
     unsigned rx_desc = 1024, tx_desc = 1024;
+    unsigned burst = cli::CommonOptions{}.burst;  // the apps' default (clocksync's is 32)
 };
 
 // What the figures option names: each figure on or off.

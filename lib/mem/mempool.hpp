@@ -14,8 +14,8 @@ struct PoolDemand {
     unsigned rx_descriptors = 0;  // summed over every RX queue of every port
     unsigned tx_descriptors = 0;  // likewise for TX
     unsigned lcores = 1;          // lcores that take mbufs from the pool
-    unsigned burst = 32;
-    unsigned cache = 256;  // per-lcore mempool cache
+    unsigned burst = 64;          // the apps' --burst default; the runtime sets the one in use
+    unsigned cache = 256;         // per-lcore mempool cache
 };
 
 // Mbufs needed so that full RX and TX rings, every lcore's cache (which may grow to 1.5x its

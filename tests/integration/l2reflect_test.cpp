@@ -127,7 +127,8 @@ TEST(L2reflectPcap, RuntsAreDroppedAndCounted) {
 }
 
 // The loop leaves kept frames in place and takes rejected ones out after the burst: runts first,
-// side by side, and last in a burst of 32 leave the kept frames in order around them.
+// side by side, and last in a burst (of 32, and of 64, the default) leave the kept frames in
+// order around them.
 TEST(L2reflectPcap, RuntsAtABurstsEdgesAndSideBySideLeaveTheRestInOrder) {
     std::vector<Frame> in = random_frames(64, 60, 128, 5);
     std::vector<Frame> want;
@@ -138,13 +139,16 @@ TEST(L2reflectPcap, RuntsAtABurstsEdgesAndSideBySideLeaveTheRestInOrder) {
         else
             want.push_back(swapped(in[i]));
     }
-    PcapRun r = run_pcap(in);
-    ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
-    EXPECT_EQ(r.out, want);
-    EXPECT_EQ(r.json["drops"]["runt"], runt_at.size());
-    EXPECT_EQ(r.json["tx_packets"], want.size());
-    EXPECT_EQ(r.json["rx_bytes"], bytes(in));
-    EXPECT_EQ(r.json["tx_bytes"], bytes(want));
+    for (const char* burst : {"32", "64"}) {
+        SCOPED_TRACE(burst);
+        PcapRun r = run_pcap(in, {"--burst", burst});
+        ASSERT_EQ(r.proc.exit_status, 0) << r.proc.out;
+        EXPECT_EQ(r.out, want);
+        EXPECT_EQ(r.json["drops"]["runt"], runt_at.size());
+        EXPECT_EQ(r.json["tx_packets"], want.size());
+        EXPECT_EQ(r.json["rx_bytes"], bytes(in));
+        EXPECT_EQ(r.json["tx_bytes"], bytes(want));
+    }
 }
 
 TEST(L2reflectPcap, EmptyAndTruncatedInputsEndCleanly) {

@@ -207,6 +207,17 @@ TEST(RegionsOptions, SizesAsTheAppsSizeThem) {
     EXPECT_GT(app_needs(o).netbuf_bytes, size_t(8191) * 2176);  // 8191 mbufs at 2 workers
 }
 
+// The pool as the runtime sizes it: rings, 1.5 caches and two bursts an lcore, rounded up to
+// 2^k - 1; --burst is the app's (the common default unless given).
+TEST(RegionsOptions, PoolFollowsTheAppsBurst) {
+    Options o;
+    o.advise = "l2reflect";
+    EXPECT_EQ(o.burst, linerate::cli::CommonOptions{}.burst);
+    EXPECT_EQ(app_needs(o).sizes, "4095 mbufs for 1 port(s) x 1 worker(s)");  // 2048 + 2 x 512
+    o.burst = 512;
+    EXPECT_EQ(app_needs(o).sizes, "8191 mbufs for 1 port(s) x 1 worker(s)");  // 2048 + 2 x 1408
+}
+
 TEST(RegionsOptions, RegionsResolveAsTheApps) {
     Options o;
     o.region_defs = {"fast=pages:thp"};
