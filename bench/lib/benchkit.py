@@ -92,8 +92,9 @@ def wait_for_line(path, text, proc=None, timeout=30):
 def steady(samples, skip=1):
     """Per-second samples without the start-up and warm-up ones: the leading zeros first (testpmd
     prints a stats line before it forwards; kept, that 0 halved the median of a run with two
-    samples), then `skip` more where enough are left. A run of zeros only gives [] (no rate)."""
-    start = next((i for i, x in enumerate(samples) if x != 0), len(samples))
+    samples), then `skip` more where enough are left. A run of zeros only stays one: its rate
+    is 0 (a variant that never forwarded shows as such in a sweep, not as an abort)."""
+    start = next((i for i, x in enumerate(samples) if x != 0), 0)
     samples = samples[start:]
     return samples[skip:] if len(samples) > skip + 1 else samples
 
