@@ -20,6 +20,10 @@ RESULTS = os.path.join(ROOT, "bench", "results")
 TESTPMD = os.environ.get("TESTPMD", "dpdk-testpmd")
 GEN = os.path.join(BUILD, "bench", "gen", "linerate-gen")
 TMP = os.environ.get("LINERATE_BENCH_TMP", "/tmp/linerate-bench")
+# kvagg's arguments for a trace replayed forever (infinite_rx): the replay repeats the trace's
+# sequence numbers, so with the duplicate window on every frame after the first pass would be a
+# duplicate, dropped before it is aggregated (what capacity and builds measured before 29 Nov).
+KVAGG_REPLAY = ["--dup-window", "0"]
 
 
 def app_path(app, build=BUILD):

@@ -44,12 +44,12 @@ def app_once(pcap, net, agg, keys, seconds, tmp):
     j = os.path.join(tmp, "app.json")
     if os.path.exists(j):
         os.unlink(j)
-    cmd = [bk.app_path("kvagg"), "-l", "0,1", "--no-huge", "-m", "1024",
+    cmd = ([bk.app_path("kvagg"), "-l", "0,1", "--no-huge", "-m", "1024",
            "--no-pci", "--no-shconf", "--no-telemetry", "--log-level=lib.eal:warning",
            f"--vdev=net_pcap0,rx_pcap={pcap},tx_pcap=/dev/null,infinite_rx=1", "--",
-           "--netbuf", created(net), "--aggbuf", created(agg), "--keys", str(keys), "--dup-window", "0",
-           "--duration", str(seconds), "--stats-period", "0", "--mbufs", "16383",
-           "--json", j]
+           "--netbuf", created(net), "--aggbuf", created(agg), "--keys", str(keys)] +
+           bk.KVAGG_REPLAY + ["--duration", str(seconds), "--stats-period", "0", "--mbufs",
+                              "16383", "--json", j])
     checked(cmd, timeout=seconds + 60)
     res = json.load(open(j))
     for spec in (net, agg):

@@ -72,7 +72,7 @@ def kvagg_variant(trace, tmp, seconds, name, extra):
     cmd = ([bk.app_path("kvagg"), "-l", "0,1", "--no-pci", "--no-telemetry",
             f"--vdev=net_pcap0,rx_pcap={trace},infinite_rx=1", "--log-level=lib.eal:warning"] +
            bk.memory_args(huge, "auth_" + name) +
-           ["--", "--dup-window", "0", "--stats-period", "1", "--duration",
+           ["--"] + bk.KVAGG_REPLAY + ["--stats-period", "1", "--duration",
             str(seconds), "--mbufs", "32767", "--json", out] + extra)
     return (cmd, bk.json_rate(out)), huge
 

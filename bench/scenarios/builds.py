@@ -13,9 +13,7 @@ def cases():
                            str(t), "--keys", str(1 << 20), "--streams", "16") for t in (1, 32)}
     # As nfv-pcap: without tx_pcap, net_pcap's TX frees (a tx_pcap would cost a pcap write).
     pcap_vdev = "--vdev=net_pcap0,rx_pcap={},infinite_rx=1"
-    # --dup-window 0: the replay repeats the trace's sequence numbers; with the window on, every
-    # frame after the first pass would be a duplicate, dropped before it is aggregated.
-    kv_args = ["--keys", str(1 << 20), "--mbufs", "16383", "--dup-window", "0"]
+    kv_args = ["--keys", str(1 << 20), "--mbufs", "16383"] + bk.KVAGG_REPLAY
     return {
         "l2reflect_null": ("l2reflect", ["--vdev=net_null0"], []),
         "nfv_pcap_valid64": ("nfv", [pcap_vdev.format(nfv_trace)], []),

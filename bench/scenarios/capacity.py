@@ -37,10 +37,8 @@ def cases():
     for tuples in (1, 27, 90):
         trace = bk.write_pcap(f"cap_kv{tuples}", "--kind", "kvagg", "--count", "8192", "--tuples",
                               str(tuples), "--keys", str(1 << 20), "--streams", "16")
-        # --dup-window 0: the replay repeats the trace's sequence numbers, and with the window
-        # on every frame after the first pass is a duplicate, dropped before it is aggregated.
         out.append(("kvagg", 84 + 16 * (tuples - 1), trace,
-                     ["--keys", str(1 << 20), "--mbufs", "16383", "--dup-window", "0"]))
+                     ["--keys", str(1 << 20), "--mbufs", "16383"] + bk.KVAGG_REPLAY))
     cs_trace = bk.write_pcap("cap_cs", "--kind", "clocksync", "--count", "1024")
     out.append(("clocksync", 88, cs_trace, ["--role", "master", "--timestamps", "sw"]))
     return out

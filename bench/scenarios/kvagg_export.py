@@ -71,7 +71,7 @@ def kvagg_cmd(pcap, seconds, out, export):
     return ([bk.app_path("kvagg"), "-l", "0,1", "--no-pci",
              f"--vdev=net_pcap0,rx_pcap={pcap},infinite_rx=1", "--log-level=lib.eal:warning"] +
             bk.memory_args(bk.hugepages_free() >= 256, "bench_kvexport") +
-            ["--", "--keys", str(2 * KEYS), "--dup-window", "0", "--stats-period", "1",
+            ["--", "--keys", str(2 * KEYS)] + bk.KVAGG_REPLAY + ["--stats-period", "1",
              "--duration", str(seconds), "--json", out] + export)
 
 

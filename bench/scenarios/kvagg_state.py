@@ -60,11 +60,11 @@ def run_sampled(cmd, timeout):
 def replay_once(pcap, state, checkpoint_ms, seconds):
     """kvagg replaying `pcap` for `seconds` (state None: without --state): its figures."""
     j_path = os.path.join(bk.TMP, "kvagg-state.json")
-    cmd = [KVAGG, "-l", "0,1", "--no-huge", "-m", "1024", "--no-pci", "--no-shconf",
+    cmd = ([KVAGG, "-l", "0,1", "--no-huge", "-m", "1024", "--no-pci", "--no-shconf",
            "--no-telemetry", "--log-level=lib.eal:warning",
-           f"--vdev=net_pcap0,rx_pcap={pcap},tx_pcap=/dev/null,infinite_rx=1", "--",
-           "--dup-window", "0", "--duration", str(seconds), "--stats-period", "0",
-           "--mbufs", "16383", "--json", j_path]
+           f"--vdev=net_pcap0,rx_pcap={pcap},tx_pcap=/dev/null,infinite_rx=1", "--"] +
+           bk.KVAGG_REPLAY + ["--duration", str(seconds), "--stats-period", "0",
+                              "--mbufs", "16383", "--json", j_path])
     if state:
         for f in (state, state + ".tmp"):
             if os.path.exists(f):

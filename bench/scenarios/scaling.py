@@ -68,7 +68,7 @@ class Scaling:
         out = os.path.join(self.tmp, f"kvagg_{agg}_{n}.json")
         eal, huge = self.eal(n, vdev, "kvagg_" + agg)
         cmd = ([self.app("kvagg")] + eal +
-               ["--", "--agg", agg, "--keys", str(keys), "--dup-window", "0", "--stats-period", "1",
+               ["--", "--agg", agg, "--keys", str(keys)] + bk.KVAGG_REPLAY + ["--stats-period", "1",
                 "--duration", str(self.args.seconds), "--mbufs", "32767", "--json", out])
         return (cmd, bk.json_rate(out)), huge
 
