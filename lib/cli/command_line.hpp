@@ -20,7 +20,7 @@ struct CommonOptions {
     // 64: the PMD's per-call work (its RX refill, the TX doorbell, the pool's cache) spread over
     // twice the frames of DPDK's examples' 32 (Pktgen-DPDK's default too); a burst is what is
     // there, so a light load does not wait for one to fill. An app whose stamps are per burst
-    // keeps a shorter one (docs/perf-notes/l2reflect.md, "The default burst").
+    // keeps a shorter one (measured: docs/perf-notes, "The default burst: 64").
     unsigned burst = 64;
     double stats_period_s = 1.0;
     double duration_s = 0.0;

@@ -24,8 +24,8 @@ inline constexpr unsigned kPrefetchAhead = 3;
 
 // Where a worker transmits the frames its kernel rejects instead of freeing them (an app's
 // option for it, e.g. a --bad-port). They still count under their drop reason, so rx == tx +
-// sum(drops) holds with or without a divert; what became of them is told by two app counters of the
-// board.
+// sum(drops) holds with or without a divert; two app counters of the board tell what became of
+// them.
 struct Divert {
     uint16_t port = 0;
     uint16_t queue = 0;         // this worker's own queue on `port`: no other lcore uses it
